@@ -1,0 +1,364 @@
+"""The backward pass: ``backward`` fills ``.grad``, ``grad`` returns gradients.
+
+One iterative engine serves both (no recursion: a 100,000-op chain works).
+It sorts the reachable graph topologically, runs each node's rule once with
+the sum of the gradients that reached it, reduces broadcast gradients to the
+input's shape in one place, and only at the end (when nothing failed)
+accumulates into ``.grad`` and frees saved tensors. A failed backward
+therefore changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .errors import (
+    EngineError,
+    InternalVJPError,
+    NoGradFnError,
+    NotScalarError,
+    ShapeMismatchError,
+    UnusedInputError,
+)
+from .function import Node
+from .grad_mode import set_grad_enabled
+from .tensor import Tensor
+
+UNUSED_INPUT_MESSAGE = (
+    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "Set allow_unused=True if this is the desired behavior."
+)
+
+
+def _as_list(tensors: Any, what: str) -> list[Any]:
+    if tensors is None:
+        return []
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    if isinstance(tensors, (list, tuple)):
+        return list(tensors)
+    raise TypeError(f"{what} must be a Tensor or a sequence of Tensors")
+
+
+def _size_str(shape: Sequence[int]) -> str:
+    return f"torch.Size([{', '.join(map(str, shape))}])"
+
+
+def _make_root_grads(outputs: list[Tensor], grads: list[Any], kind: str) -> list[Tensor | None]:
+    """PyTorch's ``_make_grads``: implicit ones for one-element outputs, exact shapes."""
+    if grads and len(grads) != len(outputs):
+        raise BadLengthError(
+            f"{kind} sequence length mismatch: got {len(grads)} gradients for "
+            f"{len(outputs)} tensors"
+        )
+    result: list[Tensor | None] = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"element {i} of tensors is not a Tensor")
+        g = grads[i] if grads else None
+        if g is None:
+            if out.requires_grad:
+                if out.data.size != 1:
+                    raise NotScalarError("grad can be implicitly created only for scalar outputs")
+                if not dtypes.is_floating(out.dtype):
+                    raise NotScalarError(
+                        "grad can be implicitly created only for real scalar outputs but got "
+                        f"torch.{dtypes.torch_name(out.dtype)}"
+                    )
+                result.append(Tensor._make(np.ones(out.shape, dtype=out.dtype)))
+            else:
+                result.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor(g, dtype=out.dtype)
+        if g.shape != out.shape:
+            raise ShapeMismatchError(
+                f"Mismatch in shape: {kind}[{i}] has a shape of {_size_str(g.shape)} and "
+                f"output[{i}] has a shape of {_size_str(out.shape)}.",
+                index=i,
+            )
+        if not dtypes.is_floating(g.dtype) and dtypes.is_floating(out.dtype):
+            g = Tensor._make(g.data.astype(out.dtype))
+        result.append(g)
+    return result
+
+
+class BadLengthError(EngineError):
+    code = "bad_arguments"
+
+
+def _topological_order(roots: list[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, each after every node that feeds it a gradient."""
+    deps: dict[Node, int] = {}
+    stack = list(roots)
+    seen = set(roots)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_edges:
+            if edge is not None and type(edge[0]) is Node:
+                child = edge[0]
+                deps[child] = deps.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    ready = [n for n in seen if deps.get(n, 0) == 0]
+    order: list[Node] = []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for edge in node.next_edges:
+            if edge is not None and type(edge[0]) is Node:
+                child = edge[0]
+                deps[child] -= 1
+                if deps[child] == 0:
+                    ready.append(child)
+    return order
+
+
+def _needed(order: list[Node], capture_nodes: set[Node], capture_leaves: set[int]) -> set[Node]:
+    """Nodes on some path to a captured input (the rest need not run)."""
+    needed: set[Node] = set()
+    for node in reversed(order):
+        if node in capture_nodes:
+            needed.add(node)
+            continue
+        for edge in node.next_edges:
+            if edge is None:
+                continue
+            target = edge[0]
+            if (type(target) is Node and target in needed) or (
+                type(target) is not Node and id(target) in capture_leaves
+            ):
+                needed.add(node)
+                break
+    return needed
+
+
+def _add(a: Tensor | None, b: Tensor) -> Tensor:
+    return b if a is None else a + b
+
+
+def _run(
+    outputs: list[Tensor],
+    root_grads: list[Tensor | None],
+    *,
+    create_graph: bool,
+    inputs: list[Tensor] | None,
+) -> tuple[dict[Tensor, Tensor], dict[Tensor, Tensor], list[Tensor | None], list[Node]]:
+    """Run the engine. Returns (leaf grads, retained non-leaf grads, captured input grads,
+    executed nodes); commits nothing, so the caller frees and accumulates on success."""
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise NoGradFnError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+    leaf_grads: dict[Tensor, Tensor] = {}
+    retained: dict[Tensor, Tensor] = {}
+    buffers: dict[Node, list[Tensor | None]] = {}
+    for out, g in zip(outputs, root_grads):
+        assert g is not None
+        if out.grad_fn is None:
+            leaf_grads[out] = _add(leaf_grads.get(out), g)
+            continue
+        buf = buffers.setdefault(out.grad_fn, [None] * len(out.grad_fn.output_meta))
+        buf[out._output_nr] = _add(buf[out._output_nr], g)
+
+    order = _topological_order(list(buffers))
+    capture_nodes: dict[tuple[Node, int], int] = {}
+    capture_leaf: dict[int, int] = {}
+    captured: list[Tensor | None] = []
+    needed: set[Node] | None = None
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if t.grad_fn is None:
+                capture_leaf[id(t)] = i
+            else:
+                capture_nodes[(t.grad_fn, t._output_nr)] = i
+        captured = [None] * len(inputs)
+        needed = _needed(order, {n for n, _ in capture_nodes}, set(capture_leaf))
+
+    executed: list[Node] = []
+    with set_grad_enabled(create_graph):
+        for node in order:
+            grads = buffers.pop(node, None)
+            if grads is None or all(g is None for g in grads):
+                continue
+            if node.tensor_refs:
+                _tensor_hooks(node, grads, retained)
+            if capture_nodes:
+                for nr, g in enumerate(grads):
+                    idx = capture_nodes.get((node, nr))
+                    if idx is not None:
+                        captured[idx] = g
+            if needed is not None and node not in needed:
+                continue
+            if node.freed:
+                node._check_alive()
+            full = [
+                g if g is not None else Tensor._make(np.zeros(shape, dtype))
+                for g, (shape, dtype) in zip(grads, node.output_meta)
+            ]
+            in_grads = node.fn.backward(node, *full)
+            if type(in_grads) is not tuple:
+                in_grads = (in_grads,)
+            executed.append(node)
+            for edge, meta, g in zip(node.next_edges, node.input_meta, in_grads):
+                if edge is None or g is None:
+                    continue
+                g = _fit(node, g, meta)
+                target, nr = edge
+                if type(target) is Node:
+                    if needed is not None and target not in needed:
+                        continue
+                    buf = buffers.get(target)
+                    if buf is None:
+                        buf = buffers[target] = [None] * len(target.output_meta)
+                    buf[nr] = _add(buf[nr], g)
+                elif inputs is None or id(target) in capture_leaf:
+                    leaf_grads[target] = _add(leaf_grads.get(target), g)
+    if inputs is not None:
+        for t, g in leaf_grads.items():
+            captured[capture_leaf[id(t)]] = g
+    return leaf_grads, retained, captured, executed
+
+
+def _free(executed: list[Node], tag: Any) -> None:
+    for node in executed:
+        node.release(tag)
+
+
+def _fit(node: Node, g: Tensor, meta: Any) -> Tensor:
+    """Reduce a broadcast gradient to its input's shape and cast it to its dtype."""
+    shape, dtype = meta
+    if g.data.shape != shape:
+        if not node.fn.broadcasts:
+            raise InternalVJPError(
+                f"Function {node.name} returned an invalid gradient - got "
+                f"{list(g.data.shape)} but expected shape compatible with {list(shape)}"
+            )
+        from .ops.reduction import sum_to
+
+        g = sum_to(g, shape)
+    if g.data.dtype != dtype:
+        from .ops.shape import to_dtype
+
+        g = to_dtype(g, dtype)
+    return g
+
+
+def _tensor_hooks(node: Node, grads: list[Tensor | None], retained: dict[Tensor, Tensor]) -> None:
+    for nr, ref in node.tensor_refs or ():
+        t = ref()
+        if t is None or t.grad_fn is not node or grads[nr] is None:
+            continue
+        for hook in t._hooks or ():
+            new = hook(grads[nr])
+            if new is not None:
+                grads[nr] = new
+        if t._retains_grad:
+            retained[t] = grads[nr]  # type: ignore[assignment]
+
+
+def _commit(grads: dict[Tensor, Tensor], create_graph: bool, fresh: set[int]) -> list[Tensor]:
+    """Accumulate into ``.grad`` the way AccumulateGrad does; never alias two grads."""
+    touched = []
+    for t, g in grads.items():
+        if t.grad_fn is None and t._hooks:
+            for hook in t._hooks:
+                new = hook(g)
+                if new is not None:
+                    g = new
+        old = t._grad
+        if old is None:
+            data = g.data
+            if create_graph:
+                t._grad = g
+            else:
+                if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
+                    data = np.array(data, copy=True)
+                fresh.add(id(data))
+                t._grad = Tensor._make(data)
+        elif create_graph or old.requires_grad or not old.data.flags.writeable:
+            t._grad = old + g
+        else:
+            np.add(old.data, g.data, out=old.data, casting="unsafe")
+            old._vc[0] += 1
+        touched.append(t)
+    return touched
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
+    *,
+    tag: Any = None,
+) -> list[Tensor]:
+    """``torch.autograd.backward``. Returns the tensors whose ``.grad`` changed;
+    ``tag`` is recorded on the nodes this call frees (for error hints)."""
+    outputs = _as_list(tensors, "tensors")
+    root_grads = _make_root_grads(outputs, _as_list(grad_tensors, "grad_tensors"), "grad_tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    wanted = _as_list(inputs, "inputs") if inputs is not None else None
+    if wanted is not None and not wanted:
+        raise BadLengthError("'inputs' argument to backward() cannot be empty.")
+    leaf_grads, retained, captured, executed = _run(
+        outputs, root_grads, create_graph=create_graph, inputs=wanted
+    )
+    if not retain_graph:
+        _free(executed, tag)
+    if wanted is not None:
+        updates = {t: g for t, g in zip(wanted, captured) if g is not None}
+        leaves = {t: g for t, g in updates.items() if t.grad_fn is None}
+        retained = {t: g for t, g in updates.items() if t.grad_fn is not None}
+    else:
+        leaves = leaf_grads
+    fresh = {id(g.data) for g in root_grads if g is not None}
+    return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    *,
+    materialize_grads: bool = False,
+    tag: Any = None,
+) -> tuple[Tensor | None, ...]:
+    """``torch.autograd.grad``: gradients of outputs w.r.t. inputs, ``.grad`` untouched."""
+    outs = _as_list(outputs, "outputs")
+    ins = _as_list(inputs, "inputs")
+    if not ins:
+        raise BadLengthError("grad requires at least one input")
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise TypeError("inputs must be Tensors")
+        if not t.requires_grad:
+            raise NoGradFnError("One of the differentiated Tensors does not require grad")
+    root_grads = _make_root_grads(outs, _as_list(grad_outputs, "grad_outputs"), "grad_outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    _, _, captured, executed = _run(outs, root_grads, create_graph=create_graph, inputs=ins)
+    if not allow_unused and any(g is None for g in captured):
+        raise UnusedInputError(UNUSED_INPUT_MESSAGE)
+    if not retain_graph:
+        _free(executed, tag)
+    if materialize_grads:
+        captured = [
+            g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype))
+            for g, t in zip(captured, ins)
+        ]
+    return tuple(captured)
+

@@ -1,0 +1,39 @@
+"""``tensor``: make a leaf from Python data with PyTorch's dtype inference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .errors import InvalidTensorError
+from .tensor import Tensor
+
+
+def _infer(data: Any) -> np.ndarray:
+    if isinstance(data, Tensor):
+        return data.data.copy()
+    if isinstance(data, np.ndarray):
+        return data.astype(dtypes.to_dtype(data.dtype), copy=True)
+    try:
+        arr = np.array(data)
+    except ValueError as exc:
+        raise InvalidTensorError(f"could not build a tensor: {exc}") from None
+    if arr.dtype == object:
+        raise InvalidTensorError("ragged nested sequence: every row must have the same length")
+    if arr.dtype.kind == "f":
+        return arr.astype(dtypes.DEFAULT_FLOAT)
+    if arr.dtype.kind in "iu":
+        return arr.astype(dtypes.int64)
+    if arr.dtype.kind == "b":
+        return arr
+    raise InvalidTensorError(f"unsupported element type {arr.dtype}")
+
+
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (``torch.tensor``)."""
+    arr = _infer(data)
+    if dtype is not None:
+        arr = arr.astype(dtypes.to_dtype(dtype))
+    return Tensor(arr, requires_grad=requires_grad)

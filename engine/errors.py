@@ -1,0 +1,101 @@
+"""Typed engine errors.
+
+Each error carries a stable ``code`` that the service maps to an HTTP problem;
+messages keep PyTorch's wording where PyTorch has one, so users can search it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class EngineError(Exception):
+    """Base class: ``code`` is stable, ``str(err)`` is the user-facing message."""
+
+    code = "engine_error"
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context = context
+
+    def __getattr__(self, name: str) -> Any:
+        # context entries (node, index, ...) read as attributes; absent ones are None
+        if name in ("message", "context"):
+            raise AttributeError(name)
+        return self.context.get(name)
+
+
+class ShapeMismatchError(EngineError):
+    code = "shape_mismatch"
+
+
+class NotScalarError(EngineError):
+    code = "not_scalar"
+
+
+class NoGradFnError(EngineError):
+    code = "no_grad_fn"
+
+
+class DtypeNotDifferentiableError(EngineError):
+    code = "dtype_not_differentiable"
+
+
+class DtypeMismatchError(EngineError):
+    code = "dtype_mismatch"
+
+
+class UnusedInputError(EngineError):
+    code = "unused_input"
+
+
+class GraphFreedError(EngineError):
+    code = "graph_freed"
+
+
+class LeafInplaceError(EngineError):
+    code = "leaf_inplace"
+
+
+class VersionMismatchError(EngineError):
+    code = "version_mismatch"
+
+
+class NotLeafError(EngineError):
+    code = "not_leaf"
+
+
+class BadArgumentsError(EngineError):
+    code = "bad_arguments"
+
+
+class UnknownOpError(EngineError):
+    code = "unknown_op"
+
+
+class InvalidTensorError(EngineError):
+    code = "invalid_tensor"
+
+
+class IndexOutOfRangeError(EngineError):
+    code = "index_out_of_range"
+
+
+class InternalVJPError(EngineError):
+    """A backward rule returned a gradient of the wrong shape: a bug in the engine."""
+
+    code = "internal_vjp_error"
+
+
+GRAPH_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the graph "
+    "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+    "you need to backward through the graph a second time or if you need to access saved "
+    "tensors after calling backward."
+)
+
+LEAF_INPLACE_MESSAGE = (
+    "a leaf Variable that requires grad is being used in an in-place operation."
+)

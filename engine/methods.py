@@ -1,0 +1,117 @@
+"""Bind Python operators and Tensor methods to the registered ops.
+
+Runs once at import. Every catalogue op marked ``method`` becomes a Tensor
+method of the same name; ``name_`` in-place variants write the out-of-place
+result back with the leaf check and a version bump, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .registry import OPS
+from .tensor import Tensor, _snapshot
+
+
+def _op(name: str) -> Any:
+    return OPS[name].fn
+
+
+def _inplace(name: str) -> Any:
+    fn = OPS[name].fn
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        self._check_inplace()
+        source = _snapshot(self) if self.requires_grad else self
+        return self._inplace(fn(source, *args, **kwargs))
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place {name}: writes the result into this tensor, bumping its version."
+    return method
+
+
+def _reflected(name: str) -> Any:
+    fn = OPS[name].fn
+    return lambda self, other: fn(other, self)
+
+
+_OPERATORS = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__and__": "logical_and",
+    "__or__": "logical_or",
+    "__neg__": "neg",
+    "__abs__": "abs",
+    "__invert__": "logical_not",
+    "__getitem__": "getitem",
+}
+_REFLECTED = {
+    "__radd__": "add",
+    "__rmul__": "mul",
+    "__rsub__": "sub",
+    "__rtruediv__": "div",
+    "__rpow__": "pow",
+    "__rmatmul__": "matmul",
+}
+_INPLACE = {
+    "add_": "add",
+    "sub_": "sub",
+    "mul_": "mul",
+    "div_": "div",
+    "pow_": "pow",
+    "clamp_": "clamp",
+    "masked_fill_": "masked_fill",
+    "neg_": "neg",
+    "exp_": "exp",
+    "relu_": "relu",
+}
+_IOPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_"}
+
+
+def _backward(
+    self: Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """``tensor.backward(gradient, retain_graph, create_graph, inputs)``."""
+    from .autograd import backward
+
+    backward(
+        self,
+        None if gradient is None else [gradient],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        inputs=inputs,
+    )
+
+
+def bind() -> None:
+    Tensor.backward = _backward  # type: ignore[attr-defined]
+    for spec in OPS.values():
+        if spec.method and not hasattr(Tensor, spec.name):
+            setattr(Tensor, spec.name, spec.fn)
+    for dunder, name in _OPERATORS.items():
+        if name in OPS:
+            setattr(Tensor, dunder, _op(name))
+    for dunder, name in _REFLECTED.items():
+        if name in OPS:
+            setattr(Tensor, dunder, _reflected(name))
+    for method, name in _INPLACE.items():
+        if name in OPS:
+            setattr(Tensor, method, _inplace(name))
+    for dunder, method in _IOPERATORS.items():
+        if hasattr(Tensor, method):
+            setattr(Tensor, dunder, getattr(Tensor, method))
+    Tensor.__hash__ = object.__hash__  # type: ignore[method-assign]

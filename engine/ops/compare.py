@@ -1,0 +1,85 @@
+"""Comparisons and logical ops: bool results, never part of the graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..registry import Const, register, sample
+from ..tensor import Tensor
+from . import samples as S
+from ._util import as_tensor, broadcast_shape, cast, operands
+
+
+def _compare(np_fn: Any, input: Any, other: Any) -> Tensor:
+    rt, (a, b) = operands(input, other)
+    broadcast_shape(a.shape, b.shape)
+    return Tensor._make(np.asarray(np_fn(cast(a.data, rt), cast(b.data, rt))))
+
+
+def _compare_samples(rng: np.random.Generator) -> list[Any]:
+    a = S.rand(rng, 2, 3)
+    return [
+        sample(Const(a), Const(a.copy())),
+        sample(Const(S.rand(rng, 2, 3)), Const(S.rand(rng, 3))),
+        sample(Const(S.rand(rng, 4)), 0.0),
+    ]
+
+
+@register(samples=_compare_samples, differentiable=False)
+def eq(input: Any, other: Any) -> Tensor:
+    """Elementwise ``input == other`` as bool."""
+    return _compare(np.equal, input, other)
+
+
+@register(samples=_compare_samples, differentiable=False)
+def ne(input: Any, other: Any) -> Tensor:
+    """Elementwise ``input != other`` as bool."""
+    return _compare(np.not_equal, input, other)
+
+
+@register(samples=_compare_samples, differentiable=False)
+def lt(input: Any, other: Any) -> Tensor:
+    """Elementwise ``input < other`` as bool."""
+    return _compare(np.less, input, other)
+
+
+@register(samples=_compare_samples, differentiable=False)
+def le(input: Any, other: Any) -> Tensor:
+    """Elementwise ``input <= other`` as bool."""
+    return _compare(np.less_equal, input, other)
+
+
+@register(samples=_compare_samples, differentiable=False)
+def gt(input: Any, other: Any) -> Tensor:
+    """Elementwise ``input > other`` as bool."""
+    return _compare(np.greater, input, other)
+
+
+@register(samples=_compare_samples, differentiable=False)
+def ge(input: Any, other: Any) -> Tensor:
+    """Elementwise ``input >= other`` as bool."""
+    return _compare(np.greater_equal, input, other)
+
+
+def _logical_samples(rng: np.random.Generator) -> list[Any]:
+    return [sample(Const(rng.random((2, 3)) > 0.5), Const(rng.random((3,)) > 0.5))]
+
+
+@register(samples=_logical_samples, differentiable=False)
+def logical_and(input: Any, other: Any) -> Tensor:
+    """Elementwise logical and, as bool."""
+    return Tensor._make(np.logical_and(as_tensor(input).data, as_tensor(other).data))
+
+
+@register(samples=_logical_samples, differentiable=False)
+def logical_or(input: Any, other: Any) -> Tensor:
+    """Elementwise logical or, as bool."""
+    return Tensor._make(np.logical_or(as_tensor(input).data, as_tensor(other).data))
+
+
+@register(samples=lambda rng: [sample(Const(rng.random((2, 3)) > 0.5))], differentiable=False)
+def logical_not(input: Any) -> Tensor:
+    """Elementwise logical not, as bool."""
+    return Tensor._make(np.logical_not(as_tensor(input).data))

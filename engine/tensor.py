@@ -1,0 +1,305 @@
+"""The Tensor: a numpy array plus autograd metadata, with PyTorch's attributes.
+
+Operators and methods are bound by ``engine.methods`` from the op registry, so
+this module holds only state and the rules about that state (leaf flags,
+``.grad`` access, ``requires_grad_``, in-place version bumps).
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import dtypes, function
+from .errors import (
+    DtypeNotDifferentiableError,
+    LeafInplaceError,
+    LEAF_INPLACE_MESSAGE,
+    NotLeafError,
+)
+from .grad_mode import _enabled
+
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+REQUIRES_GRAD_DTYPE_MESSAGE = (
+    "only Tensors of floating point and complex dtype can require gradients"
+)
+NOT_LEAF_MESSAGE = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it."""
+
+    __slots__ = (
+        "data",
+        "requires_grad_flag",
+        "_grad",
+        "grad_fn",
+        "_output_nr",
+        "_retains_grad",
+        "_vc",
+        "_hooks",
+        "__weakref__",
+    )
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
+        arr = np.asarray(data)
+        arr = np.asarray(arr, dtype=dtypes.to_dtype(dtype) if dtype is not None else dtypes.to_dtype(arr.dtype))
+        self.data = arr
+        self.requires_grad_flag = False
+        self._grad: Tensor | None = None
+        self.grad_fn: function.Node | None = None
+        self._output_nr = 0
+        self._retains_grad = False
+        self._vc = [0]
+        self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(
+        cls,
+        data: np.ndarray,
+        requires_grad: bool = False,
+        grad_fn: function.Node | None = None,
+        output_nr: int = 0,
+    ) -> Tensor:
+        """Fast constructor for op results: no validation, data must be an ndarray."""
+        t = object.__new__(cls)
+        if type(data) is not np.ndarray:
+            data = np.asarray(data)
+        t.data = data
+        t.requires_grad_flag = requires_grad
+        t._grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._retains_grad = False
+        t._vc = [0]
+        t._hooks = None
+        return t
+
+    # -- autograd flags -----------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self.requires_grad_flag
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad on a leaf; PyTorch refuses it on non-leaves and integers."""
+        requires_grad = bool(requires_grad)
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise NotLeafError(NOT_LEAF_MESSAGE)
+        if requires_grad and not dtypes.is_floating(self.data.dtype):
+            raise DtypeNotDifferentiableError(REQUIRES_GRAD_DTYPE_MESSAGE)
+        self.requires_grad_flag = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` for this non-leaf during backward (no-op on leaves)."""
+        if not self.requires_grad_flag:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self.grad_fn.register_tensor(self._output_nr, self)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
+        replacement. Returns a function that removes the hook."""
+        if not self.requires_grad_flag:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        if self.grad_fn is not None:
+            self.grad_fn.register_tensor(self._output_nr, self)
+        hooks = self._hooks
+
+        def remove() -> None:
+            if hook in hooks:
+                hooks.remove(hook)
+
+        return remove
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            return None
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None and tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    # -- plain array facts ---------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def item(self) -> Any:
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+            )
+        return self.data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self.requires_grad_flag:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
+            )
+        return self.data
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self.data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __iter__(self) -> Any:
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __repr__(self) -> str:
+        from .printing import tensor_repr
+
+        return tensor_repr(self)
+
+    # -- history -------------------------------------------------------------
+    def detach(self) -> Tensor:
+        """A tensor sharing data (and the version counter) with no history."""
+        t = Tensor._make(self.data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self.requires_grad_flag = False
+        return self
+
+    # -- in-place writes -----------------------------------------------------
+    def _check_inplace(self) -> None:
+        if _enabled.get() and self.requires_grad_flag and self.grad_fn is None:
+            raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
+
+    def _write(self, value: np.ndarray) -> Tensor:
+        """Write ``value`` into this tensor's memory and bump its version."""
+        if not self.data.flags.writeable:
+            self.data = np.array(self.data)
+        np.copyto(self.data, value, casting="unsafe")
+        self._vc[0] += 1
+        return self
+
+    def _inplace(self, result: Tensor) -> Tensor:
+        """Finish an in-place op given its out-of-place result: write, bump, rebase history."""
+        self._check_inplace()
+        if result.data.shape != self.data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(result.shape)}"
+            )
+        self._write(result.data)
+        if result.grad_fn is not None:
+            self.grad_fn = result.grad_fn
+            self._output_nr = result._output_nr
+            self.requires_grad_flag = True
+            result.grad_fn.register_tensor(result._output_nr, self) if self._hooks else None
+        return self
+
+    def zero_(self) -> Tensor:
+        self._check_inplace()
+        return self._write(np.zeros((), dtype=self.data.dtype))
+
+    def fill_(self, value: Any) -> Tensor:
+        self._check_inplace()
+        return self._write(np.asarray(float(value) if not isinstance(value, Tensor) else value.data))
+
+    def copy_(self, src: Tensor | Any) -> Tensor:
+        data = src.data if isinstance(src, Tensor) else np.asarray(src)
+        self._check_inplace()
+        np.broadcast_to(data, self.data.shape)
+        return self._write(data)
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    """A copy of ``t`` that keeps its history: the input to the op an in-place write replaces."""
+    s = Tensor._make(t.data.copy(), t.requires_grad_flag, t.grad_fn, t._output_nr)
+    return s
+
+
+function._tensor_cls = Tensor
+_ = weakref  # re-exported for hooks users

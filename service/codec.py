@@ -1,0 +1,251 @@
+"""The tensor wire codec: JSON or base64 values <-> numpy arrays, in one module.
+
+``{"data": nested list | number, "dtype"?}`` carries readable values, with the
+strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` for non-finite floats;
+``{"b64", "dtype", "shape"}`` carries the raw little-endian bytes. A missing
+dtype means float32, even for integer literals (a JavaScript client cannot
+tell ``1`` from ``1.0``). Sizes are checked against the element limit before
+anything is allocated. Responses are serialized with orjson, which writes
+contiguous numpy arrays directly (and float32 with its shortest repr).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from .errors import InvalidTensorError, LimitExceededError
+
+DTYPES: dict[str, np.dtype] = {
+    "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
+    "int64": np.dtype(np.int64),
+    "bool": np.dtype(np.bool_),
+}
+DEFAULT_DTYPE = "float32"
+SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+MAX_NDIM = 32  # numpy's own limit is 64; no autograd tutorial comes near either
+
+Encoding = Literal["json", "base64"]
+
+
+def dtype_of(name: str | None) -> np.dtype:
+    """The numpy dtype for a wire dtype name (float32 when absent)."""
+    if name is None:
+        return DTYPES[DEFAULT_DTYPE]
+    try:
+        return DTYPES[name]
+    except (KeyError, TypeError):
+        raise InvalidTensorError(
+            f"unknown dtype {name!r}; expected one of {', '.join(DTYPES)}"
+        ) from None
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    return "bool" if dtype.kind == "b" else dtype.name
+
+
+def check_shape(shape: Any) -> tuple[int, ...]:
+    """A shape is a list of non-negative integers (integral floats are accepted)."""
+    if not isinstance(shape, list | tuple):
+        raise InvalidTensorError(f"shape must be a list of integers, got {shape!r}")
+    if len(shape) > MAX_NDIM:
+        raise InvalidTensorError(f"shape has {len(shape)} dimensions; at most {MAX_NDIM}")
+    dims = []
+    for dim in shape:
+        if isinstance(dim, float) and dim.is_integer():
+            dim = int(dim)
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 0:
+            raise InvalidTensorError(
+                f"shape must be a list of non-negative integers, got {list(shape)!r}"
+            )
+        dims.append(dim)
+    return tuple(dims)
+
+
+def check_elements(count: int, limit: int, what: str = "tensor") -> None:
+    """Refuse (413) a tensor over the element limit; call before allocating it."""
+    if count > limit:
+        raise LimitExceededError(
+            f"{what} would have {count} elements; the limit is {limit}",
+            status=413,
+            hint="split the tensor, or raise GRADSERVE_MAX_TENSOR_ELEMENTS",
+        )
+
+
+# --- decoding ---------------------------------------------------------------------------------
+
+
+def decode(value: Any, *, max_elements: int) -> np.ndarray:
+    """A wire value (a ``TensorIn``, a dict, a bare number or nested list) as an ndarray."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(exclude_unset=True)
+    if not isinstance(value, dict):
+        return decode_data(value, None, max_elements=max_elements)
+    has_data, has_b64 = "data" in value, value.get("b64") is not None
+    if has_data == has_b64:
+        raise InvalidTensorError("a tensor value needs exactly one of 'data' or 'b64'")
+    if has_b64:
+        return decode_b64(
+            value["b64"], value.get("dtype"), value.get("shape"), max_elements=max_elements
+        )
+    arr = decode_data(value["data"], value.get("dtype"), max_elements=max_elements)
+    if value.get("shape") is not None and check_shape(value["shape"]) != arr.shape:
+        raise InvalidTensorError(
+            f"data has shape {list(arr.shape)} but shape says {list(value['shape'])}"
+        )
+    return arr
+
+
+def decode_data(data: Any, dtype: str | None, *, max_elements: int) -> np.ndarray:
+    """A number or rectangular nested list; fast path for plain numbers."""
+    target = dtype_of(dtype)
+    if isinstance(data, dict) or data is None:
+        raise InvalidTensorError("'data' must be a number or a nested list of numbers")
+    try:
+        arr = np.array(data)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise InvalidTensorError(_ragged_message(exc)) from None
+    if arr.ndim > MAX_NDIM:
+        raise InvalidTensorError(f"data has {arr.ndim} dimensions; at most {MAX_NDIM}")
+    check_elements(arr.size, max_elements)
+    if arr.dtype.kind not in "biuf":
+        arr = _decode_slow(data, target)
+    return _cast(arr, target)
+
+
+def _ragged_message(exc: Exception) -> str:
+    text = str(exc)
+    if "inhomogeneous" in text:
+        return "'data' is ragged: every row must have the same length (" + text + ")"
+    return f"'data' is not a rectangular list of numbers: {text}"
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, str):
+        try:
+            return SPECIALS[value]
+        except KeyError:
+            raise InvalidTensorError(
+                f"'data' holds the string {value[:40]!r}; only numbers and "
+                '"NaN", "Infinity", "-Infinity" are allowed'
+            ) from None
+    if isinstance(value, bool | int | float):
+        return value
+    raise InvalidTensorError(f"'data' holds {type(value).__name__} {value!r:.40}; expected numbers")
+
+
+def _decode_slow(data: Any, target: np.dtype) -> np.ndarray:
+    """Data holding strings or odd objects: map the non-finite names, refuse the rest."""
+    cleaned = _clean(data)
+    try:
+        return np.array(cleaned, dtype=np.float64 if target.kind == "f" else None)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise InvalidTensorError(_ragged_message(exc)) from None
+
+
+def _cast(arr: np.ndarray, target: np.dtype) -> np.ndarray:
+    if arr.dtype == target:
+        return arr
+    if target.kind == "i" and arr.dtype.kind in "fuO":
+        try:
+            as_float = arr.astype(np.float64)
+        except (OverflowError, ValueError, TypeError):
+            raise InvalidTensorError("values do not fit int64") from None
+        if not np.isfinite(as_float).all():
+            raise InvalidTensorError("NaN or infinity cannot be stored as int64")
+        if as_float.size and np.abs(as_float).max() >= 2.0**63:
+            raise InvalidTensorError("values do not fit int64")
+        if arr.dtype.kind == "O":
+            arr = as_float
+    try:
+        return arr.astype(target)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise InvalidTensorError(f"values cannot be stored as {dtype_name(target)}: {exc}") from None
+
+
+def decode_b64(b64: Any, dtype: str | None, shape: Any, *, max_elements: int) -> np.ndarray:
+    """Raw little-endian bytes; the shape is checked against the limit before decoding."""
+    target = dtype_of(dtype)
+    if not isinstance(b64, str):
+        raise InvalidTensorError("'b64' must be a base64 string")
+    itemsize = target.itemsize
+    if shape is None:
+        size = (len(b64) // 4) * 3  # an upper bound: a flat vector of what it holds
+        check_elements(size // itemsize, max_elements)
+        dims = None
+    else:
+        dims = check_shape(shape)
+        check_elements(math.prod(dims), max_elements)
+        size = math.prod(dims) * itemsize
+        if len(b64) != 4 * math.ceil(size / 3):
+            raise InvalidTensorError(
+                f"'b64' has {len(b64)} characters; shape {list(dims)} of {dtype_name(target)} "
+                f"needs {size} bytes, i.e. {4 * math.ceil(size / 3)} base64 characters"
+            )
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidTensorError(f"'b64' is not valid base64: {exc}") from None
+    if dims is None:
+        if len(raw) % itemsize:
+            raise InvalidTensorError(
+                f"'b64' holds {len(raw)} bytes, not a multiple of {itemsize} ({dtype_name(target)})"
+            )
+        dims = (len(raw) // itemsize,)
+    elif len(raw) != size:
+        raise InvalidTensorError(
+            f"'b64' holds {len(raw)} bytes; shape {list(dims)} of {dtype_name(target)} "
+            f"needs {size}"
+        )
+    if target.kind == "b":
+        return (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(dims)
+    return np.frombuffer(raw, dtype=target.newbyteorder("<")).astype(target).reshape(dims)
+
+
+# --- encoding ---------------------------------------------------------------------------------
+
+
+def encode(arr: np.ndarray, encoding: Encoding = "json") -> dict[str, Any]:
+    """An ndarray as a wire value; ``orjson`` with ``OPT_SERIALIZE_NUMPY`` renders it."""
+    name = dtype_name(arr.dtype)
+    if encoding == "base64":
+        little = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+        return {
+            "b64": base64.b64encode(little.tobytes()).decode("ascii"),
+            "dtype": name,
+            "shape": list(arr.shape),
+        }
+    return {"data": json_data(arr), "dtype": name}
+
+
+def json_data(arr: np.ndarray) -> Any:
+    """Nested lists (as a contiguous array orjson writes natively), non-finite as strings."""
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        return _with_specials(arr)
+    if arr.ndim == 0:
+        return arr[()]
+    return np.ascontiguousarray(arr)
+
+
+def _special(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+
+
+def _with_specials(arr: np.ndarray) -> Any:
+    out = np.empty(arr.shape, dtype=object)
+    flat = out.reshape(-1)
+    short = arr.dtype.itemsize == 4  # str() of a float32 is its shortest repr; reads back exactly
+    for i, v in enumerate(arr.reshape(-1)):
+        f = float(v)
+        if not math.isfinite(f):
+            flat[i] = _special(f)
+        else:
+            flat[i] = float(str(v)) if short else f
+    return out.tolist()

@@ -1,0 +1,266 @@
+"""Every error the service answers, as RFC 9457 ``application/problem+json``.
+
+Routes never build error bodies: they raise typed errors (``ServiceError`` here,
+``EngineError`` from the engine) and one table, ``PROBLEMS``, maps each stable
+``code`` to its HTTP status and title. The handlers installed by
+``install_handlers`` also turn FastAPI's and Starlette's own errors (validation,
+unknown route, wrong method, body too large) into the same shape, so no input
+ever yields a bare 500 or a non-problem body.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from engine.errors import EngineError
+
+log = logging.getLogger("gradserve")
+
+PROBLEM_TYPE = "urn:gradserve:problem:"
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+# code -> (status, title): the one table. Engine codes and service codes alike.
+PROBLEMS: dict[str, tuple[int, str]] = {
+    # request shape
+    "validation_error": (422, "Request does not fit the schema"),
+    "invalid_json": (400, "Body is not valid JSON"),
+    "bad_request": (400, "Bad request"),
+    "unsupported_media_type": (415, "Body must be application/json"),
+    "invalid_name": (422, "Invalid name"),
+    "invalid_tensor": (422, "Invalid tensor value"),
+    "expr_invalid": (422, "Expression not allowed"),
+    # resources
+    "not_found": (404, "No such route"),
+    "method_not_allowed": (405, "Method not allowed"),
+    "session_not_found": (404, "Session not found"),
+    "tensor_not_found": (404, "Tensor not found"),
+    "session_exists": (409, "Session already exists"),
+    "unauthorized": (401, "Missing or wrong API key"),
+    "limit_exceeded": (413, "Limit exceeded"),
+    # engine (PyTorch's semantics)
+    "unknown_op": (422, "Unknown operation"),
+    "bad_arguments": (422, "Bad arguments"),
+    "shape_mismatch": (422, "Shape mismatch"),
+    "not_scalar": (422, "Gradient can only be implicit for scalar outputs"),
+    "no_grad_fn": (422, "Tensor does not require grad"),
+    "dtype_not_differentiable": (422, "Only floating point tensors can require gradients"),
+    "dtype_mismatch": (422, "Dtype mismatch"),
+    "unused_input": (422, "Input not used in the graph"),
+    "not_leaf": (422, "Operation needs a leaf tensor"),
+    "index_out_of_range": (422, "Index out of range"),
+    "graph_freed": (409, "Graph already freed"),
+    "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
+    "version_mismatch": (409, "Saved tensor modified in place"),
+    # bugs: answered as problems too, but no test may ever reach them
+    "internal_vjp_error": (500, "Internal error in a backward rule"),
+    "engine_error": (500, "Internal engine error"),
+    "internal_error": (500, "Internal server error"),
+}
+
+
+class ServiceError(Exception):
+    """An error of the HTTP layer with a stable ``code`` from ``PROBLEMS``."""
+
+    code = "internal_error"
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        hint: str | None = None,
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.hint = hint
+        self.status = status or PROBLEMS[self.code][0]
+        self.headers = headers
+        self.extra = extra
+
+
+class InvalidNameError(ServiceError):
+    code = "invalid_name"
+
+
+class InvalidTensorError(ServiceError):
+    code = "invalid_tensor"
+
+
+class InvalidJSONError(ServiceError):
+    code = "invalid_json"
+
+
+class UnsupportedMediaTypeError(ServiceError):
+    code = "unsupported_media_type"
+
+
+class ExprInvalidError(ServiceError):
+    """Carries ``position`` = {"line", "col"} (1-based) of the offending token."""
+
+    code = "expr_invalid"
+
+    def __init__(self, detail: str, *, line: int = 1, col: int = 1, **kw: Any) -> None:
+        super().__init__(f"{detail} (line {line}, column {col})", **kw)
+        self.extra["position"] = {"line": line, "col": col}
+
+
+class SessionNotFoundError(ServiceError):
+    code = "session_not_found"
+
+
+class TensorNotFoundError(ServiceError):
+    code = "tensor_not_found"
+
+
+class SessionExistsError(ServiceError):
+    code = "session_exists"
+
+
+class UnauthorizedError(ServiceError):
+    code = "unauthorized"
+
+    def __init__(self, detail: str, **kw: Any) -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": "Bearer"}, **kw)
+
+
+class LimitExceededError(ServiceError):
+    """413 for a size, 429 for a count, 507 for memory; ``status`` says which."""
+
+    code = "limit_exceeded"
+
+
+class UnknownOpError(ServiceError):
+    code = "unknown_op"
+
+
+class BadArgumentsError(ServiceError):
+    code = "bad_arguments"
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+class ProblemResponse(Response):
+    media_type = PROBLEM_MEDIA_TYPE
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
+def problem(
+    code: str,
+    detail: str,
+    *,
+    status: int | None = None,
+    hint: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> ProblemResponse:
+    """The one place a problem body is built."""
+    table_status, title = PROBLEMS.get(code, (422, code.replace("_", " ").capitalize()))
+    status = status or table_status
+    body: dict[str, Any] = {
+        "type": PROBLEM_TYPE + code,
+        "title": title,
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
+    if hint:
+        body["hint"] = hint
+    body.update({k: v for k, v in extra.items() if v is not None})
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+# pydantic error types raised by our own validators that carry a service code
+_CODED_ERROR_TYPES = {"invalid_tensor", "invalid_name", "expr_invalid", "json_invalid"}
+
+
+def _field_errors(errors: Any) -> list[dict[str, Any]]:
+    out = []
+    for err in errors:
+        out.append(
+            {
+                "loc": [p if isinstance(p, int | str) else str(p) for p in err.get("loc", ())],
+                "msg": str(err.get("msg", "")),
+                "type": str(err.get("type", "")),
+            }
+        )
+    return out
+
+
+def validation_problem(errors: Any) -> ProblemResponse:
+    """422 ``validation_error`` listing each field, or the service code our validators set."""
+    fields = _field_errors(errors)
+    types = {f["type"] for f in fields}
+    if types == {"json_invalid"}:
+        detail = "; ".join(f["msg"] for f in fields) or "invalid JSON"
+        return problem("invalid_json", f"request body is not valid JSON: {detail}", errors=fields)
+    code = types.pop() if len(types) == 1 and types <= _CODED_ERROR_TYPES else "validation_error"
+    detail = "; ".join(f"{'.'.join(map(str, f['loc']))}: {f['msg']}" for f in fields[:5])
+    if len(fields) > 5:
+        detail += f"; and {len(fields) - 5} more"
+    return problem(code, detail or "invalid request", errors=fields)
+
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "limit_exceeded",
+    415: "unsupported_media_type",
+}
+
+
+async def _service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return problem(
+        exc.code, exc.detail, status=exc.status, hint=exc.hint, headers=exc.headers, **exc.extra
+    )
+
+
+async def _engine_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, EngineError)
+    if PROBLEMS.get(exc.code, (422,))[0] >= 500:
+        log.error("engine bug: %s", exc, exc_info=exc)
+    hint = exc.__dict__.get("hint") or exc.context.get("hint")
+    return problem(exc.code, str(exc), hint=hint)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    return validation_problem(exc.errors())
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "bad_request")
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = f"no route {request.method} {request.url.path}"
+    elif exc.status_code == 405:
+        detail = f"method {request.method} not allowed on {request.url.path}"
+    return problem(code, detail, status=exc.status_code, headers=exc.headers)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    log.error("unhandled %s: %s", type(exc).__name__, exc, exc_info=exc)
+    return problem("internal_error", "unexpected server error; this is a bug, please report it")
+
+
+def install_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(EngineError, _engine_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)

@@ -1,0 +1,61 @@
+"""Service configuration from ``GRADSERVE_*`` environment variables.
+
+One ``Settings`` object, built once and served by the cached ``get_settings``
+dependency; tests pass their own to ``create_app`` (which overrides it).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Limits, auth and server options; every field reads ``GRADSERVE_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="GRADSERVE_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    max_sessions: int = Field(1000, ge=1, description="sessions held at once (429 beyond)")
+    max_tensor_elements: int = Field(
+        16_000_000, ge=1, description="elements in one tensor, checked before allocation (413)"
+    )
+    max_session_bytes: int = Field(
+        512 * 2**20, ge=1, description="bytes of named tensors and grads per session (507)"
+    )
+    max_body_bytes: int = Field(64 * 2**20, ge=1, description="request body size (413)")
+    max_batch_steps: int = Field(10_000, ge=1, description="steps in one batch (413)")
+    max_expr_length: int = Field(4096, ge=1, description="characters in one expression (422)")
+    session_ttl_seconds: float = Field(
+        3600.0, gt=0, description="idle time after which a session is evicted"
+    )
+    api_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="comma-separated bearer keys; empty disables auth"
+    )
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+    access_log: bool = False
+    offload_elements: int = Field(
+        65_536, ge=0, description="work above this many elements runs in a worker thread"
+    )
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [key.strip() for key in value.split(",") if key.strip()]
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_level(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings (a dependency; ``create_app(settings)`` overrides it)."""
+    return Settings()
