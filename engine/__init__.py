@@ -13,6 +13,8 @@ from .creation import tensor
 from .dtypes import bool_, float32, float64, int64
 from .errors import EngineError
 from .function import Function, Node
+from .functional import hessian, jacobian, jvp, vjp
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
@@ -25,6 +27,7 @@ __all__ = [
     "NONLEAF_GRAD_WARNING",
     "EngineError",
     "Function",
+    "GradcheckError",
     "Node",
     "Tensor",
     "backward",
@@ -33,6 +36,12 @@ __all__ = [
     "float32",
     "float64",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "hessian",
+    "jacobian",
+    "jvp",
+    "vjp",
     "int64",
     "is_grad_enabled",
     "no_grad",

@@ -10,6 +10,7 @@ therefore changes nothing.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,31 +93,21 @@ class BadLengthError(EngineError):
 
 
 def _topological_order(roots: list[Node]) -> list[Node]:
-    """Nodes reachable from ``roots``, each after every node that feeds it a gradient."""
-    deps: dict[Node, int] = {}
-    stack = list(roots)
+    """Nodes reachable from ``roots``, each after every node that feeds it a gradient:
+    by decreasing creation sequence, since an op's node is created after its inputs'."""
     seen = set(roots)
+    stack = list(roots)
     while stack:
-        node = stack.pop()
-        for edge in node.next_edges:
-            if edge is not None and type(edge[0]) is Node:
+        for edge in stack.pop().next_edges:
+            if edge is not None:
                 child = edge[0]
-                deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
+                if type(child) is Node and child not in seen:
                     seen.add(child)
                     stack.append(child)
-    ready = [n for n in seen if deps.get(n, 0) == 0]
-    order: list[Node] = []
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for edge in node.next_edges:
-            if edge is not None and type(edge[0]) is Node:
-                child = edge[0]
-                deps[child] -= 1
-                if deps[child] == 0:
-                    ready.append(child)
-    return order
+    return sorted(seen, key=_by_seq, reverse=True)
+
+
+_by_seq = operator.attrgetter("seq")
 
 
 def _needed(order: list[Node], capture_nodes: set[Node], capture_leaves: set[int]) -> set[Node]:
@@ -138,7 +129,7 @@ def _needed(order: list[Node], capture_nodes: set[Node], capture_leaves: set[int
     return needed
 
 
-def _add(a: Tensor | None, b: Tensor) -> Tensor:
+def _add(a: Any, b: Any) -> Any:
     return b if a is None else a + b
 
 
@@ -150,27 +141,34 @@ def _run(
     inputs: list[Tensor] | None,
 ) -> tuple[dict[Tensor, Tensor], dict[Tensor, Tensor], list[Tensor | None], list[Node]]:
     """Run the engine. Returns (leaf grads, retained non-leaf grads, captured input grads,
-    executed nodes); commits nothing, so the caller frees and accumulates on success."""
+    executed nodes); commits nothing, so the caller frees and accumulates on success.
+
+    Without ``create_graph`` gradients travel as bare ndarrays and a Function's
+    optional ``vjp`` (its numpy twin of ``backward``) runs when it has one: the
+    hot path then costs one numpy call per node. With ``create_graph`` they are
+    Tensors and every rule runs in engine ops, recording the backward graph."""
     for i, out in enumerate(outputs):
         if not out.requires_grad:
             raise NoGradFnError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-    leaf_grads: dict[Tensor, Tensor] = {}
+    raw = not create_graph
+    leaf_grads: dict[Tensor, Any] = {}
     retained: dict[Tensor, Tensor] = {}
-    buffers: dict[Node, list[Tensor | None]] = {}
+    buffers: dict[Node, list[Any]] = {}
     for out, g in zip(outputs, root_grads):
         assert g is not None
+        value = g.data if raw else g
         if out.grad_fn is None:
-            leaf_grads[out] = _add(leaf_grads.get(out), g)
+            leaf_grads[out] = _add(leaf_grads.get(out), value)
             continue
-        buf = buffers.setdefault(out.grad_fn, [None] * len(out.grad_fn.output_meta))
-        buf[out._output_nr] = _add(buf[out._output_nr], g)
+        buf = buffers.setdefault(out.grad_fn, [None] * out.grad_fn.n_outputs)
+        buf[out._output_nr] = _add(buf[out._output_nr], value)
 
     order = _topological_order(list(buffers))
     capture_nodes: dict[tuple[Node, int], int] = {}
     capture_leaf: dict[int, int] = {}
-    captured: list[Tensor | None] = []
+    captured: list[Any] = []
     needed: set[Node] | None = None
     if inputs is not None:
         for i, t in enumerate(inputs):
@@ -185,10 +183,19 @@ def _run(
     with set_grad_enabled(create_graph):
         for node in order:
             grads = buffers.pop(node, None)
-            if grads is None or all(g is None for g in grads):
+            if grads is None:
                 continue
+            if len(grads) == 1:
+                if grads[0] is None:
+                    continue
+            elif all(g is None for g in grads):
+                continue
+            else:
+                grads = [
+                    g if g is not None else _zeros(*node.meta(nr), raw) for nr, g in enumerate(grads)
+                ]
             if node.tensor_refs:
-                _tensor_hooks(node, grads, retained)
+                _tensor_hooks(node, grads, retained, raw)
             if capture_nodes:
                 for nr, g in enumerate(grads):
                     idx = capture_nodes.get((node, nr))
@@ -198,32 +205,55 @@ def _run(
                 continue
             if node.freed:
                 node._check_alive()
-            full = [
-                g if g is not None else Tensor._make(np.zeros(shape, dtype))
-                for g, (shape, dtype) in zip(grads, node.output_meta)
-            ]
-            in_grads = node.fn.backward(node, *full)
+            fn = node.fn
+            if not raw:
+                in_grads = fn.backward(node, *grads)
+            elif fn.vjp is not None:
+                in_grads = fn.vjp(node, *grads)
+            else:
+                in_grads = fn.backward(node, *[Tensor._make(g) for g in grads])
+                in_grads = (
+                    tuple(None if g is None else g.data for g in in_grads)
+                    if type(in_grads) is tuple
+                    else in_grads.data
+                )
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
             executed.append(node)
-            for edge, meta, g in zip(node.next_edges, node.input_meta, in_grads):
+            for edge, g in zip(node.next_edges, in_grads):
                 if edge is None or g is None:
                     continue
-                g = _fit(node, g, meta)
                 target, nr = edge
+                if type(target) is Node:
+                    if target.output_meta is None:
+                        shape, dtype = target.out_shape, target.out_dtype
+                    else:
+                        shape, dtype = target.output_meta[nr]
+                else:
+                    shape, dtype = target.data.shape, target.data.dtype
+                if g.shape != shape or g.dtype != dtype:
+                    g = _fit(node, g, shape, dtype, raw)
                 if type(target) is Node:
                     if needed is not None and target not in needed:
                         continue
                     buf = buffers.get(target)
                     if buf is None:
-                        buf = buffers[target] = [None] * len(target.output_meta)
+                        buf = buffers[target] = [None] * target.n_outputs
                     buf[nr] = _add(buf[nr], g)
                 elif inputs is None or id(target) in capture_leaf:
                     leaf_grads[target] = _add(leaf_grads.get(target), g)
     if inputs is not None:
         for t, g in leaf_grads.items():
             captured[capture_leaf[id(t)]] = g
+    if raw:
+        leaf_grads = {t: Tensor._make(g) for t, g in leaf_grads.items()}
+        captured = [None if g is None else Tensor._make(g) for g in captured]
     return leaf_grads, retained, captured, executed
+
+
+def _zeros(shape: tuple[int, ...], dtype: np.dtype, raw: bool) -> Any:
+    z = np.zeros(shape, dtype)
+    return z if raw else Tensor._make(z)
 
 
 def _free(executed: list[Node], tag: Any) -> None:
@@ -231,36 +261,48 @@ def _free(executed: list[Node], tag: Any) -> None:
         node.release(tag)
 
 
-def _fit(node: Node, g: Tensor, meta: Any) -> Tensor:
+def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool) -> Any:
     """Reduce a broadcast gradient to its input's shape and cast it to its dtype."""
-    shape, dtype = meta
-    if g.data.shape != shape:
+    if g.shape != shape:
         if not node.fn.broadcasts:
             raise InternalVJPError(
                 f"Function {node.name} returned an invalid gradient - got "
-                f"{list(g.data.shape)} but expected shape compatible with {list(shape)}"
+                f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
-        from .ops.reduction import sum_to
+        if raw:
+            from .ops.reduction import sum_to_array
 
-        g = sum_to(g, shape)
-    if g.data.dtype != dtype:
-        from .ops.shape import to_dtype
+            g = sum_to_array(np.asarray(g), shape)
+        else:
+            from .ops.reduction import sum_to
 
-        g = to_dtype(g, dtype)
+            g = sum_to(g, shape)
+    if g.dtype != dtype:
+        if raw:
+            g = np.asarray(g).astype(dtype)
+        else:
+            from .ops.shape import to_dtype
+
+            g = to_dtype(g, dtype)
     return g
 
 
-def _tensor_hooks(node: Node, grads: list[Tensor | None], retained: dict[Tensor, Tensor]) -> None:
+def _tensor_hooks(
+    node: Node, grads: list[Any], retained: dict[Tensor, Tensor], raw: bool
+) -> None:
+    """Run a non-leaf tensor's hooks on its gradient and keep it if it retains grad."""
     for nr, ref in node.tensor_refs or ():
         t = ref()
         if t is None or t.grad_fn is not node or grads[nr] is None:
             continue
+        g = Tensor._make(grads[nr]) if raw else grads[nr]
         for hook in t._hooks or ():
-            new = hook(grads[nr])
+            new = hook(g)
             if new is not None:
-                grads[nr] = new
+                g = new
+        grads[nr] = g.data if raw else g
         if t._retains_grad:
-            retained[t] = grads[nr]  # type: ignore[assignment]
+            retained[t] = g
 
 
 def _commit(grads: dict[Tensor, Tensor], create_graph: bool, fresh: set[int]) -> list[Tensor]:

@@ -10,6 +10,7 @@ without ``retain_graph``.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,6 +23,8 @@ from .grad_mode import _enabled
 
 if TYPE_CHECKING:
     from .tensor import Tensor
+
+_sequence = itertools.count()
 
 # Filled by tensor.py at import (breaks the import cycle Tensor <-> Function).
 _tensor_cls: Any = None
@@ -42,45 +45,80 @@ class _NoCtx:
 
 
 class Node:
-    """One recorded op in the backward graph (``grad_fn``)."""
+    """One recorded op in the backward graph (``grad_fn``).
+
+    Recording a node is on every op's hot path, and Python's garbage collector
+    runs in proportion to container allocations, so a node keeps the minimum:
+    its edges and its output's shape and dtype. An input's expected gradient
+    shape is read from the edge's target (the producing node, or the leaf);
+    rarely set fields live in a lazily created ``__dict__``."""
+
+    __slots__ = (
+        "fn",
+        "seq",
+        "next_edges",
+        "out_shape",
+        "out_dtype",
+        "_saved",
+        "_versions",
+        "__dict__",
+    )
+
+    output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] | None = None  # several outputs
+    n_outputs = 1
+    _saved_result = False
+    _result: list[tuple[np.ndarray, Any, int]] | None = None
+    freed = False
+    freed_by: Any = None
+    tensor_refs: list[tuple[int, weakref.ref[Tensor]]] | None = None
 
     def __init__(self, fn: type[Function]) -> None:
         self.fn = fn
-        self.name = fn.name
-        self.next_edges: tuple[tuple[Any, int] | None, ...] = ()
-        self.input_meta: tuple[tuple[tuple[int, ...], np.dtype] | None, ...] = ()
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self.output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] = ()
+        # creation order: a node's consumers are always created after it, so
+        # running nodes by decreasing ``seq`` is a topological order
+        self.seq = next(_sequence)
         self._saved: tuple[Any, ...] | None = None
-        self._saved_result = False
-        self._result: list[tuple[np.ndarray, Any, int]] | None = None
-        self.had_saved = False
-        self.freed = False
-        self.freed_by: Any = None
-        self.tensor_refs: list[tuple[int, weakref.ref[Tensor]]] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.fn.name
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        return tuple(edge is not None for edge in self.next_edges)
+
+    def meta(self, nr: int) -> tuple[tuple[int, ...], np.dtype]:
+        """Shape and dtype of output ``nr`` (what a gradient flowing into it must have)."""
+        if self.output_meta is None:
+            return self.out_shape, self.out_dtype
+        return self.output_meta[nr]
+
+    @property
+    def had_saved(self) -> bool:
+        return self._saved is not None or self._saved_result
 
     # -- what forward calls -------------------------------------------------
     def save_for_backward(self, *items: Any) -> None:
-        """Keep tensors (version-checked) or raw arrays for the backward rule."""
-        self._saved = tuple(
-            (t, t._vc, t._vc[0]) if isinstance(t, _tensor_cls) else (t, None, 0) for t in items
-        )
-        self.had_saved = True
+        """Keep tensors (version-checked) or raw values for the backward rule."""
+        self._saved = items
+        self._versions = tuple(t._vc[0] if type(t) is _tensor_cls else 0 for t in items)
 
     def save_result(self) -> None:
         """Keep the forward result(s); unpacked as tensors whose grad_fn is this node."""
         self._saved_result = True
-        self.had_saved = True
 
     # -- what backward calls ------------------------------------------------
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        self._check_alive()
-        saved = self._saved or ()
-        for t, vc, version in saved:
-            if vc is not None and vc[0] != version:
-                raise VersionMismatchError(_version_message(t, vc[0], version), node=self)
-        return tuple(t for t, _, _ in saved)
+        if self.freed:
+            raise GraphFreedError(GRAPH_FREED_MESSAGE, node=self)
+        saved = self._saved
+        if saved is None:
+            return ()
+        for t, version in zip(saved, self._versions):
+            if type(t) is _tensor_cls and t._vc[0] != version:
+                raise VersionMismatchError(_version_message(t, t._vc[0], version), node=self)
+        return saved
 
     @property
     def result(self) -> Tensor:
@@ -174,10 +212,17 @@ class Function:
     ``create_graph=True`` can differentiate it again. With ``broadcasts`` set,
     the backward loop sums gradients back to each input's shape; otherwise a
     gradient of the wrong shape is an engine bug and fails loudly.
+
+    A hot op may also define ``vjp(ctx, *grads)`` on ndarrays, used when no
+    graph of the backward pass is wanted; the op database checks it against
+    ``backward`` and PyTorch.
     """
 
     name: ClassVar[str] = "Function"
     broadcasts: ClassVar[bool] = False
+    # Optional numpy twin of ``backward`` (arrays in, arrays out) for the hot
+    # path without create_graph; ``backward`` stays the reference rule.
+    vjp: ClassVar[Callable[..., Any] | None] = None
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -191,42 +236,53 @@ class Function:
     def apply(cls, *inputs: Any, **params: Any) -> Any:
         """Run forward; record a node when grad mode is on and an input requires grad.
         Inputs are Tensors, or Python numbers that act as constants."""
-        record = False
         if _enabled.get():
             for t in inputs:
                 if type(t) is _tensor_cls and t.requires_grad_flag:
-                    record = True
-                    break
-        if not record:
-            out = cls.forward(_NoCtx(), *inputs, **params)
-            if type(out) is tuple:
-                return tuple(_wrap(o) for o in out)
-            return _wrap(out)
+                    return cls._record(inputs, params)
+        out = cls.forward(_NoCtx(), *inputs, **params)
+        if type(out) is tuple:
+            return tuple(_wrap(o) for o in out)
+        return _wrap(out)
+
+    @classmethod
+    def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
         node = Node(cls)
         out = cls.forward(node, *inputs, **params)
-        needs = tuple(type(t) is _tensor_cls and t.requires_grad_flag for t in inputs)
-        node.needs_input_grad = needs
-        node.next_edges = tuple(
-            ((t.grad_fn if t.grad_fn is not None else t), t._output_nr) if need else None
-            for t, need in zip(inputs, needs)
-        )
-        node.input_meta = tuple(
-            (t.data.shape, t.data.dtype) if need else None for t, need in zip(inputs, needs)
-        )
-        many = type(out) is tuple
-        outs = out if many else (out,)
+        if len(inputs) == 1:
+            t = inputs[0]
+            fn = t.grad_fn
+            node.next_edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
+        else:
+            edges = []
+            for t in inputs:
+                if type(t) is _tensor_cls and t.requires_grad_flag:
+                    fn = t.grad_fn
+                    edges.append((fn, t._output_nr) if fn is not None else (t, 0))
+                else:
+                    edges.append(None)
+            node.next_edges = tuple(edges)
+        make = _tensor_cls._make
+        if type(out) is not tuple:
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            result = make(out, True, node, 0) if out.dtype.kind == "f" else make(out)
+            node.out_shape = out.shape
+            node.out_dtype = out.dtype
+            if node._saved_result:
+                node._result = [(out, result._vc, 0)]
+            return result
         results = []
-        for nr, arr in enumerate(outs):
+        for nr, arr in enumerate(out):
             if type(arr) is not np.ndarray:
                 arr = np.asarray(arr)
             differentiable = arr.dtype.kind == "f"
-            results.append(
-                _tensor_cls._make(arr, differentiable, node if differentiable else None, nr)
-            )
+            results.append(make(arr, differentiable, node if differentiable else None, nr))
         node.output_meta = tuple((r.data.shape, r.data.dtype) for r in results)
+        node.n_outputs = len(results)
         if node._saved_result:
-            node._result = [(r.data, r._vc, r._vc[0]) for r in results]
-        return tuple(results) if many else results[0]
+            node._result = [(r.data, r._vc, 0) for r in results]
+        return tuple(results)
 
 
 def function(

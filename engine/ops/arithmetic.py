@@ -16,6 +16,11 @@ from . import samples as S
 from ._util import arr, as_tensor, cast, operands
 
 
+def _data(v: Any) -> Any:
+    """A saved operand's array (Python numbers were saved as they are)."""
+    return v.data if type(v) is Tensor else v
+
+
 def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
 
@@ -34,6 +39,10 @@ class AddBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
         return g, (g if ctx.alpha == 1 else g * ctx.alpha)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return g, (g if ctx.alpha == 1 else g * ctx.alpha)
+
 
 class SubBackward0(Function):
     name = "SubBackward0"
@@ -47,6 +56,10 @@ class SubBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+        return g, (-g if ctx.alpha == 1 else g * -ctx.alpha)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return g, (-g if ctx.alpha == 1 else g * -ctx.alpha)
 
 
@@ -80,6 +93,15 @@ class MulBackward0(Function):
         need_a, need_b = ctx.needs_input_grad
         return (g * b if need_a else None), (g * a if need_b else None)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        a, b = ctx.saved_tensors
+        edge_a, edge_b = ctx.next_edges
+        return (
+            g * _data(b) if edge_a is not None else None,
+            g * _data(a) if edge_b is not None else None,
+        )
+
 
 class DivBackward0(Function):
     name = "DivBackward0"
@@ -99,6 +121,14 @@ class DivBackward0(Function):
         need_a, need_b = ctx.needs_input_grad
         return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        a, b = _data(a), _data(b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+
 
 class NegBackward0(Function):
     name = "NegBackward0"
@@ -109,6 +139,10 @@ class NegBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
+        return -g
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         return -g
 
 
@@ -136,6 +170,18 @@ class PowBackward0(Function):
         if p == 2:
             return g * (a * 2.0)
         return g * (pow(a, p - 1) * p)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (a,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return np.zeros_like(g)
+        x = a.data
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if p == 2:
+                return g * (x * 2.0)
+            return g * (np.power(x, p - 1) * p)
 
 
 class PowBackward1(Function):

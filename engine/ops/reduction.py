@@ -87,19 +87,23 @@ class SumToSize(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
         ctx.in_shape = a.data.shape
-        x = a.data
-        lead = x.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
-        )
-        out = x.sum(axis=axes, keepdims=True) if axes else x
-        return out.reshape(shape)
+        return sum_to_array(a.data, shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         from .shape import expand
 
         return expand(g, ctx.in_shape)
+
+
+def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum an array down to ``shape``: over leading dims, and dims that were 1."""
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
+    )
+    out = x.sum(axis=axes, keepdims=True) if axes else x
+    return out.reshape(shape)
 
 
 def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:

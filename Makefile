@@ -1,0 +1,48 @@
+# gradserve: `make serve` runs the service, `make test` runs every test.
+# Each target installs what it needs into a local virtualenv (.venv).
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: serve test lint typecheck unit openapi bench docker-smoke clean
+
+$(VENV)/.serve-installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml $(VENV)/.serve-installed
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+serve: $(VENV)/.serve-installed
+	$(VENV)/bin/gradserve serve --host $(HOST) --port $(PORT)
+
+lint: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check engine service client tests bench
+	$(VENV)/bin/ruff format --check engine service client tests bench
+
+typecheck: $(VENV)/.test-installed
+	$(VENV)/bin/mypy
+
+unit: $(VENV)/.test-installed
+	$(PY) -m pytest
+
+test: lint typecheck unit
+
+openapi: $(VENV)/.serve-installed
+	$(PY) -m service.openapi_dump > openapi/openapi.json
+
+bench: $(VENV)/.test-installed
+	$(PY) bench/engine.py
+	$(PY) bench/service.py
+
+docker-smoke:
+	bash docker/smoke.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
