@@ -101,7 +101,7 @@ class Node:
     def save_for_backward(self, *items: Any) -> None:
         """Keep tensors (version-checked) or raw values for the backward rule."""
         self._saved = items
-        self._versions = tuple(t._vc[0] if type(t) is _tensor_cls else 0 for t in items)
+        self._versions = tuple([t._vc[0] if type(t) is _tensor_cls else 0 for t in items])
 
     def save_result(self) -> None:
         """Keep the forward result(s); unpacked as tensors whose grad_fn is this node."""

@@ -167,7 +167,9 @@ def _cast(arr: np.ndarray, target: np.dtype) -> np.ndarray:
     try:
         return arr.astype(target)
     except (OverflowError, ValueError, TypeError) as exc:
-        raise InvalidTensorError(f"values cannot be stored as {dtype_name(target)}: {exc}") from None
+        raise InvalidTensorError(
+            f"values cannot be stored as {dtype_name(target)}: {exc}"
+        ) from None
 
 
 def decode_b64(b64: Any, dtype: str | None, shape: Any, *, max_elements: int) -> np.ndarray:
@@ -201,8 +203,7 @@ def decode_b64(b64: Any, dtype: str | None, shape: Any, *, max_elements: int) ->
         dims = (len(raw) // itemsize,)
     elif len(raw) != size:
         raise InvalidTensorError(
-            f"'b64' holds {len(raw)} bytes; shape {list(dims)} of {dtype_name(target)} "
-            f"needs {size}"
+            f"'b64' holds {len(raw)} bytes; shape {list(dims)} of {dtype_name(target)} needs {size}"
         )
     if target.kind == "b":
         return (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(dims)

@@ -233,8 +233,10 @@ async def _engine_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, EngineError)
     if PROBLEMS.get(exc.code, (422,))[0] >= 500:
         log.error("engine bug: %s", exc, exc_info=exc)
-    hint = exc.__dict__.get("hint") or exc.context.get("hint")
-    return problem(exc.code, str(exc), hint=hint)
+    ctx = exc.context
+    return problem(
+        exc.code, str(exc), hint=ctx.get("hint"), step=ctx.get("step"), position=ctx.get("position")
+    )
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

@@ -24,9 +24,13 @@ def session_name_error(name: object) -> str | None:
 
 
 def tensor_name_error(name: object) -> str | None:
-    if isinstance(name, str) and _TENSOR_RE.fullmatch(name) and not keyword.iskeyword(name):
-        if not (name.startswith("__") and name.endswith("__")):
-            return None
+    if (
+        isinstance(name, str)
+        and _TENSOR_RE.fullmatch(name)
+        and not keyword.iskeyword(name)
+        and not (name.startswith("__") and name.endswith("__"))
+    ):
+        return None
     return f"invalid tensor name {_show(name)}: {TENSOR_RULE}"
 
 

@@ -90,7 +90,8 @@ def _one_or_many(value: Any) -> str:
 
 
 NameOrNames = Annotated[
-    Annotated[TensorName, Tag("name")] | Annotated[list[TensorName], Tag("names")],
+    Annotated[TensorName, Tag("name")]
+    | Annotated[list[TensorName], Tag("names"), Field(min_length=1)],
     Discriminator(_one_or_many),
 ]
 DtypeName = Annotated[
@@ -520,6 +521,7 @@ class GraphOut(BaseModel):
     nodes: list[GraphNodeOut]
     edges: list[GraphEdgeOut]
     leaves: list[str] = Field(description="Names of the leaf tensors reached.")
+    truncated: bool = Field(description="Whether the walk stopped at the node limit.")
 
 
 class OpOut(BaseModel):
@@ -577,3 +579,4 @@ class ProblemOut(BaseModel):
     hint: str | None = None
     errors: list[FieldErrorOut] | None = None
     position: PositionOut | None = None
+    step: int | None = Field(None, description="In a batch: the index of the failing step.")

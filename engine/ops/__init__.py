@@ -7,3 +7,6 @@ from . import compare
 from . import elementwise
 from . import reduction
 from . import shape
+from . import indexing
+from . import loss
+from . import linalg

@@ -1,35 +1,98 @@
-"""Reductions: the gradient of a reduction is its incoming gradient expanded
-back over the reduced dimensions."""
+"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, norm,
+var/std, logsumexp, softmax and log_softmax.
+
+The gradient of a reduction is its incoming gradient brought back over the
+reduced dimensions (``expand_back``), times the local derivative. Selections
+(max, amax, norm with p=inf) route it as PyTorch does: ``max()``/``amax``
+split it evenly between ties, ``max(dim)`` gives it to the returned index.
+Hot rules (sum, mean, softmax, log_softmax, logsumexp, max/amax) also have a
+numpy ``vjp`` for backward passes that record no graph.
+"""
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes
+from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
 from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._util import as_tensor, normalize_dims
+from ._util import as_tensor, normalize_dim, normalize_dims
+
+# -- helpers ---------------------------------------------------------------------------------
 
 
 def _kept_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
+def _restore(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    """A reduction's output (or gradient) in keepdim form, ready to broadcast over the input."""
+    if keepdim or not dims or len(in_shape) == 0:
+        return g
+    from .shape import reshape
+
+    return reshape(g, _kept_shape(in_shape, dims))
+
+
+def _restore_np(g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    if keepdim or not dims or len(in_shape) == 0:
+        return g
+    return g.reshape(_kept_shape(in_shape, dims))
+
+
 def expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
     """The gradient of a reduction over ``dims``: reshape to keepdim form, then expand."""
-    from .shape import expand, reshape
+    from .shape import expand
 
-    if not keepdim and dims:
-        g = reshape(g, _kept_shape(in_shape, dims))
-    return expand(g, in_shape)
+    return expand(_restore(g, in_shape, dims, keepdim), in_shape)
+
+
+def _expand_back_np(g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    return np.broadcast_to(_restore_np(g, in_shape, dims, keepdim), in_shape)
 
 
 def _sum_dtype(dt: np.dtype) -> np.dtype:
     return dt if dtypes.is_floating(dt) else dtypes.int64
+
+
+def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """Reduced axes for a ``dim`` argument; None and an empty list mean every axis, as in
+    PyTorch's sum/mean/amax (``x.sum(dim=[])`` sums everything)."""
+    dims = normalize_dims(dim, ndim)
+    return dims if dims or dim is None else tuple(range(ndim))
+
+
+def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _zeros(t: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
+
+
+def _const(values: np.ndarray, dtype: np.dtype) -> Tensor:
+    """A constant tensor (masks, counts) in a gradient's dtype."""
+    return Tensor._make(np.asarray(values, dtype=dtype))
+
+
+def _type_name(dt: np.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
+        dtypes.torch_name(dt), str(dt)
+    )
+
+
+# -- sum ---------------------------------------------------------------------------------------
 
 
 class SumBackward0(Function):
@@ -44,6 +107,10 @@ class SumBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return expand_back(g, ctx.in_shape, (), True)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(g, ctx.in_shape)
+
 
 class SumBackward1(Function):
     name = "SumBackward1"
@@ -57,16 +124,21 @@ class SumBackward1(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return _expand_back_np(g, ctx.in_shape, ctx.dims, ctx.keepdim)
+
 
 def _reduce_samples(rng: np.random.Generator) -> list[Any]:
     return [
         sample(S.rand(rng, 2, 3)),
-        sample(S.rand(rng)),
+        sample(S.rand(rng), note="0-d"),
         sample(S.rand(rng, 2, 3), dim=1),
         sample(S.rand(rng, 2, 3, 4), dim=(0, 2), keepdim=True),
         sample(S.rand(rng, 2, 3), dim=-1, keepdim=True),
-        sample(S.rand(rng, 0, 3), dim=0),
-        sample(S.rand(rng, 0, 3)),
+        sample(S.rand(rng, 2, 3), dim=[], note="empty dim list reduces all"),
+        sample(S.rand(rng, 0, 3), dim=0, note="empty, dim"),
+        sample(S.rand(rng, 0, 3), note="empty"),
     ]
 
 
@@ -76,7 +148,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     a = as_tensor(input)
     if dim is None:
         return SumBackward0.apply(a)
-    return SumBackward1.apply(a, dims=normalize_dims(dim, a.ndim), keepdim=bool(keepdim))
+    return SumBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
 
 
 class SumToSize(Function):
@@ -113,19 +185,33 @@ def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
     return SumToSize.apply(input, shape=tuple(shape))
 
 
+# -- mean --------------------------------------------------------------------------------------
+
+
+def _mean_array(x: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool) -> np.ndarray:
+    """Sum over count without NumPy's "Mean of empty slice" warning (empty gives nan)."""
+    n = x.size if dims is None else _count(x.shape, dims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = x.sum(axis=dims, keepdims=keepdim)
+        return np.asarray(np.divide(total, n, dtype=x.dtype), dtype=x.dtype)
+
+
 class MeanBackward0(Function):
     name = "MeanBackward0"
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.in_shape = a.data.shape
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(a.data.mean() if a.data.size else np.nan, dtype=a.data.dtype)
+        return _mean_array(a.data, None, False)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        n = int(np.prod(ctx.in_shape))
-        return expand_back(g, ctx.in_shape, (), True) / n
+        return expand_back(g, ctx.in_shape, (), True) / math.prod(ctx.in_shape)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.broadcast_to(g / math.prod(ctx.in_shape), ctx.in_shape)
 
 
 class MeanBackward1(Function):
@@ -134,26 +220,846 @@ class MeanBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
         ctx.in_shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(a.data.mean(axis=dims, keepdims=keepdim), dtype=a.data.dtype)
+        return _mean_array(a.data, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        n = int(np.prod([ctx.in_shape[d] for d in ctx.dims]))
+        n = _count(ctx.in_shape, ctx.dims)
         return expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim) / n
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        n = _count(ctx.in_shape, ctx.dims)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _expand_back_np(g / n, ctx.in_shape, ctx.dims, ctx.keepdim)
+
+
+def _require_floating(a: Tensor, message: str) -> None:
+    if not dtypes.is_floating(a.data.dtype):
+        raise DtypeMismatchError(message.format(name=_type_name(a.data.dtype)))
 
 
 @register(samples=_reduce_samples)
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Mean of all elements, or over ``dim``; floating inputs only, as in PyTorch."""
     a = as_tensor(input)
-    if not dtypes.is_floating(a.dtype):
-        from ..errors import DtypeMismatchError
-
-        raise DtypeMismatchError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {dtypes.torch_name(a.dtype).capitalize()}"
-        )
+    _require_floating(
+        a,
+        "mean(): could not infer output dtype. Input dtype must be either a floating point "
+        "or complex dtype. Got: {name}",
+    )
     if dim is None:
         return MeanBackward0.apply(a)
-    return MeanBackward1.apply(a, dims=normalize_dims(dim, a.ndim), keepdim=bool(keepdim))
+    return MeanBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
+
+
+# -- prod --------------------------------------------------------------------------------------
+
+
+def _prod_grad(g: Tensor, a: Tensor, out: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    """PyTorch's prod_backward: ``g * out / a`` without zeros; with zeros, the product of
+    the other elements of each slice, computed so it stays differentiable."""
+    if a.ndim == 0:
+        return g
+    shape = a.data.shape
+    dims = tuple(range(len(shape))) if dim is None else (dim,)
+    g = _restore(g, shape, dims, keepdim or dim is None)
+    zero = a.data == 0
+    if not zero.any():
+        return g * (_restore(out, shape, dims, keepdim or dim is None) / a)
+    if dim is None:
+        from .shape import reshape
+
+        flat = reshape(a, (-1,))
+        return g * reshape(_others_product(flat, 0, zero.reshape(-1)), shape)
+    return g * _others_product(a, dim, zero)
+
+
+def _others_product(a: Tensor, dim: int, zero: np.ndarray) -> Tensor:
+    """``prod(a[j] for j != i)`` along ``dim`` for every i, where some entries are zero.
+
+    Nonzero entries use the product of the slice's nonzeros over themselves,
+    times the product of the slice's zero entries (0, but it carries their
+    derivative); a zero entry gets the nonzero product times the other zero
+    entries (1 with one zero, the other entry with two, 0 with more). Values
+    and first derivatives are exact, so double backward is right at zeros."""
+    from .arithmetic import where
+
+    mask = Tensor._make(zero)
+    count = zero.sum(axis=dim, keepdims=True)
+    safe = where(mask, 1.0, a)
+    nonzero_prod = ProdBackward1.apply(safe, dim=dim, keepdim=True)
+    zero_prod = ProdBackward1.apply(where(mask, a, 1.0), dim=dim, keepdim=True)
+    zero_sum = sum(where(mask, a, 0.0), dim, keepdim=True)
+    other_zeros = where(
+        Tensor._make(count == 1), 1.0, where(Tensor._make(count == 2), zero_sum - a, 0.0)
+    )
+    return where(mask, nonzero_prod * other_zeros, zero_prod * nonzero_prod / safe)
+
+
+class ProdBackward0(Function):
+    name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        return np.asarray(np.prod(a.data, dtype=_sum_dtype(a.data.dtype)))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return _prod_grad(g, a, ctx.result, None, False)
+
+
+class ProdBackward1(Function):
+    name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int, keepdim: bool) -> np.ndarray:
+        ctx.dim, ctx.keepdim = dim, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        x = a.data
+        if x.ndim == 0:
+            return np.asarray(x, dtype=_sum_dtype(x.dtype)).copy()
+        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype)))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return _prod_grad(g, a, ctx.result, ctx.dim, ctx.keepdim)
+
+
+def _prod_samples(rng: np.random.Generator) -> list[Any]:
+    with_zero = S.rand(rng, 3, 4)
+    with_zero[1, 2] = 0.0
+    two_zeros = S.rand(rng, 2, 4)
+    two_zeros[0, 1] = two_zeros[0, 3] = 0.0
+    return [
+        sample(S.rand(rng, 2, 3)),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng, 2, 3), 1),
+        sample(S.rand(rng, 2, 3), -2, keepdim=True),
+        sample(S.rand(rng), 0, note="0-d with dim"),
+        sample(with_zero, note="one zero"),
+        sample(with_zero, 1, note="one zero, dim"),
+        sample(with_zero, 0, note="one zero, dim 0"),
+        sample(two_zeros, note="two zeros"),
+        sample(two_zeros, 1, note="two zeros in a slice"),
+        sample(S.rand(rng, 0, 3), note="empty"),
+        sample(S.rand(rng, 0, 3), 1, note="empty, dim"),
+    ]
+
+
+@register(samples=_prod_samples)
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Product of all elements, or along one ``dim``; zero-safe gradient as PyTorch's."""
+    a = as_tensor(input)
+    if dim is None:
+        return ProdBackward0.apply(a)
+    if isinstance(dim, (list, tuple)):
+        raise BadArgumentsError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    return ProdBackward1.apply(a, dim=normalize_dim(dim, a.ndim), keepdim=bool(keepdim))
+
+
+# -- max / min -----------------------------------------------------------------------------
+
+# ``torch.return_types.max`` / ``min``: a tuple of (values, indices) with names.
+MaxResult = namedtuple("MaxResult", ["values", "indices"])
+MinResult = namedtuple("MinResult", ["values", "indices"])
+
+
+def _tie_mask(x: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Where the input equals the selected value (NaN selects the NaNs, as PyTorch)."""
+    if np.isnan(value).any():
+        return np.isnan(x)
+    return x == value
+
+
+def _evenly(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
+    """PyTorch's evenly_distribute_backward: ties share the gradient equally."""
+    from .arithmetic import where
+
+    mask = _tie_mask(a.data, out.data)
+    return where(Tensor._make(mask), g / int(mask.sum()), 0.0)
+
+
+def _evenly_np(g: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    mask = _tie_mask(x, out)
+    return np.where(mask, g / mask.sum(dtype=np.int64), np.zeros((), g.dtype)).astype(g.dtype)
+
+
+class MaxBackward1(Function):
+    """``max()`` of the whole tensor."""
+
+    name = "MaxBackward1"
+    _np = staticmethod(np.max)
+
+    @classmethod
+    def forward(cls, ctx: Any, a: Tensor) -> np.ndarray:  # type: ignore[override]
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        return np.asarray(cls._np(a.data))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return _evenly(g, a, ctx.result)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (a,) = ctx.saved_tensors
+        return _evenly_np(g, a.data, ctx.result.data)
+
+
+class MinBackward1(MaxBackward1):
+    name = "MinBackward1"
+    _np = staticmethod(np.min)
+
+
+class MaxBackward0(Function):
+    """``max(dim)``: values and indices; the gradient goes to the returned index."""
+
+    name = "MaxBackward0"
+    _arg = staticmethod(np.argmax)
+
+    @classmethod
+    def forward(cls, ctx: Any, a: Tensor, *, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
+        x = a.data
+        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        if x.ndim == 0:
+            idx = np.zeros((), dtypes.int64)
+            ctx.save_for_backward(idx)
+            return x.copy(), idx
+        idx = np.expand_dims(cls._arg(x, axis=dim), dim)
+        values = np.take_along_axis(x, idx, axis=dim)
+        ctx.save_for_backward(idx)
+        if not keepdim:
+            idx, values = idx.squeeze(dim), values.squeeze(dim)
+        return values, idx.astype(dtypes.int64, copy=False)
+
+    @staticmethod
+    def _mask(ctx: Any) -> np.ndarray:
+        (idx,) = ctx.saved_tensors
+        mask = np.zeros(ctx.in_shape, dtype=bool)
+        np.put_along_axis(mask, idx, True, axis=ctx.dim)
+        return mask
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor, _g_indices: Any = None) -> Tensor:  # type: ignore[override]
+        if not ctx.in_shape:
+            ctx.saved_tensors  # noqa: B018 - raises if the graph was freed
+            return g
+        from .arithmetic import where
+
+        mask = Tensor._make(cls._mask(ctx))
+        return where(mask, expand_back(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), 0.0)
+
+    @classmethod
+    def vjp(cls, ctx: Any, g: np.ndarray, _g_indices: Any = None) -> np.ndarray:  # type: ignore[override]
+        if not ctx.in_shape:
+            ctx.saved_tensors  # noqa: B018
+            return g
+        out = np.zeros(ctx.in_shape, g.dtype)
+        (idx,) = ctx.saved_tensors
+        np.put_along_axis(out, idx, _restore_np(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), axis=ctx.dim)
+        return out
+
+
+class MinBackward0(MaxBackward0):
+    name = "MinBackward0"
+    _arg = staticmethod(np.argmin)
+
+
+def _nonempty_dim(op: str, a: Tensor, d: int) -> None:
+    if a.ndim and a.data.shape[d] == 0:
+        raise IndexOutOfRangeError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _select(op: str, whole: type[Function], along: type[Function], result: Any, input: Any, dim: Any, keepdim: bool) -> Any:
+    a = as_tensor(input)
+    if dim is None:
+        if a.data.size == 0:
+            raise BadArgumentsError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return whole.apply(a)
+    if isinstance(dim, (list, tuple)):
+        raise BadArgumentsError(
+            f"{op}() received an invalid combination of arguments - got (dim={type(dim).__name__}), "
+            "but expected one of: (), (Tensor other), (int dim, bool keepdim = False)"
+        )
+    d = normalize_dim(dim, a.ndim)
+    _nonempty_dim(op, a, d)
+    values, indices = along.apply(a, dim=d, keepdim=bool(keepdim))
+    return result(values, indices)
+
+
+def _binary(name: str, input: Any, other: Tensor) -> Tensor:
+    """``max(a, b)`` with a tensor ``b`` is the elementwise ``maximum``, as in PyTorch."""
+    from ..registry import OPS
+
+    if name not in OPS:
+        raise BadArgumentsError(f"{name} is not available")
+    return OPS[name].fn(input, other)
+
+
+def _max_samples(rng: np.random.Generator) -> list[Any]:
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]])
+    return [
+        sample(S.rand(rng, 2, 3), note="whole"),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng, 2, 3), 1, note="dim"),
+        sample(S.rand(rng, 2, 3), -2, True, note="dim keepdim"),
+        sample(S.rand(rng), 0, note="0-d dim"),
+        sample(S.rand(rng, 0, 3), 1, note="empty, dim"),
+        sample(ties, note="whole, ties split", gradcheck=False),
+        sample(ties, 1, note="dim, ties to the index", gradcheck=False),
+    ]
+
+
+@register(samples=_max_samples)
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Largest element; with ``dim``, (values, indices) along it; with a tensor, ``maximum``."""
+    if isinstance(dim, Tensor):
+        return _binary("maximum", input, dim)
+    return _select("max", MaxBackward1, MaxBackward0, MaxResult, input, dim, keepdim)
+
+
+@register(samples=_max_samples)
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Smallest element; with ``dim``, (values, indices) along it; with a tensor, ``minimum``."""
+    if isinstance(dim, Tensor):
+        return _binary("minimum", input, dim)
+    return _select("min", MinBackward1, MinBackward0, MinResult, input, dim, keepdim)
+
+
+class AmaxBackward0(Function):
+    name = "AmaxBackward0"
+    _np = staticmethod(np.amax)
+
+    @classmethod
+    def forward(cls, ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:  # type: ignore[override]
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        return np.asarray(cls._np(a.data, axis=dims, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        # PyTorch's scale_grad_by_count: (grad / mask.sum(dim, True)) * mask
+        (a,) = ctx.saved_tensors
+        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
+        out = _restore_np(ctx.result.data, shape, dims, keepdim)
+        mask = a.data == out
+        count = mask.sum(axis=dims, keepdims=True)
+        dt = g.data.dtype
+        return (_restore(g, shape, dims, keepdim) / _const(count, dt)) * _const(mask, dt)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (a,) = ctx.saved_tensors
+        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
+        mask = a.data == _restore_np(ctx.result.data, shape, dims, keepdim)
+        count = mask.sum(axis=dims, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (_restore_np(g, shape, dims, keepdim) / count.astype(g.dtype)) * mask
+
+
+class AminBackward0(AmaxBackward0):
+    name = "AminBackward0"
+    _np = staticmethod(np.amin)
+
+
+def _amax_samples(rng: np.random.Generator) -> list[Any]:
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]])
+    return [
+        sample(S.rand(rng, 2, 3), note="all"),
+        sample(S.rand(rng, 2, 3), 1),
+        sample(S.rand(rng, 2, 3, 4), (0, 2), True),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng, 0, 3), 1, note="empty"),
+        sample(ties, 1, note="ties split evenly", gradcheck=False),
+        sample(ties, note="ties split evenly, all", gradcheck=False),
+    ]
+
+
+def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -> Tensor:
+    a = as_tensor(input)
+    dims = _dims(dim, a.ndim)
+    if a.data.size == 0:
+        if len(dims) == a.ndim:
+            raise BadArgumentsError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        for d in dims:
+            _nonempty_dim(op, a, d)
+    return fn.apply(a, dims=dims, keepdim=bool(keepdim))
+
+
+@register(samples=_amax_samples)
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
+    return _extreme("amax", AmaxBackward0, input, dim, keepdim)
+
+
+@register(samples=_amax_samples)
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
+    return _extreme("amin", AminBackward0, input, dim, keepdim)
+
+
+def _arg_extreme(op: str, np_fn: Any, input: Any, dim: Any, keepdim: bool) -> Tensor:
+    a = as_tensor(input)
+    x = a.data
+    if x.dtype == dtypes.bool_:
+        raise DtypeMismatchError(f"{op}(): does not support bool input")
+    if dim is None:
+        if x.size == 0:
+            raise IndexOutOfRangeError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        idx = np.asarray(np_fn(x))
+        if keepdim:
+            idx = idx.reshape((1,) * x.ndim)
+        return Tensor._make(idx.astype(dtypes.int64))
+    if isinstance(dim, (list, tuple)):
+        raise BadArgumentsError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    d = normalize_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return Tensor._make(np.zeros((), dtypes.int64))
+    _nonempty_dim(op, a, d)
+    return Tensor._make(np.asarray(np_fn(x, axis=d, keepdims=bool(keepdim)), dtype=dtypes.int64))
+
+
+def _argmax_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3)),
+        sample(S.rand(rng, 2, 3), 1),
+        sample(S.rand(rng, 2, 3), 0, True),
+        sample(S.rand(rng, 2, 3), keepdim=True, note="flat keepdim"),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng, 0, 3), 1, note="empty"),
+        sample(np.array([1.0, 3.0, 3.0]), note="ties: first index"),
+    ]
+
+
+@register(samples=_argmax_samples, differentiable=False)
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (of the flattened input without ``dim``); int64."""
+    return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
+
+
+@register(samples=_argmax_samples, differentiable=False)
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (of the flattened input without ``dim``); int64."""
+    return _arg_extreme("argmin", np.argmin, input, dim, keepdim)
+
+
+# -- norm --------------------------------------------------------------------------------------
+
+
+class LinalgVectorNormBackward0(Function):
+    """``norm``/``linalg.vector_norm``: PyTorch 2 routes every vector norm here."""
+
+    name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, p: float, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        x = a.data
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if x.ndim == 0:
+                out = np.abs(x) if p != 0 else (x != 0).astype(x.dtype)
+            else:
+                out = np.linalg.vector_norm(x, ord=p, axis=dims, keepdims=keepdim)
+        return np.asarray(out, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return _norm_grad(g, a, ctx.result, ctx.p, ctx.dims, ctx.keepdim)
+
+
+def _norm_grad(g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    """PyTorch's norm_backward, p by p (a zero norm gives a zero gradient)."""
+    from .arithmetic import abs as abs_
+    from .arithmetic import pow as pow_
+    from .arithmetic import sign, where
+
+    shape = a.data.shape
+    g = _restore(g, shape, dims, keepdim)
+    out = _restore(out, shape, dims, keepdim)
+    zero_norm = Tensor._make(out.data == 0)
+    if p == 0:
+        return _zeros(a)
+    if p == 1:
+        return sign(a) * g
+    if p == 2:
+        return g * where(zero_norm, 0.0, a / out)
+    if math.isinf(p):
+        x_abs = np.abs(a.data)
+        mask = (x_abs == out.data) | np.isnan(x_abs)
+        count = mask.sum(axis=dims, keepdims=True)
+        dt = g.data.dtype
+        return sign(a) * ((g / _const(count, dt)) * _const(mask, dt))
+    if p < 1:
+        scaled = sign(a) * where(Tensor._make(a.data == 0), 0.0, pow_(abs_(a), p - 1))
+        return scaled * g * pow_(out, 1 - p)
+    scale = where(zero_norm, 0.0, g / pow_(out, p - 1))
+    if p < 2:
+        return sign(a) * pow_(abs_(a), p - 1) * scale
+    return a * pow_(abs_(a), p - 2) * scale
+
+
+def _norm_order(p: Any, dim: Any, ndim: int) -> float:
+    if p is None:
+        return 2.0
+    if isinstance(p, str):
+        if p == "fro":
+            if isinstance(dim, (list, tuple)) and len(dim) > 2:
+                raise BadArgumentsError(
+                    "linalg.matrix_norm: dim must be a 2-tuple. Got "
+                    + " ".join(str(d) for d in dim)
+                )
+            return 2.0
+        if p == "nuc":
+            raise BadArgumentsError("norm(): p='nuc' (the nuclear norm) is not supported")
+        raise BadArgumentsError(f"linalg.matrix_norm: Order {p} not supported.")
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise BadArgumentsError(f"norm(): p must be a number or 'fro', got {p!r}")
+    return float(p)
+
+
+def _norm_samples(rng: np.random.Generator) -> list[Any]:
+    inf = float("inf")
+    return [
+        sample(S.rand(rng, 2, 3), note="p=2"),
+        sample(S.rand(rng, 2, 3), 1, note="p=1"),
+        sample(S.rand(rng, 2, 3), 3, note="p=3"),
+        sample(S.rand(rng, 2, 3), 1.5, note="p=1.5"),
+        sample(S.positive(rng, 2, 3), 0.5, note="p=0.5"),
+        sample(S.rand(rng, 2, 3), inf, note="p=inf"),
+        sample(S.rand(rng, 2, 3), -inf, note="p=-inf"),
+        sample(S.rand(rng, 2, 3), 0, note="p=0"),
+        sample(S.rand(rng, 2, 3), "fro", note="fro"),
+        sample(S.rand(rng, 2, 3), dim=1, note="dim"),
+        sample(S.rand(rng, 2, 3, 4), 2, (0, 2), True, note="dims keepdim"),
+        sample(S.rand(rng, 2, 3), inf, 1, note="inf dim"),
+        sample(S.rand(rng, 2, 3), keepdim=True, note="keepdim, all dims"),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng, 0, 3), note="empty"),
+        sample(np.zeros((2, 3)), dim=1, note="zero vector: zero gradient", gradcheck=False),
+    ]
+
+
+@register(samples=_norm_samples)
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Vector p-norm over all elements or ``dim`` (p: a number, inf, -inf, 0 or 'fro')."""
+    a = as_tensor(input)
+    order = _norm_order(p, dim, a.ndim)
+    _require_floating(
+        a, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {name}"
+    )
+    dims = _dims(dim, a.ndim)
+    if (order < 0 or math.isinf(order)) and _count(a.data.shape, dims) == 0:
+        shown = "inf" if order == math.inf else "-inf" if order == -math.inf else f"{order:g}"
+        raise BadArgumentsError(
+            f"linalg.vector_norm cannot compute the {shown} norm on an empty tensor because "
+            "the operation does not have an identity"
+        )
+    return LinalgVectorNormBackward0.apply(a, p=order, dims=dims, keepdim=bool(keepdim))
+
+
+# -- var / std ---------------------------------------------------------------------------------
+
+_DOF_WARNING = (
+    "var(): degrees of freedom is <= 0. Correction should be strictly less than the "
+    "reduction factor (input numel divided by output numel)."
+)
+
+
+def _var_array(x: np.ndarray, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> np.ndarray:
+    n = x.size if dims is None else _count(x.shape, dims)
+    if n - correction <= 0:
+        warnings.warn(_DOF_WARNING, UserWarning, stacklevel=4)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.divide(x.sum(axis=dims, keepdims=True), n, dtype=x.dtype)
+        dev = np.asarray(x - mean)
+        np.multiply(dev, dev, out=dev)
+        total = dev.sum(axis=dims, keepdims=keepdim)
+        return np.asarray(np.divide(total, np.maximum(n - correction, 0), dtype=x.dtype))
+
+
+def _var_grad(g: Tensor, a: Tensor, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> Tensor:
+    """PyTorch's var_backward: ``2 / (n - correction) * g * (x - mean)``."""
+    if a.ndim == 0 or dims is None:
+        dof = a.data.size - correction
+        if dof <= 0:
+            with np.errstate(invalid="ignore"):
+                at_mean = a.data == _mean_array(a.data, None, False)
+            return g * _const(np.where(at_mean, np.nan, np.inf), a.data.dtype)
+        return g * (2.0 / dof) * (a - mean(a))
+    if not keepdim and a.ndim > 1:
+        g = _restore(g, a.data.shape, dims, False)
+    dof = _count(a.data.shape, dims) - correction
+    coef = 2.0 / dof if dof != 0 else math.inf
+    return g * coef * (a - mean(a, dims, keepdim=True))
+
+
+class VarBackward0(Function):
+    name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> np.ndarray:
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        ctx.save_for_backward(a)
+        return _var_array(a.data, dims, correction, keepdim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return _var_grad(g, a, ctx.dims, ctx.correction, ctx.keepdim)
+
+
+class StdBackward0(Function):
+    name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> np.ndarray:
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        return np.sqrt(_var_array(a.data, dims, correction, keepdim))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        from .arithmetic import where
+
+        (a,) = ctx.saved_tensors
+        out = ctx.result
+        grad_var = where(Tensor._make(out.data == 0), 0.0, g / (out * 2))
+        return _var_grad(grad_var, a, ctx.dims, ctx.correction, ctx.keepdim)
+
+
+def _var_args(op: str, input: Any, dim: Any, unbiased: Any, correction: Any) -> tuple[Tensor, tuple[int, ...] | None, float]:
+    a = as_tensor(input)
+    if isinstance(dim, bool):  # ``x.var(False)``: the legacy (bool unbiased) overload
+        if unbiased is not None:
+            raise BadArgumentsError(f"{op}(): got an unexpected bool for dim")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise BadArgumentsError(
+            f"{op}() received an invalid combination of arguments - got both 'unbiased' and "
+            "'correction'; give one of them"
+        )
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise BadArgumentsError(f"{op}(): correction must be a number, got {correction!r}")
+    if not dtypes.is_floating(a.data.dtype):
+        raise DtypeMismatchError("std and var only support floating point and complex dtypes")
+    dims = None if dim is None else _dims(dim, a.ndim)
+    return a, dims, float(correction)
+
+
+def _var_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), note="all"),
+        sample(S.rand(rng, 2, 3), 1, note="dim"),
+        sample(S.rand(rng, 2, 3, 4), (0, 2), keepdim=True, note="dims keepdim"),
+        sample(S.rand(rng, 2, 3), 1, correction=0, note="correction 0"),
+        sample(S.rand(rng, 2, 3), 0, correction=0.5, note="fractional correction"),
+        sample(S.rand(rng, 2, 3), 1, False, True, note="unbiased False, keepdim"),
+        sample(S.rand(rng, 4), 0, note="1-d dim"),
+        sample(S.rand(rng, 1, 3), 0, note="one element per slice: nan", gradcheck=False),
+        sample(S.rand(rng, 0, 3), 1, note="empty"),
+    ]
+
+
+@register(samples=_var_samples)
+def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+    """Variance over all elements or ``dim``, dividing by ``n - correction`` (default 1)."""
+    a, dims, corr = _var_args("var", input, dim, unbiased, correction)
+    return VarBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
+
+
+@register(samples=_var_samples)
+def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+    """Standard deviation: the square root of ``var`` (gradient 0 where it is 0)."""
+    a, dims, corr = _var_args("std", input, dim, unbiased, correction)
+    return StdBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
+
+
+# -- logsumexp, softmax, log_softmax -------------------------------------------------------
+
+
+def _as_float(x: np.ndarray) -> np.ndarray:
+    return x if dtypes.is_floating(x.dtype) else x.astype(dtypes.DEFAULT_FLOAT)
+
+
+def _safe_max(x: np.ndarray, axis: Any) -> np.ndarray:
+    """The max along ``axis`` (keepdims) for shifting exponentials; 0 where it is infinite
+    or the slice is empty, as PyTorch does."""
+    if x.size == 0:
+        shape = tuple(1 if (axis is None or i in axis) else s for i, s in enumerate(x.shape))
+        return np.zeros(shape, x.dtype)
+    m = np.array(np.amax(x, axis=axis, keepdims=True))
+    m[np.isinf(m)] = 0
+    return m
+
+
+class LogsumexpBackward0(Function):
+    name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        x = _as_float(a.data)
+        m = _safe_max(x, dims)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            e = np.asarray(np.subtract(x, m))
+            np.exp(e, out=e)
+            out = np.asarray(np.log(e.sum(axis=dims, keepdims=True)))
+            out += m
+        return out if keepdim else out.reshape([s for i, s in enumerate(out.shape) if i not in dims])
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        from .elementwise import exp
+
+        (a,) = ctx.saved_tensors
+        shape = a.data.shape
+        out = _restore(ctx.result, shape, ctx.dims, ctx.keepdim)
+        return _restore(g, shape, ctx.dims, ctx.keepdim) * exp(a - out)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (a,) = ctx.saved_tensors
+        shape = a.data.shape
+        out = _restore_np(ctx.result.data, shape, ctx.dims, ctx.keepdim)
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.asarray(np.subtract(a.data, out))
+            np.exp(e, out=e)
+            return e * _restore_np(g, shape, ctx.dims, ctx.keepdim)
+
+
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3), 1),
+        sample(S.rand(rng, 2, 3), 0, True),
+        sample(S.rand(rng, 2, 3, 4), (0, 2)),
+        sample(S.rand(rng, 2, 3) * 400.0, 1, note="large values stay finite"),
+        sample(S.rand(rng), 0, note="0-d"),
+        sample(S.rand(rng, 0, 3), 0, note="empty slice gives -inf"),
+    ]
+)
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, shifted by the max so it never overflows."""
+    a = as_tensor(input)
+    return LogsumexpBackward0.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
+
+
+class SoftmaxBackward0(Function):
+    name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
+        ctx.dim = dim
+        ctx.save_result()
+        x = a.data
+        axis = None if dim is None else (dim,)
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.asarray(np.subtract(x, _safe_max(x, axis) if x.size else 0))
+            np.exp(e, out=e)
+            e /= e.sum(axis=dim, keepdims=True)
+        return e
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        out = ctx.result
+        return (g - sum(g * out, ctx.dim if ctx.dim is not None else [], keepdim=True)) * out
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        out = ctx.result.data
+        gy = g * out
+        gy -= out * gy.sum(axis=ctx.dim, keepdims=True)
+        return gy
+
+
+class LogSoftmaxBackward0(Function):
+    name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
+        ctx.dim = dim
+        ctx.save_result()
+        x = a.data
+        axis = None if dim is None else (dim,)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            shifted = np.subtract(x, _safe_max(x, axis) if x.size else 0)
+            e = np.exp(shifted)
+            shifted -= np.log(e.sum(axis=dim, keepdims=True))
+        return shifted
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        from .elementwise import exp
+
+        out = ctx.result
+        return g - exp(out) * sum(g, ctx.dim if ctx.dim is not None else [], keepdim=True)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        out = ctx.result.data
+        with np.errstate(over="ignore"):
+            e = np.exp(out)
+        e *= g.sum(axis=ctx.dim, keepdims=True)
+        return g - e
+
+
+def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, int | None]:
+    a = as_tensor(input)
+    if dtype is not None:
+        from .shape import to_dtype
+
+        a = to_dtype(a, dtype)
+    if not dtypes.is_floating(a.data.dtype):
+        kernel = "softmax_lastdim_kernel_impl" if op == "softmax" else "log_softmax_lastdim_kernel_impl"
+        raise DtypeMismatchError(f'"{kernel}" not implemented for \'{_type_name(a.data.dtype)}\'')
+    d = normalize_dim(dim, a.ndim)
+    return a, (d if a.ndim else None)
+
+
+def _softmax_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), 1),
+        sample(S.rand(rng, 2, 3), 0),
+        sample(S.rand(rng, 2, 3, 4), -2),
+        sample(S.rand(rng, 2, 3) * 300.0, 1, note="large logits stay finite"),
+        sample(S.rand(rng), 0, note="0-d"),
+        sample(S.rand(rng, 4), -1, note="vector"),
+        sample(S.rand(rng, 0, 3), 1, note="empty"),
+    ]
+
+
+@register(samples=_softmax_samples)
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max (never overflows)."""
+    a, d = _softmax_input("softmax", input, dim, dtype)
+    return SoftmaxBackward0.apply(a, dim=d)
+
+
+@register(samples=_softmax_samples)
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``x - logsumexp(x)`` along ``dim``: the stable log of softmax (cross-entropy's core)."""
+    a, d = _softmax_input("log_softmax", input, dim, dtype)
+    return LogSoftmaxBackward0.apply(a, dim=d)

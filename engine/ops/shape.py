@@ -1,4 +1,10 @@
-"""Shape ops: views and copies that move gradients without arithmetic."""
+"""Shape ops: views and copies that move gradients without arithmetic.
+
+Each view returns a numpy view of its input's memory, as PyTorch's views share
+storage; each rule's gradient is the inverse movement, written with these same
+ops so that ``create_graph=True`` records it (``permute`` undoes ``permute``,
+``cat`` slices, ``stack`` selects, ``split`` concatenates).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,14 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
-from ..registry import register, sample
+from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._util import as_tensor, shape_arg
+from ._util import as_tensor, normalize_dim, shape_arg
+
+
+def _sizes(shape: tuple[int, ...]) -> str:
+    return f"[{', '.join(map(str, shape))}]"
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
@@ -34,6 +44,17 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
+def _viewable(data: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether ``shape`` can be a view of ``data`` (PyTorch's and NumPy's stride rules agree)."""
+    if data.flags.c_contiguous:
+        return True
+    try:
+        data.reshape(shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
 class ViewBackward0(Function):
     name = "ViewBackward0"
 
@@ -46,32 +67,208 @@ class ViewBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return reshape(g, ctx.in_shape)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g.reshape(ctx.in_shape)
+
 
 class UnsafeViewBackward0(ViewBackward0):
-    """A reshape that had to copy (its input was not contiguous)."""
+    """A reshape that had to copy (no view of the input has the new shape)."""
 
     name = "UnsafeViewBackward0"
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), (3, 2)), sample(S.rand(rng, 2, 3), (-1,)), sample(S.rand(rng), (1, 1)), sample(S.rand(rng, 0, 2), (2, 0))])
+def _reshape_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), (3, 2)),
+        sample(S.rand(rng, 2, 3), (-1,)),
+        sample(S.rand(rng, 2, 3), 3, 1, 2, note="sizes as separate ints"),
+        sample(S.rand(rng), (1, 1), note="0-d"),
+        sample(S.rand(rng, 1), (), note="to 0-d"),
+        sample(S.rand(rng, 0, 2), (2, 0), note="empty"),
+    ]
+
+
+@register(samples=_reshape_samples)
 def reshape(input: Tensor, *shape: Any) -> Tensor:
-    """The same elements in a new shape (one dimension may be -1)."""
+    """The same elements in a new shape (one dimension may be -1); a view when possible."""
     a = as_tensor(input)
     target = _infer_shape(shape_arg(shape), a.data.size)
-    fn = ViewBackward0 if a.data.flags.c_contiguous else UnsafeViewBackward0
+    fn = ViewBackward0 if _viewable(a.data, target) else UnsafeViewBackward0
     return fn.apply(a, shape=target)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), (3, 2)), sample(S.rand(rng, 4), (2, -1))])
+@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), (3, 2)), sample(S.rand(rng, 4), (2, -1)), sample(S.rand(rng), (1,)), sample(S.rand(rng, 0, 3), (3, 0))])
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """``reshape`` that PyTorch allows only on contiguous tensors."""
+    """``reshape`` that PyTorch allows only when the result can share the input's memory."""
     a = as_tensor(input)
-    if not a.data.flags.c_contiguous:
+    target = _infer_shape(shape_arg(shape), a.data.size)
+    if not _viewable(a.data, target):
         raise ShapeMismatchError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return ViewBackward0.apply(a, shape=_infer_shape(shape_arg(shape), a.data.size))
+    return ViewBackward0.apply(a, shape=target)
+
+
+def _flatten_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3, 4)),
+        sample(S.rand(rng, 2, 3, 4), 1),
+        sample(S.rand(rng, 2, 3, 4), 0, -2),
+        sample(S.rand(rng, 2, 3, 4), start_dim=1, end_dim=1, note="no-op returns the input"),
+        sample(S.rand(rng), note="0-d becomes (1,)"),
+        sample(S.rand(rng, 0, 3)),
+    ]
+
+
+@register(samples=_flatten_samples)
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions ``start_dim..end_dim`` into one (a 0-d tensor becomes shape (1,))."""
+    a = as_tensor(input)
+    nd = a.data.ndim
+    start, end = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
+    if start > end:
+        raise BadArgumentsError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if nd == 0:
+        return reshape(a, (1,))
+    if start == end:
+        return a  # PyTorch returns the input itself
+    shape = a.data.shape
+    merged = int(np.prod(shape[start : end + 1]))
+    return reshape(a, shape[:start] + (merged,) + shape[end + 1 :])
+
+
+def _unsqueeze_dims(g: Tensor, dims: tuple[int, ...]) -> Tensor:
+    for d in dims:  # ascending: each dim is an index into the final shape
+        g = UnsqueezeBackward0.apply(g, dim=d)
+    return g
+
+
+class SqueezeBackward0(Function):
+    """``squeeze()``: every size-1 dimension."""
+
+    name = "SqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...]) -> np.ndarray:
+        ctx.dims, ctx.in_shape = dims, a.data.shape
+        return a.data.squeeze(axis=dims) if dims else a.data.view()
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return _unsqueeze_dims(g, ctx.dims)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g.reshape(ctx.in_shape)
+
+
+class SqueezeBackward1(SqueezeBackward0):
+    """``squeeze(dim)``."""
+
+    name = "SqueezeBackward1"
+
+
+class SqueezeBackward2(SqueezeBackward0):
+    """``squeeze(dims)`` with a tuple of dims."""
+
+    name = "SqueezeBackward2"
+
+
+def _squeeze_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 1, 3, 1)),
+        sample(S.rand(rng, 2, 1, 3), 1),
+        sample(S.rand(rng, 2, 1, 3), 0, note="size != 1: unchanged"),
+        sample(S.rand(rng, 1, 3, 1), (0, -1)),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng), 0, note="0-d with dim"),
+        sample(S.rand(rng, 0, 1)),
+    ]
+
+
+@register(samples=_squeeze_samples)
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Drop size-1 dimensions: all of them, or those among ``dim`` (an int or a tuple)."""
+    a = as_tensor(input)
+    shape = a.data.shape
+    if dim is None:
+        return SqueezeBackward0.apply(a, dims=tuple(i for i, s in enumerate(shape) if s == 1))
+    if isinstance(dim, (list, tuple)):
+        dims = [normalize_dim(d, a.ndim) for d in dim]
+        for i, d in enumerate(dims):
+            if d in dims[:i]:
+                raise BadArgumentsError(f"dim {d} appears multiple times in the list of dims")
+        picked = tuple(d for d in sorted(dims) if a.ndim and shape[d] == 1)
+        return SqueezeBackward2.apply(a, dims=picked)
+    d = normalize_dim(dim, a.ndim)
+    return SqueezeBackward1.apply(a, dims=(d,) if a.ndim and shape[d] == 1 else ())
+
+
+class UnsqueezeBackward0(Function):
+    name = "UnsqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int) -> np.ndarray:
+        ctx.dim = dim
+        return np.expand_dims(a.data, dim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SqueezeBackward1.apply(g, dims=(ctx.dim,))
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g.squeeze(axis=ctx.dim)
+
+
+@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), 0), sample(S.rand(rng, 2, 3), -1), sample(S.rand(rng, 2, 3), 1), sample(S.rand(rng), 0), sample(S.rand(rng, 0, 2), 2)])
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dimension at ``dim`` (in ``[-ndim-1, ndim]``)."""
+    a = as_tensor(input)
+    return UnsqueezeBackward0.apply(a, dim=normalize_dim(dim, a.ndim + 1))
+
+
+class PermuteBackward0(Function):
+    name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...]) -> np.ndarray:
+        ctx.dims = dims
+        return a.data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return PermuteBackward0.apply(g, dims=_inverse(ctx.dims))
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g.transpose(_inverse(ctx.dims))
+
+
+def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+@register(samples=lambda rng: [sample(S.rand(rng, 2, 3, 4), 2, 0, 1), sample(S.rand(rng, 2, 3), (1, 0)), sample(S.rand(rng, 2, 3, 4), (-1, 0, 1)), sample(S.rand(rng), ()), sample(S.rand(rng, 0, 3), (1, 0))])
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    """Reorder dimensions: result dimension i is input dimension ``dims[i]`` (a view)."""
+    a = as_tensor(input)
+    order = shape_arg(dims)
+    if len(order) != a.ndim:
+        raise BadArgumentsError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{a.ndim} is not equal to len(dims) = {len(order)}"
+        )
+    norm = tuple(normalize_dim(d, a.ndim) for d in order)
+    if len(set(norm)) != len(norm):
+        raise BadArgumentsError("permute(): duplicate dims are not allowed.")
+    return PermuteBackward0.apply(a, dims=norm)
 
 
 class ExpandBackward0(Function):
@@ -88,19 +285,35 @@ class ExpandBackward0(Function):
 
         return sum_to(g, ctx.in_shape)
 
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        from .reduction import sum_to_array
 
-def _expand_shape(in_shape: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[int, ...]:
+        return g if g.shape == ctx.in_shape else sum_to_array(g, ctx.in_shape)
+
+
+def _legacy_name(dtype: np.dtype) -> str:
+    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+    return f"torch.{kind.get(dtypes.torch_name(dtype), 'Float')}Tensor"
+
+
+def _expand_shape(a: Tensor, sizes: tuple[int, ...]) -> tuple[int, ...]:
+    in_shape = a.data.shape
     if len(sizes) < len(in_shape):
         raise ShapeMismatchError(
-            f"expand(torch.FloatTensor{{[{', '.join(map(str, in_shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
-            "the number of sizes provided must be greater or equal to the number of dimensions in the tensor"
+            f"expand({_legacy_name(a.dtype)}{{{_sizes(in_shape)}}}, size={_sizes(sizes)}): the "
+            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(in_shape)})"
         )
     lead = len(sizes) - len(in_shape)
     out = []
     for i, s in enumerate(sizes):
         if i < lead:
             if s < 0:
-                raise ShapeMismatchError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
+                raise ShapeMismatchError(
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
             out.append(s)
             continue
         d = in_shape[i - lead]
@@ -111,17 +324,24 @@ def _expand_shape(in_shape: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[in
         else:
             raise ShapeMismatchError(
                 f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
-                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
-                f"Tensor sizes: [{', '.join(map(str, in_shape))}]"
+                f"non-singleton dimension {i}.  Target sizes: {_sizes(sizes)}.  "
+                f"Tensor sizes: {_sizes(in_shape)}"
             )
     return tuple(out)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3, 1), (3, 4)), sample(S.rand(rng, 2), (3, 2)), sample(S.rand(rng), (2,)), sample(S.rand(rng, 1, 2), (-1, 2))])
+@register(samples=lambda rng: [sample(S.rand(rng, 3, 1), (3, 4)), sample(S.rand(rng, 2), 3, 2), sample(S.rand(rng), (2,)), sample(S.rand(rng, 1, 2), (-1, 2)), sample(S.rand(rng, 1, 2), (0, 2), note="empty")])
 def expand(input: Tensor, *sizes: Any) -> Tensor:
     """A broadcast view to a larger shape (-1 keeps a dimension)."""
     a = as_tensor(input)
-    return ExpandBackward0.apply(a, shape=_expand_shape(a.data.shape, shape_arg(sizes)))
+    return ExpandBackward0.apply(a, shape=_expand_shape(a, shape_arg(sizes)))
+
+
+@register(samples=lambda rng: [sample(S.rand(rng, 3, 1), (2, 3, 4)), sample(S.rand(rng, 3), (2, 3)), sample(S.rand(rng), (2, 2)), sample(S.rand(rng, 2), (0, 2), note="empty")])
+def broadcast_to(input: Tensor, shape: Any) -> Tensor:
+    """``expand`` to ``shape`` under the broadcasting rules (a view)."""
+    a = as_tensor(input)
+    return ExpandBackward0.apply(a, shape=_expand_shape(a, shape_arg((shape,))))
 
 
 class ToCopyBackward0(Function):
@@ -135,6 +355,10 @@ class ToCopyBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return to_dtype(g, ctx.in_dtype)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g.astype(ctx.in_dtype)
 
 
 def to_dtype(input: Tensor, dtype: Any) -> Tensor:
@@ -152,3 +376,301 @@ def to_dtype(input: Tensor, dtype: Any) -> Tensor:
 def to(input: Tensor, dtype: str) -> Tensor:
     """Cast to ``dtype`` (float32, float64, int64, bool); the result is a copy only if it differs."""
     return to_dtype(input, dtype)
+
+
+class CloneBackward0(Function):
+    name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
+        # clone keeps the input's layout (PyTorch's preserve_format); contiguous() does not
+        return np.ascontiguousarray(a.data) if contiguous else a.data.copy(order="K")
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g
+
+
+@register(samples=lambda rng: S.unary(rng))
+def clone(input: Tensor) -> Tensor:
+    """A copy with its own memory that keeps the history (the gradient passes unchanged)."""
+    return CloneBackward0.apply(as_tensor(input))
+
+
+@register(samples=lambda rng: [*S.unary(rng), sample(S.rand(rng, 3, 2).T, note="transposed")])
+def contiguous(input: Tensor) -> Tensor:
+    """The input itself when its memory is in row-major order, else a row-major copy."""
+    a = as_tensor(input)
+    if a.data.flags.c_contiguous:
+        return a
+    return CloneBackward0.apply(a, contiguous=True)
+
+
+@register(samples=lambda rng: S.unary(rng), differentiable=False, method=False)
+def detach(input: Tensor) -> Tensor:
+    """The same data (shared memory and version counter) without history."""
+    return as_tensor(input).detach()
+
+
+# -- joining and splitting ---------------------------------------------------
+
+
+def _tensor_list(tensors: Any, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise BadArgumentsError(
+            f"{op}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}"
+        )
+    out = []
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor):
+            out.append(t)
+        elif isinstance(t, (list, np.ndarray)):
+            out.append(as_tensor(t))
+        else:
+            raise BadArgumentsError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+    return out
+
+
+def _narrow(g: Tensor, dim: int, start: int, length: int) -> Tensor:
+    from .indexing import SliceBackward0, slice_key
+
+    return SliceBackward0.apply(g, key=slice_key(dim, start, start + length))
+
+
+class CatBackward0(Function):
+    name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, *tensors: Tensor, dim: int, dtype: np.dtype) -> np.ndarray:
+        # 1-D empty tensors are skipped, as PyTorch's legacy rule allows
+        ctx.dim = dim
+        ctx.sizes = sizes = [t.data.shape[dim] if t.data.shape != (0,) else -1 for t in tensors]
+        arrays = [t.data for t, s in zip(tensors, sizes) if s >= 0]
+        if not arrays:
+            return np.empty((0,), dtype)
+        return np.concatenate(arrays, axis=dim, dtype=dtype, casting="unsafe")
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
+        out: list[Tensor | None] = []
+        offset = 0
+        for size, need in zip(ctx.sizes, ctx.needs_input_grad):
+            if size < 0:
+                out.append(Tensor._make(np.zeros((0,), g.dtype)) if need else None)
+                continue
+            out.append(_narrow(g, ctx.dim, offset, size) if need else None)
+            offset += size
+        return tuple(out)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        out: list[np.ndarray | None] = []
+        offset, lead = 0, (slice(None),) * ctx.dim
+        for size, need in zip(ctx.sizes, ctx.needs_input_grad):
+            if size < 0:
+                out.append(np.zeros((0,), g.dtype) if need else None)
+                continue
+            out.append(g[lead + (slice(offset, offset + size),)] if need else None)
+            offset += size
+        return tuple(out)
+
+
+def _cat_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample([S.rand(rng, 2, 3), S.rand(rng, 1, 3)]),
+        sample([S.rand(rng, 2, 3), S.rand(rng, 2, 2), S.rand(rng, 2, 1)], dim=1),
+        sample([S.rand(rng, 2, 3), S.rand(rng, 2, 3)], dim=-1),
+        sample([S.rand(rng, 3)], note="one tensor"),
+        sample([S.rand(rng, 2, 3), Const(np.array([1.0, 2.0, 3.0]).reshape(1, 3))], note="a constant"),
+        sample([S.rand(rng, 0, 3), S.rand(rng, 2, 3)], note="empty part"),
+        sample([S.rand(rng, 2), S.rand(rng, 0)], note="legacy 1-D empty is skipped"),
+    ]
+
+
+@register(samples=_cat_samples, method=False)
+def cat(tensors: Any, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension ``dim`` (dtypes promote as in PyTorch)."""
+    ts = _tensor_list(tensors, "cat")
+    if not ts:
+        raise BadArgumentsError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(ts):
+        if t.data.ndim == 0:
+            raise BadArgumentsError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dtype = dtypes.result_type(*ts)
+    ref_i = next((i for i, t in enumerate(ts) if t.data.shape != (0,)), None)
+    if ref_i is None:
+        return CatBackward0.apply(*ts, dim=0, dtype=dtype)
+    ref = ts[ref_i].data.shape
+    d = normalize_dim(dim, len(ref))
+    for i, t in enumerate(ts):
+        shape = t.data.shape
+        if shape == (0,):
+            continue
+        if len(shape) != len(ref):
+            raise ShapeMismatchError(
+                f"Tensors must have same number of dimensions: got {len(ref)} and {len(shape)}"
+            )
+        for k, (a, b) in enumerate(zip(ref, shape)):
+            if k != d and a != b:
+                raise ShapeMismatchError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {a} "
+                    f"but got size {b} for tensor number {i} in the list."
+                )
+    return CatBackward0.apply(*ts, dim=d, dtype=dtype)
+
+
+class StackBackward0(Function):
+    name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, *tensors: Tensor, dim: int, dtype: np.dtype) -> np.ndarray:
+        ctx.dim = dim
+        return np.stack([t.data for t in tensors], axis=dim, dtype=dtype, casting="unsafe")
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
+        from .indexing import SelectBackward0
+
+        return tuple(
+            SelectBackward0.apply(g, dim=ctx.dim, index=i) if need else None
+            for i, need in enumerate(ctx.needs_input_grad)
+        )
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        lead = (slice(None),) * ctx.dim
+        return tuple(
+            g[lead + (i, Ellipsis)] if need else None for i, need in enumerate(ctx.needs_input_grad)
+        )
+
+
+def _stack_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample([S.rand(rng, 2, 3), S.rand(rng, 2, 3)]),
+        sample([S.rand(rng, 2, 3), S.rand(rng, 2, 3), S.rand(rng, 2, 3)], dim=2),
+        sample([S.rand(rng, 3), S.rand(rng, 3)], dim=-1),
+        sample([S.rand(rng), S.rand(rng)], note="0-d"),
+        sample([S.rand(rng, 2), Const(np.array([1.0, 2.0]))], note="a constant"),
+        sample([S.rand(rng, 0, 3), S.rand(rng, 0, 3)], dim=1, note="empty"),
+    ]
+
+
+@register(samples=_stack_samples, method=False)
+def stack(tensors: Any, dim: int = 0) -> Tensor:
+    """Join equally shaped tensors along a new dimension ``dim``."""
+    ts = _tensor_list(tensors, "stack")
+    if not ts:
+        raise BadArgumentsError("stack expects a non-empty TensorList")
+    ref = ts[0].data.shape
+    for i, t in enumerate(ts):
+        if t.data.shape != ref:
+            raise ShapeMismatchError(
+                f"stack expects each tensor to be equal size, but got {_sizes(ref)} at entry 0 "
+                f"and {_sizes(t.data.shape)} at entry {i}"
+            )
+    d = normalize_dim(dim, len(ref) + 1)
+    return StackBackward0.apply(*ts, dim=d, dtype=dtypes.result_type(*ts))
+
+
+class SplitBackward0(Function):
+    name = "SplitBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
+        ctx.dim = dim
+        bounds = np.cumsum(sizes)[:-1].tolist()
+        return tuple(np.split(a.data, bounds, axis=dim))
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> Tensor:
+        if len(grads) == 1:
+            return grads[0]
+        return CatBackward0.apply(*grads, dim=ctx.dim, dtype=grads[0].dtype)
+
+    @staticmethod
+    def vjp(ctx: Any, *grads: np.ndarray) -> np.ndarray:
+        return grads[0] if len(grads) == 1 else np.concatenate(grads, axis=ctx.dim)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    name = "SplitWithSizesBackward0"
+
+
+def _at_least_1d(a: Tensor, op: str) -> None:
+    if a.data.ndim == 0:
+        raise BadArgumentsError(f"{op} expects at least a 1-dimensional tensor")
+
+
+def _split_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 5, 2), 2),
+        sample(S.rand(rng, 2, 6), [1, 2, 3], dim=1),
+        sample(S.rand(rng, 4, 3), 4, note="one piece"),
+        sample(S.rand(rng, 3, 4), 3, dim=-1),
+        sample(S.rand(rng, 0, 3), 2, note="empty"),
+    ]
+
+
+@register(samples=_split_samples)
+def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
+    a = as_tensor(input)
+    _at_least_1d(a, "split")
+    d = normalize_dim(dim, a.ndim)
+    n = a.data.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = shape_arg((split_size_or_sections,))
+        if any(s < 0 for s in sizes):
+            raise BadArgumentsError(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={list(sizes)}"
+            )
+        if sum(sizes) != n:
+            raise ShapeMismatchError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={list(sizes)}"
+            )
+        return SplitWithSizesBackward0.apply(a, sizes=sizes, dim=d)
+    size = shape_arg((split_size_or_sections,))[0]
+    if size < 0:
+        raise BadArgumentsError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise BadArgumentsError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+        )
+    pieces = max(-(-n // size), 1) if size else 1
+    sizes = tuple(min(size, n - i * size) for i in range(pieces))
+    return SplitBackward0.apply(a, sizes=sizes, dim=d)
+
+
+def _chunk_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 6, 2), 3),
+        sample(S.rand(rng, 2, 5), 3, dim=1, note="uneven"),
+        sample(S.rand(rng, 6), 4, note="fewer pieces than asked"),
+        sample(S.rand(rng, 0, 2), 2, note="empty"),
+    ]
+
+
+@register(samples=_chunk_samples)
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` nearly equal pieces along ``dim`` (there may be fewer)."""
+    a = as_tensor(input)
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)):
+        raise BadArgumentsError(f"chunks must be an integer, got {chunks!r}")
+    _at_least_1d(a, "chunk")
+    if chunks <= 0:
+        raise BadArgumentsError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, a.ndim)
+    n = a.data.shape[d]
+    size = -(-n // chunks)
+    if size == 0 and n == 0:
+        return SplitWithSizesBackward0.apply(a, sizes=(0,) * int(chunks), dim=d)
+    return split(a, size, d)
+

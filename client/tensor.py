@@ -1,0 +1,512 @@
+"""Handles on remote tensors that read like ``torch.Tensor``.
+
+A ``Tensor`` is a name in a remote session plus cached metadata. Operators
+and methods send steps (``y = x ** 2`` is ``{"out": "_t..", "op": "pow",
+"args": ["x", 2]}``); values come back as numpy arrays only when read
+(``numpy()``, ``data``, ``item()``, ``repr``). ``x.grad`` is a ``GradRef``,
+a handle on ``x.grad`` that reads and zeroes the remote gradient and, used in
+an expression (``w - 0.1 * w.grad``), is bound to a temporary name first.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import errors
+from .printing import tensor_repr
+
+if TYPE_CHECKING:
+    from .session import Session
+
+LEAF_INPLACE_MESSAGE = (
+    "a leaf Variable that requires grad is being used in an in-place operation."
+)
+
+# catalogue ops that are also Tensor methods, spelled out so they exist without a round trip
+_METHODS = (
+    "add", "sub", "mul", "div", "pow", "neg", "reciprocal", "square", "abs", "sign",
+    "floor", "ceil", "round", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin",
+    "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu",
+    "softplus", "clamp", "maximum", "minimum", "sum", "mean", "prod", "amax", "amin",
+    "norm", "var", "std", "logsumexp", "softmax", "log_softmax", "argmax", "argmin",
+    "matmul", "mm", "bmm", "dot", "outer", "t", "transpose", "reshape", "view", "flatten",
+    "squeeze", "unsqueeze", "permute", "expand", "broadcast_to", "clone", "contiguous",
+    "detach", "gather", "masked_fill", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+    "logical_or", "logical_not", "to",
+)  # fmt: skip
+# ops with several results: how many, from the arguments (and the input's shape)
+_MULTI = ("max", "min", "split", "chunk", "sort", "topk", "unbind")
+
+
+def _count_results(op: str, x: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    if op in ("sort", "topk"):
+        return 2
+    if op in ("max", "min"):  # x.max() and max(x, other) make one; x.max(dim) makes two
+        if args and isinstance(args[0], Tensor):
+            return 1
+        return 2 if args or "dim" in kwargs else 1
+    if op == "unbind":
+        return x.shape[kwargs.get("dim", args[0] if args else 0)]
+    size = x.shape[kwargs.get("dim", args[1] if len(args) > 1 else 0)]
+    first = args[0] if args else kwargs.get("split_size_or_sections", kwargs.get("chunks"))
+    if op == "split":
+        if isinstance(first, list | tuple):
+            return len(first)
+        return max(1, -(-size // int(first)))
+    if not size:  # op == "chunk", PyTorch's rule
+        return int(first)
+    step = -(-size // int(first))
+    return -(-size // step)
+
+
+class TensorData(np.ndarray):
+    """``tensor.data``: the values as a numpy array whose in-place tensor methods
+    (``zero_``, ``fill_``, ``copy_``, ``add_``, ``sub_``, ``mul_``, ``div_``) also write
+    the remote tensor, under no_grad, as ``x.data.zero_()`` does in PyTorch."""
+
+    _owner: Tensor | None = None
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._owner = None  # views and results are plain local arrays
+
+    def _write(self, values: np.ndarray) -> TensorData:
+        self[...] = values
+        if self._owner is not None:
+            self._owner._write_data(np.asarray(self))
+        return self
+
+    def zero_(self) -> TensorData:
+        if isinstance(self._owner, GradRef):
+            self._owner.zero_()
+            self[...] = 0
+            return self
+        return self._write(np.zeros_like(self))
+
+    def _grad_guard(self) -> None:
+        if isinstance(self._owner, GradRef):
+            raise NotImplementedError("a remote .grad can only be read and zeroed (zero_())")
+
+    def fill_(self, value: float) -> TensorData:
+        self._grad_guard()
+        return self._write(np.full_like(self, value))
+
+    def copy_(self, src: Any) -> TensorData:
+        self._grad_guard()
+        return self._write(np.broadcast_to(np.asarray(src, dtype=self.dtype), self.shape))
+
+    def add_(self, other: Any, *, alpha: float = 1) -> TensorData:
+        self._grad_guard()
+        return self._write(np.asarray(self) + alpha * np.asarray(other))
+
+    def sub_(self, other: Any, *, alpha: float = 1) -> TensorData:
+        self._grad_guard()
+        return self._write(np.asarray(self) - alpha * np.asarray(other))
+
+    def mul_(self, other: Any) -> TensorData:
+        self._grad_guard()
+        return self._write(np.asarray(self) * np.asarray(other))
+
+    def div_(self, other: Any) -> TensorData:
+        self._grad_guard()
+        return self._write(np.asarray(self) / np.asarray(other))
+
+
+class Tensor:
+    """A tensor bound to ``name`` in a remote session."""
+
+    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * t -> t.__rmul__
+    __hash__ = object.__hash__
+
+    def __init__(self, session: Session, name: str, meta: dict[str, Any] | None = None) -> None:
+        self._session = session
+        self._name = name
+        self._meta = meta
+        self._value: np.ndarray | None = None  # cached values, dropped when written
+        self._stale = False  # the name was rebound to another tensor
+        self._failed: errors.GradserveError | None = None  # its batched step failed
+
+    # --- identity and metadata ---------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    def _check(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+        if self._stale:
+            raise errors.GradserveError(
+                f"tensor {self._name!r} was rebound to another tensor in this session; this "
+                "handle no longer names anything (give intermediate results no name, or a new one)",
+                code="stale_handle",
+            )
+
+    def _metadata(self) -> dict[str, Any]:
+        self._check()
+        if self._meta is None:
+            self._session.flush()
+            self._check()
+        if self._meta is None:
+            self._meta = self._session._get_tensor(self._name, values=False)
+        return self._meta
+
+    def _set_meta(self, meta: dict[str, Any]) -> None:
+        meta = dict(meta)
+        data = meta.pop("data", None)
+        grad = meta.pop("grad", None)
+        self._meta = meta
+        if data is not None:
+            self._value = self._session._decode(data)
+        if grad is not None:
+            self._session._grads[self._name] = self._session._decode(grad)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._metadata()["shape"])
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self.shape if dim is None else self.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._metadata()["dtype"])
+
+    @property
+    def requires_grad(self) -> bool:
+        return bool(self._metadata()["requires_grad"])
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    @property
+    def is_leaf(self) -> bool:
+        return bool(self._metadata()["is_leaf"])
+
+    @property
+    def grad_fn(self) -> str | None:
+        """The name of the node that made this tensor (``"PowBackward0"``), or None."""
+        return self._metadata()["grad_fn"]
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self._metadata()["retains_grad"])
+
+    @property
+    def _version(self) -> int:
+        self._check()
+        self._session.flush()
+        self._meta = self._session._get_tensor(self._name, values=False)
+        return int(self._meta["version"])
+
+    # --- values --------------------------------------------------------------------------------
+
+    def _values(self) -> np.ndarray:
+        self._check()
+        if self._value is None:
+            self._session.flush()
+            self._check()
+        if self._value is None:
+            self._set_meta(self._session._get_tensor(self._name, values=True))
+        assert self._value is not None
+        return self._value
+
+    def numpy(self) -> np.ndarray:
+        """The values, as a new numpy array."""
+        return self._values().copy()
+
+    def tolist(self) -> Any:
+        return self._values().tolist()
+
+    def item(self) -> float | int | bool:
+        values = self._values()
+        if values.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {values.size} elements cannot be converted to Scalar"
+            )
+        return values.reshape(()).item()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        values = self._values()
+        return values.astype(dtype) if dtype is not None else values.copy()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        values = self._values()
+        if values.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(values.reshape(()))
+
+    @property
+    def data(self) -> TensorData:
+        """The values as a numpy array; ``x.data.zero_()`` and ``w.data -= ...`` write back."""
+        out = self._values().copy().view(TensorData)
+        out._owner = self
+        return out
+
+    @data.setter
+    def data(self, values: Any) -> None:
+        self._write_data(np.asarray(values))
+
+    def _write_data(self, values: np.ndarray) -> None:
+        self._check()
+        self._session._assign_value(self, values)
+
+    def __repr__(self) -> str:
+        if self._failed is not None or self._stale:
+            return f"<gradserve.Tensor {self._name!r} (unusable: {'failed' if self._failed else 'rebound'})>"
+        meta = self._metadata()
+        return tensor_repr(
+            self._values(), grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
+        )
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    # --- autograd --------------------------------------------------------------------------------
+
+    @property
+    def grad(self) -> GradRef | None:
+        """``x.grad``: a handle on the remote gradient, or None (with PyTorch's warning for a
+        non-leaf that does not retain its grad)."""
+        self._check()
+        found, warning = self._session._read_grad(self._name)
+        if warning:
+            warnings.warn(warning, UserWarning, stacklevel=2)
+        return GradRef(self) if found else None
+
+    @grad.setter
+    def grad(self, value: None) -> None:
+        if value is not None:
+            raise NotImplementedError("a remote .grad can only be set to None")
+        self._session._clear_grad(self._name)
+
+    def backward(
+        self,
+        gradient: Any = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        self._session.backward(
+            [self],
+            None if gradient is None else [gradient],
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            inputs=inputs,
+        )
+
+    def retain_grad(self) -> None:
+        self._set_meta(self._session._patch(self, {"retain_grad": True}))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self._set_meta(self._session._patch(self, {"requires_grad": requires_grad}))
+        return self
+
+    def detach(self) -> Tensor:
+        return self._op("detach")
+
+    def zero_(self) -> Tensor:
+        return self._inplace("mul", 0)
+
+    def fill_(self, value: float) -> Tensor:
+        self._write_data(np.full(self.shape, value, dtype=self.dtype))
+        return self
+
+    def copy_(self, src: Any) -> Tensor:
+        if isinstance(src, Tensor):
+            return self._inplace("clone", src)
+        self._write_data(np.broadcast_to(np.asarray(src, dtype=self.dtype), self.shape))
+        return self
+
+    # --- ops -------------------------------------------------------------------------------------
+
+    def _op(self, op: str, *args: Any, **kwargs: Any) -> Any:
+        return self._session._apply(op, (self, *args), kwargs)
+
+    def bind(self, name: str) -> Tensor:
+        """Bind this tensor to another session name too (``y = x ** 2`` then ``y.bind("y")``)."""
+        return self._session._apply_expr(self, name)
+
+    def __getattr__(self, op: str) -> Any:
+        # any other catalogue op marked "method" (x.cumsum(...)): checked against GET /v1/ops
+        if op.startswith("_"):
+            raise AttributeError(op)
+        self._session._check_op(op, method=True)
+        return lambda *args, **kwargs: self._op(op, *args, **kwargs)
+
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        return self._op("max", *args, **kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        return self._op("min", *args, **kwargs)
+
+    def split(self, *args: Any, **kwargs: Any) -> Any:
+        return self._op("split", *args, **kwargs)
+
+    def chunk(self, *args: Any, **kwargs: Any) -> Any:
+        return self._op("chunk", *args, **kwargs)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return self._op("permute", *reversed(range(self.ndim)))  # PyTorch: PermuteBackward0
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return self._session._index(self, index)
+
+    # arithmetic operators travel as expressions (``_t1 ** 2``, ``2 - x``, ``w - 0.1 * w.grad``):
+    # the server's expression parser records them exactly as PyTorch's operators do
+    def __add__(self, other: Any) -> Tensor: return self._session._binary("+", self, other)
+    def __radd__(self, other: Any) -> Tensor: return self._session._binary("+", other, self)
+    def __sub__(self, other: Any) -> Tensor: return self._session._binary("-", self, other)
+    def __rsub__(self, other: Any) -> Tensor: return self._session._binary("-", other, self)
+    def __mul__(self, other: Any) -> Tensor: return self._session._binary("*", self, other)
+    def __rmul__(self, other: Any) -> Tensor: return self._session._binary("*", other, self)
+    def __truediv__(self, other: Any) -> Tensor: return self._session._binary("/", self, other)
+    def __rtruediv__(self, other: Any) -> Tensor: return self._session._binary("/", other, self)
+    def __pow__(self, other: Any) -> Tensor: return self._session._binary("**", self, other)
+    def __rpow__(self, other: Any) -> Tensor: return self._session._binary("**", other, self)
+    def __matmul__(self, other: Any) -> Tensor: return self._session._binary("@", self, other)
+    def __rmatmul__(self, other: Any) -> Tensor: return self._session._binary("@", other, self)
+    def __neg__(self) -> Tensor: return self._op("neg")
+    def __pos__(self) -> Tensor: return self
+    def __abs__(self) -> Tensor: return self._op("abs")
+    def __invert__(self) -> Tensor: return self._op("logical_not")
+    def __and__(self, other: Any) -> Tensor: return self._op("logical_and", other)
+    def __or__(self, other: Any) -> Tensor: return self._op("logical_or", other)
+    def __lt__(self, other: Any) -> Tensor: return self._op("lt", other)
+    def __le__(self, other: Any) -> Tensor: return self._op("le", other)
+    def __gt__(self, other: Any) -> Tensor: return self._op("gt", other)
+    def __ge__(self, other: Any) -> Tensor: return self._op("ge", other)
+    def __eq__(self, other: Any) -> Tensor: return self._op("eq", other)  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor: return self._op("ne", other)  # type: ignore[override]
+
+    # in place: under no_grad (or on a non-leaf) as PyTorch allows; `w -= lr * w.grad` included
+    def _inplace(self, op: str, *args: Any, **kwargs: Any) -> Tensor:
+        self._session._inplace(self, op, args, kwargs)
+        return self
+
+    def add_(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self._inplace("add", other, **({"alpha": alpha} if alpha != 1 else {}))
+
+    def sub_(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self._inplace("sub", other, **({"alpha": alpha} if alpha != 1 else {}))
+
+    def mul_(self, other: Any) -> Tensor: return self._inplace("mul", other)
+    def div_(self, other: Any) -> Tensor: return self._inplace("div", other)
+    def pow_(self, other: Any) -> Tensor: return self._inplace("pow", other)
+    def clamp_(self, *args: Any, **kwargs: Any) -> Tensor: return self._inplace("clamp", *args, **kwargs)
+    def __iadd__(self, other: Any) -> Tensor: return self._inplace("add", other)
+    def __isub__(self, other: Any) -> Tensor: return self._inplace("sub", other)
+    def __imul__(self, other: Any) -> Tensor: return self._inplace("mul", other)
+    def __itruediv__(self, other: Any) -> Tensor: return self._inplace("div", other)
+
+
+def _method(op: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return self._op(op, *args, **kwargs)
+
+    method.__name__ = op
+    method.__doc__ = f"``{op}`` on the server (GET /v1/ops describes it)."
+    return method
+
+
+for _name in _METHODS:
+    if _name not in Tensor.__dict__:
+        setattr(Tensor, _name, _method(_name))
+
+
+class GradRef(Tensor):
+    """``x.grad``: reads and zeroes the remote gradient of ``x``; in an op it stands for
+    the expression ``x.grad`` (bound to a temporary name in the same request)."""
+
+    def __init__(self, owner: Tensor) -> None:
+        super().__init__(owner._session, owner._name)
+        self._owner = owner
+
+    @property
+    def name(self) -> str:
+        return f"{self._name}.grad"
+
+    def _values(self) -> np.ndarray:
+        self._owner._check()
+        found, _ = self._session._read_grad(self._name)
+        if not found:
+            raise RuntimeError(f"{self._name}.grad is None")
+        return self._session._grads[self._name]  # type: ignore[return-value]
+
+    def _metadata(self) -> dict[str, Any]:
+        values = self._values()
+        return {
+            "name": self.name,
+            "shape": list(values.shape),
+            "dtype": values.dtype.name if values.dtype.kind != "b" else "bool",
+            "requires_grad": False,
+            "is_leaf": True,
+            "grad_fn": None,
+            "retains_grad": False,
+            "version": 0,
+        }
+
+    @property
+    def _version(self) -> int:
+        return 0
+
+    @property
+    def grad(self) -> None:
+        return None
+
+    def zero_(self) -> GradRef:
+        self._session.zero_grad(tensors=[self._owner])
+        return self
+
+    def _write_data(self, values: np.ndarray) -> None:
+        raise NotImplementedError("a remote .grad can only be read and zeroed (zero_())")
+
+    def _inplace(self, op: str, *args: Any, **kwargs: Any) -> Tensor:
+        raise NotImplementedError(
+            f"in-place {op}_ on a remote .grad is not supported; it can be read and zeroed"
+        )
+
+    def backward(self, *args: Any, **kwargs: Any) -> None:
+        self._session.backward([self._session._materialize(self)], *args, **kwargs)
+
+    def retain_grad(self) -> None:
+        raise RuntimeError("can't retain_grad on a .grad")
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        raise RuntimeError("requires_grad_ on a remote .grad: detach() it into a tensor first")

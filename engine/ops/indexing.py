@@ -1,0 +1,660 @@
+"""Indexing: ``x[...]`` with PyTorch's semantics, ``gather``, ``index_select`` and
+``masked_fill``.
+
+``getitem`` replays PyTorch's own sequence: basic indices (ints, slices, None,
+Ellipsis) become one view op each, left to right (``SelectBackward0``,
+``SliceBackward0``, ``UnsqueezeBackward0``); the advanced indices (integer
+arrays, boolean masks, Python bools) are gathered into one ``IndexBackward0``
+at the end. So the recorded graph, and the ``grad_fn`` of the result, are the
+ones PyTorch records. Each rule's gradient is the op's adjoint (an
+``...Backward`` Function that scatters into zeros, accumulating repeated
+indices), whose own gradient is the original op again: higher orders work.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
+from ..function import Function
+from ..registry import Const, register, sample
+from ..tensor import Tensor
+from . import samples as S
+from ._util import as_tensor, broadcast_shape, normalize_dim
+from .shape import UnsqueezeBackward0
+
+_FULL = slice(None)
+
+
+def _prefix(dim: int, item: Any) -> tuple[Any, ...]:
+    return (_FULL,) * dim + (item, Ellipsis)
+
+
+def _place(g: np.ndarray, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+    """Zeros of ``shape`` with ``g`` written at the basic index ``key``."""
+    out = np.zeros(shape, g.dtype)
+    out[key] = g
+    return out
+
+
+class SelectBackward0(Function):
+    """``x[i]`` along ``dim`` (``index`` already non-negative)."""
+
+    name = "SelectBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int, index: int) -> np.ndarray:
+        ctx.dim, ctx.index, ctx.in_shape = dim, index, a.data.shape
+        return a.data[_prefix(dim, index)]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SelectBackwardBackward0.apply(g, shape=ctx.in_shape, dim=ctx.dim, index=ctx.index)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return _place(g, ctx.in_shape, _prefix(ctx.dim, ctx.index))
+
+
+class SelectBackwardBackward0(Function):
+    """The adjoint of select: ``g`` placed at ``index`` in zeros."""
+
+    name = "SelectBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
+        ctx.dim, ctx.index = dim, index
+        return _place(g.data, shape, _prefix(dim, index))
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return SelectBackward0.apply(gg, dim=ctx.dim, index=ctx.index)
+
+
+def slice_key(dim: int, start: int, stop: int, step: int = 1) -> tuple[Any, ...]:
+    """The NumPy key of ``x[start:stop:step]`` along ``dim`` (bounds already normalized)."""
+    return _prefix(dim, slice(start, stop, step))
+
+
+class SliceBackward0(Function):
+    """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
+
+    name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, key: tuple[Any, ...]) -> np.ndarray:
+        ctx.key, ctx.in_shape = key, a.data.shape
+        return a.data[key]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SliceBackwardBackward0.apply(g, shape=ctx.in_shape, key=ctx.key)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return _place(g, ctx.in_shape, ctx.key)
+
+
+class SliceBackwardBackward0(Function):
+    """The adjoint of slice: ``g`` placed in its window of zeros."""
+
+    name = "SliceBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+        ctx.key = key
+        return _place(g.data, shape, key)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return SliceBackward0.apply(gg, key=ctx.key)
+
+
+class AliasBackward0(Function):
+    """``x[...]``: a new tensor viewing the same memory."""
+
+    name = "AliasBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        return a.data.view()
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g
+
+
+class IndexBackward0(Function):
+    """Advanced indexing; ``index`` is a NumPy index of full slices and integer arrays."""
+
+    name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, index: tuple[Any, ...]) -> np.ndarray:
+        ctx.save_for_backward(index)  # PyTorch saves the indices: freed after backward
+        ctx.in_shape = a.data.shape
+        return a.data[index]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (index,) = ctx.saved_tensors
+        return IndexPutImplBackward0.apply(g, shape=ctx.in_shape, index=index)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (index,) = ctx.saved_tensors
+        return _scatter_add(ctx.in_shape, index, g)
+
+
+def _scatter_add(shape: tuple[int, ...], index: tuple[Any, ...], values: np.ndarray) -> np.ndarray:
+    """Zeros of ``shape`` with ``values`` added at ``index``; repeated positions accumulate."""
+    out = np.zeros(shape, values.dtype)
+    np.add.at(out, index, values)
+    return out
+
+
+class IndexPutImplBackward0(Function):
+    """The adjoint of advanced indexing: ``zeros.index_put_(index, g, accumulate=True)``."""
+
+    name = "IndexPutImplBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], index: tuple[Any, ...]) -> np.ndarray:
+        ctx.save_for_backward(index)
+        return _scatter_add(shape, index, g.data)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        (index,) = ctx.saved_tensors
+        return IndexBackward0.apply(gg, index=index)
+
+
+# -- x[index] -----------------------------------------------------------------
+
+_INVALID_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+    "indices (got {})"
+)
+
+
+def _is_int(obj: Any) -> bool:
+    return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+
+
+def _as_tuple(index: Any) -> tuple[Any, ...] | None:
+    """PyTorch's (and NumPy's old) rule: a short list holding a slice, None, Ellipsis, a
+    sequence or a tensor is read as a tuple of indices; other lists are one index array."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32:
+        for item in index:
+            if item is None or item is Ellipsis or isinstance(item, (slice, list, tuple, Tensor)):
+                return tuple(index)
+    return None
+
+
+def _index_array(obj: Any) -> np.ndarray:
+    """A tensor, list or array used as an index: int64 or bool, as PyTorch requires."""
+    data = obj.data if isinstance(obj, Tensor) else np.asarray(obj)
+    if isinstance(obj, (list, tuple)) and data.size == 0:
+        data = data.astype(np.int64)
+    if data.dtype.kind in "iu":
+        return data.astype(np.int64, copy=False)
+    if data.dtype.kind == "b":
+        return data
+    raise BadArgumentsError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _specified_dims(items: tuple[Any, ...]) -> int:
+    count = 0
+    for obj in items:
+        if isinstance(obj, Tensor):
+            count += obj.ndim if obj.dtype == dtypes.bool_ else 1
+        elif obj is not None and obj is not Ellipsis and not isinstance(obj, (bool, np.bool_)):
+            count += 1
+    return count
+
+
+def _select(t: Tensor, dim: int, index: Any, real_dim: int) -> Tensor:
+    if t.data.ndim == 0:
+        raise IndexOutOfRangeError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
+    size = t.data.shape[dim]
+    i = int(index)
+    if not -size <= i < size:
+        raise IndexOutOfRangeError(
+            f"index {i} is out of bounds for dimension {real_dim} with size {size}"
+        )
+    return SelectBackward0.apply(t, dim=dim, index=i % size)
+
+
+def _slice_bound(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise BadArgumentsError(
+            "slice indices must be integers or None or have an __index__ method"
+        ) from None
+
+
+def _slice(t: Tensor, dim: int, s: slice, skip_full: bool) -> Tensor:
+    if t.data.ndim == 0:
+        raise IndexOutOfRangeError("slice() cannot be applied to a 0-dim tensor.")
+    start, stop, step = _slice_bound(s.start), _slice_bound(s.stop), _slice_bound(s.step)
+    if step == 0:
+        raise BadArgumentsError("slice step cannot be zero")
+    if step is not None and step < 0:
+        raise BadArgumentsError("step must be greater than zero")
+    size = t.data.shape[dim]
+    if skip_full and not start and (stop is None or stop >= size) and step in (None, 1):
+        return t  # PyTorch skips a full slice inside a tuple index
+    lo, hi, st = slice(start, stop, step).indices(size)
+    return SliceBackward0.apply(t, key=slice_key(dim, lo, max(hi, lo), st))
+
+
+def _bool_index(value: bool) -> np.ndarray:
+    return np.zeros(1 if value else 0, np.int64)
+
+
+def _advanced(t: Tensor, recorded: dict[int, np.ndarray]) -> Tensor:
+    """One ``IndexBackward0`` for the recorded index arrays (dim -> array), with PyTorch's checks."""
+    shape = t.data.shape
+    key: list[Any] = [_FULL] * (max(recorded) + 1)
+    arrays: list[tuple[np.ndarray, int]] = []  # integer arrays with the dim they index
+    for dim, arr in recorded.items():
+        if arr.dtype == np.bool_:
+            for j, m in enumerate(arr.shape):
+                if dim + j >= len(shape) or shape[dim + j] != m:
+                    raise ShapeMismatchError(
+                        f"The shape of the mask {list(arr.shape)} at index {j} does not match "
+                        f"the shape of the indexed tensor {list(shape)} at index {dim + j}"
+                    )
+            parts = np.nonzero(arr)
+            key[dim : dim + arr.ndim] = parts
+            arrays.extend((p, dim + j) for j, p in enumerate(parts))
+        else:
+            key[dim] = arr
+            arrays.append((arr, dim))
+    try:
+        np.broadcast_shapes(*(a.shape for a, _ in arrays))
+    except ValueError:
+        raise ShapeMismatchError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(list(a.shape)) for a, _ in arrays)
+        ) from None
+    for k, (arr, dim) in enumerate(arrays):
+        size = shape[dim]
+        bad = (arr < -size) | (arr >= size)
+        if bad.any():
+            v = int(arr[bad].flat[0])
+            raise IndexOutOfRangeError(
+                f"index {v} is out of bounds for dimension {k} with size {size}"
+            )
+    return IndexBackward0.apply(t, index=tuple(key))
+
+
+def _getitem_samples(rng: np.random.Generator) -> list[Any]:
+    x = S.rand(rng, 3, 4, 5)
+    mask = np.array([True, False, True])
+    return [
+        sample(S.rand(rng, 3, 4), 1, note="int"),
+        sample(S.rand(rng, 3, 4), -1, note="negative int"),
+        sample(S.rand(rng, 4), 2, note="to 0-d"),
+        sample(S.rand(rng, 5, 2), slice(1, 4), note="slice"),
+        sample(S.rand(rng, 6), slice(None, None, 2), note="step"),
+        sample(S.rand(rng, 6, 2), slice(-4, -1, 3), note="negative bounds"),
+        sample(S.rand(rng, 3), slice(2, 1), note="empty slice"),
+        sample(S.rand(rng, 3, 2), None, note="None"),
+        sample(S.rand(rng), None, note="0-d None"),
+        sample(S.rand(rng), Ellipsis, note="0-d Ellipsis"),
+        sample(x, (0, slice(1, 3)), note="int then slice"),
+        sample(x, (Ellipsis, 1), note="Ellipsis"),
+        sample(x, (slice(None), None, 2), note="full slice, None, int"),
+        sample(x, (slice(None), slice(None)), note="alias"),
+        sample(x, Const(np.array([0, 2, 0])), note="repeated indices accumulate"),
+        sample(x, Const(np.array([[0, 1], [2, 2]])), note="2-d index array"),
+        sample(x, ([1, 0, 1], slice(None), [4, 0, 4]), note="separated arrays go first"),
+        sample(x, (slice(None), [0, 0, 3], [1, 1, 2]), note="adjacent arrays stay"),
+        sample(x, (1, slice(None), [-1, 0]), note="int and array"),
+        sample(x, Const(mask), note="bool mask"),
+        sample(x, Const(rng.random((3, 4)) > 0.5), note="2-d mask"),
+        sample(x, (slice(0, 2), [True, False, True, True]), note="mask as a list"),
+        sample(x, True, note="Python bool"),
+        sample(S.rand(rng, 0, 3), (slice(None), 1), note="empty"),
+        sample(x, [], note="empty index list"),
+    ]
+
+
+@register(name="getitem", samples=_getitem_samples, method=False, torch=lambda torch, input, index: input[index])
+def getitem(input: Tensor, index: Any) -> Tensor:
+    """``input[index]``: ints, slices, None, Ellipsis, bools, integer arrays and masks."""
+    t = as_tensor(input)
+    items = _as_tuple(index)
+    if items is None:
+        # a single index: PyTorch's fast paths (a lone slice is recorded even when full)
+        if index is None:
+            return UnsqueezeBackward0.apply(t, dim=0)
+        if index is Ellipsis:
+            return AliasBackward0.apply(t)
+        if _is_int(index):
+            return _select(t, 0, index, 0)
+        if isinstance(index, slice):
+            return _slice(t, 0, index, skip_full=False)
+        items = (index,)
+    ndim = t.data.ndim
+    specified = _specified_dims(items)
+    if specified > ndim:
+        raise IndexOutOfRangeError(f"too many indices for tensor of dimension {ndim}")
+    result = t
+    recorded: dict[int, np.ndarray] = {}
+    dim = 0
+    for real_dim, obj in enumerate(items):
+        if obj is None:
+            result = UnsqueezeBackward0.apply(result, dim=dim)
+            dim += 1
+        elif obj is Ellipsis:
+            dim += ndim - specified
+        elif isinstance(obj, (bool, np.bool_)):
+            result = UnsqueezeBackward0.apply(result, dim=dim)
+            recorded[dim] = _bool_index(bool(obj))
+            dim += 1
+        elif _is_int(obj):
+            result = _select(result, dim, obj, real_dim)
+        elif isinstance(obj, slice):
+            result = _slice(result, dim, obj, skip_full=True)
+            dim += 1
+        elif isinstance(obj, (Tensor, list, tuple, np.ndarray)):
+            arr = _index_array(obj)
+            if arr.ndim == 0 and isinstance(obj, Tensor):
+                if arr.dtype == np.bool_:
+                    result = UnsqueezeBackward0.apply(result, dim=dim)
+                    recorded[dim] = _bool_index(bool(arr))
+                    dim += 1
+                else:
+                    result = _select(result, dim, arr, real_dim)
+                continue
+            recorded[dim] = arr
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+        else:
+            raise BadArgumentsError(_INVALID_INDEX.format(type(obj).__name__))
+    if recorded:
+        return _advanced(result, recorded)
+    if result is t:
+        return AliasBackward0.apply(t)
+    return result
+
+
+# -- gather, index_select, masked_fill -----------------------------------------
+
+
+def _check_index_dtype(index: Tensor, message: str) -> np.ndarray:
+    if index.data.dtype != dtypes.int64:
+        raise DtypeMismatchError(message)
+    return index.data
+
+
+class GatherBackward0(Function):
+    name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+        ctx.save_for_backward(key)  # PyTorch saves self and index
+        ctx.in_shape = a.data.shape
+        return a.data.reshape(ctx.in_shape or (1,))[key].reshape(shape)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (key,) = ctx.saved_tensors
+        return ScatterAddBackward0.apply(g, key=key, shape=ctx.in_shape)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (key,) = ctx.saved_tensors
+        return _scatter_gather(g, key, ctx.in_shape)
+
+
+def _scatter_gather(g: np.ndarray, key: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """The adjoint of gather's ``x[key]`` (0-d shapes read as (1,), as gather treats them)."""
+    return _scatter_add(shape or (1,), key, g.reshape(key[0].shape)).reshape(shape)
+
+
+class ScatterAddBackward0(Function):
+    """The adjoint of gather: ``zeros.scatter_add(dim, index, g)``."""
+
+    name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+        ctx.save_for_backward(key)
+        ctx.index_shape = g.data.shape
+        return _scatter_gather(g.data, key, shape)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        (key,) = ctx.saved_tensors
+        return GatherBackward0.apply(gg, key=key, shape=ctx.index_shape)
+
+
+def _gather_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 3, 4), 1, Const(np.array([[0, 0], [3, 1], [2, 2]]))),
+        sample(S.rand(rng, 3, 4), 0, Const(np.array([[2, 0, 1, 2]]))),
+        sample(S.rand(rng, 3, 4, 2), -1, Const(rng.integers(0, 2, (2, 4, 3))), note="index smaller, dim larger"),
+        sample(S.rand(rng, 4), 0, Const(np.array([1, 1, 3])), note="repeated indices accumulate"),
+        sample(S.rand(rng), 0, Const(np.array(0)), note="0-d"),
+        sample(S.rand(rng, 3, 2), 1, Const(np.zeros((3, 0), np.int64)), note="empty"),
+    ]
+
+
+@register(samples=_gather_samples)
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
+    a, idx_t = as_tensor(input), as_tensor(index)
+    idx = _check_index_dtype(idx_t, "gather(): Expected dtype int32/int64 for index")
+    d = normalize_dim(dim, a.ndim)
+    shape, ishape = a.data.shape or (1,), idx.shape or (1,)
+    if len(ishape) != len(shape) and (a.ndim > 1 or idx.ndim > 1):
+        raise ShapeMismatchError("Index tensor must have the same number of dimensions as input tensor")
+    for k, (m, n) in enumerate(zip(ishape, shape)):
+        if k != d and m > n:
+            raise ShapeMismatchError(
+                f"Size does not match at dimension {k} expected index {list(idx.shape)} to be no "
+                f"larger than self {list(a.data.shape)} apart from dimension {d}"
+            )
+    bad = (idx < 0) | (idx >= shape[d])
+    if bad.any():
+        raise IndexOutOfRangeError(
+            f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size {shape[d]}"
+        )
+    key = tuple(
+        idx.reshape(ishape) if k == d else np.arange(n).reshape((-1,) + (1,) * (len(ishape) - k - 1))
+        for k, n in enumerate(ishape)
+    )
+    key = tuple(np.broadcast_to(k, ishape) for k in key)
+    return GatherBackward0.apply(a, key=key, shape=idx.shape)
+
+
+class IndexSelectBackward0(Function):
+    name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(index)
+        ctx.dim, ctx.in_shape = dim, a.data.shape
+        if a.data.ndim == 0:
+            return a.data.copy()
+        return np.take(a.data, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (index,) = ctx.saved_tensors
+        return IndexAddBackward0.apply(g, dim=ctx.dim, index=index, shape=ctx.in_shape)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        (index,) = ctx.saved_tensors
+        return _index_add(g, ctx.dim, index, ctx.in_shape)
+
+
+def _index_add(g: np.ndarray, dim: int, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if not shape:
+        return g.copy()
+    return _scatter_add(shape, (_FULL,) * dim + (index,), g)
+
+
+class IndexAddBackward0(Function):
+    """The adjoint of index_select: ``zeros.index_add(dim, index, g)``."""
+
+    name = "IndexAddBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, dim: int, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        return _index_add(g.data, dim, index, shape)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        (index,) = ctx.saved_tensors
+        return IndexSelectBackward0.apply(gg, dim=ctx.dim, index=index)
+
+
+def _index_select_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 3, 4), 1, Const(np.array([0, 3, 0])), note="repeated indices accumulate"),
+        sample(S.rand(rng, 3, 4), 0, Const(np.array([2]))),
+        sample(S.rand(rng, 3, 4), -1, Const(np.array(1)), note="0-d index"),
+        sample(S.rand(rng), 0, Const(np.array([0])), note="0-d input"),
+        sample(S.rand(rng, 3, 2), 0, Const(np.zeros(0, np.int64)), note="empty"),
+    ]
+
+
+@register(samples=_index_select_samples)
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of ``input`` at positions ``index`` (a vector) along ``dim``."""
+    a, idx_t = as_tensor(input), as_tensor(index)
+    idx = _check_index_dtype(idx_t, "index_select(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise BadArgumentsError("index_select(): Index is supposed to be a vector")
+    d = normalize_dim(dim, a.ndim)
+    if a.ndim == 0 and idx.size != 1:
+        raise BadArgumentsError(
+            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
+        )
+    idx = idx.reshape(-1)
+    size = a.data.shape[d] if a.ndim else 1
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        raise IndexOutOfRangeError(
+            f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={size}"
+        )
+    return IndexSelectBackward0.apply(a, dim=d, index=idx)
+
+
+class MaskedFillBackward0(Function):
+    """``masked_fill`` with a number: the filled positions get no gradient."""
+
+    name = "MaskedFillBackward0"
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, mask: Tensor, *, value: Any) -> np.ndarray:
+        ctx.save_for_backward(mask)
+        return _fill(a.data, mask.data, value)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, None]:
+        (mask,) = ctx.saved_tensors
+        return masked_fill(g, mask, 0.0), None
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, None]:
+        (mask,) = ctx.saved_tensors
+        return np.where(mask.data, 0, g).astype(g.dtype, copy=False), None
+
+
+class MaskedFillBackward1(Function):
+    """``masked_fill`` with a 0-d tensor value, which receives the filled positions' gradient."""
+
+    name = "MaskedFillBackward1"
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, mask: Tensor, value: Tensor) -> np.ndarray:
+        ctx.save_for_backward(mask)
+        return _fill(a.data, mask.data, value.data)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, None, Tensor | None]:
+        from .arithmetic import where
+        from .reduction import sum as sum_
+
+        (mask,) = ctx.saved_tensors
+        need_a, _, need_v = ctx.needs_input_grad
+        ga = masked_fill(g, mask, 0.0) if need_a else None
+        gv = sum_(where(mask, g, 0.0)) if need_v else None
+        return ga, None, gv
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, None, np.ndarray | None]:
+        (mask,) = ctx.saved_tensors
+        need_a, _, need_v = ctx.needs_input_grad
+        m = mask.data
+        ga = np.where(m, 0, g).astype(g.dtype, copy=False) if need_a else None
+        gv = np.asarray(np.where(m, g, 0).sum(), g.dtype) if need_v else None
+        return ga, None, gv
+
+
+def _fill(x: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
+    return np.where(mask, np.asarray(value).astype(x.dtype), x)
+
+
+_TORCH_SCALAR = {"int64": "long int", "float32": "float", "float64": "double", "bool": "bool"}
+
+
+def _masked_fill_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 3, 4), Const(rng.random((3, 4)) > 0.5), 0.5),
+        sample(S.rand(rng, 3, 4), Const(np.array([True, False, False, True])), -1.0, note="mask broadcasts"),
+        sample(S.rand(rng, 4), Const(np.array([[True], [False]])), 2.0, note="input broadcasts"),
+        sample(S.rand(rng, 2, 3), Const(rng.random((2, 3)) > 0.5), S.rand(rng), note="0-d tensor value"),
+        sample(S.rand(rng), Const(np.array(True)), 3.0, note="0-d"),
+        sample(S.rand(rng, 0, 2), Const(np.zeros((0, 2), bool)), 1.0, note="empty"),
+    ]
+
+
+@register(samples=_masked_fill_samples)
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where the boolean ``mask`` is true, ``input`` elsewhere (shapes broadcast)."""
+    a, m = as_tensor(input), as_tensor(mask)
+    if m.data.dtype != dtypes.bool_:
+        raise DtypeMismatchError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            + _TORCH_SCALAR.get(dtypes.torch_name(m.data.dtype), str(m.data.dtype))
+        )
+    if m.data.shape != a.data.shape:
+        broadcast_shape(m.data.shape, a.data.shape)  # PyTorch's message when they cannot
+    if isinstance(value, Tensor):
+        if value.data.ndim:
+            raise BadArgumentsError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.data.ndim} dimension(s)."
+            )
+        return MaskedFillBackward1.apply(a, m, value)
+    if not isinstance(value, (bool, int, float, np.number, np.bool_)):
+        raise BadArgumentsError(
+            f"masked_fill(): value must be a number or a 0-d tensor, got {type(value).__name__}"
+        )
+    return MaskedFillBackward0.apply(a, m, value=value)

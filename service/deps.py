@@ -1,0 +1,100 @@
+"""``Annotated`` dependency aliases: every route gets settings, auth, the store, and
+its path resources validated and looked up, without a line of its own."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from fastapi import Depends, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from .errors import UnauthorizedError
+from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
+from .sessions import Session, SessionStore, owner_of
+from .settings import Settings, get_settings
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+_bearer = HTTPBearer(auto_error=False, description="Needed when GRADSERVE_API_KEYS is set.")
+
+
+def get_store(request: Request) -> SessionStore:
+    return request.app.state.store
+
+
+StoreDep = Annotated[SessionStore, Depends(get_store)]
+
+
+def authenticate(
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> str | None:
+    """The caller's owner id: None without API keys; 401 for a missing or wrong key."""
+    if not settings.api_keys:
+        return None
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise UnauthorizedError("this server needs 'Authorization: Bearer <key>'")
+    given = credentials.credentials.encode()
+    if not any(hmac.compare_digest(given, key.encode()) for key in settings.api_keys):
+        raise UnauthorizedError("the API key is not valid")
+    return owner_of(credentials.credentials)
+
+
+AuthDep = Annotated[str | None, Depends(authenticate)]
+
+SessionPath = Annotated[
+    str,
+    Path(
+        description="Session name: letters, digits, '_', '.', '-' (1-64).",
+        examples=["nb1"],
+        json_schema_extra={"pattern": SESSION_NAME_PATTERN},
+    ),
+]
+TensorPath = Annotated[
+    str,
+    Path(
+        description="Tensor name: a Python identifier of at most 64 characters.",
+        examples=["x"],
+        json_schema_extra={"pattern": TENSOR_NAME_PATTERN},
+    ),
+]
+
+
+def get_session(session: SessionPath, owner: AuthDep, store: StoreDep) -> Session:
+    """The caller's session named in the path (``invalid_name`` / ``session_not_found``)."""
+    return store.get(check_session_name(session), owner)
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def tensor_name(tensor: TensorPath) -> str:
+    return check_tensor_name(tensor)
+
+
+TensorNameDep = Annotated[str, Depends(tensor_name)]
+
+
+@dataclass(frozen=True)
+class Output:
+    """How tensor values are written in a response."""
+
+    encoding: Literal["json", "base64"]
+    values: bool
+
+
+def output_options(
+    encoding: Annotated[
+        Literal["json", "base64"],
+        Query(description="json: nested lists; base64: raw little-endian bytes."),
+    ] = "json",
+    values: Annotated[
+        bool, Query(description="false: metadata only, without data and grad.")
+    ] = True,
+) -> Output:
+    return Output(encoding, values)
+
+
+OutputDep = Annotated[Output, Depends(output_options)]

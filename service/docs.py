@@ -1,0 +1,81 @@
+"""Swagger UI at ``/docs`` and ReDoc at ``/redoc``, served from local assets.
+
+The JavaScript and CSS come from the ``fastapi-offline`` package (which ships
+``swagger-ui-bundle.js``, ``swagger-ui.css`` and ``redoc.standalone.js``), so
+the pages work with no CDN and no network. The app must be built with
+``docs_url=None, redoc_url=None`` and call ``mount_docs(app)`` once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import fastapi_offline
+from fastapi import FastAPI, Request
+from fastapi.openapi.docs import (
+    get_redoc_html,
+    get_swagger_ui_html,
+    get_swagger_ui_oauth2_redirect_html,
+)
+from fastapi.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse
+
+ASSETS = Path(fastapi_offline.__file__).parent / "static"
+ASSET_FILES = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js", "favicon.png")
+
+# Swagger UI options: no call-out to the online validator badge, request durations shown,
+# schemas folded so the operations come first.
+SWAGGER_PARAMETERS: dict[str, Any] = {
+    "validatorUrl": None,
+    "displayRequestDuration": True,
+    "defaultModelsExpandDepth": 0,
+}
+
+
+def mount_docs(
+    app: FastAPI,
+    *,
+    docs_url: str = "/docs",
+    redoc_url: str = "/redoc",
+    static_url: str = "/static/docs",
+) -> None:
+    """Serve the assets under ``static_url`` and add the two HTML pages (not in the schema)."""
+    missing = [name for name in ASSET_FILES if not (ASSETS / name).is_file()]
+    if missing:  # a broken install should fail at start-up, not as a blank page
+        raise RuntimeError(f"fastapi-offline is missing its assets: {', '.join(missing)}")
+    if app.docs_url or app.redoc_url:
+        raise RuntimeError("create the app with docs_url=None, redoc_url=None to use mount_docs")
+    openapi_url = app.openapi_url or "/openapi.json"
+    oauth2_url = app.swagger_ui_oauth2_redirect_url or "/docs/oauth2-redirect"
+    parameters = {**SWAGGER_PARAMETERS, **(app.swagger_ui_parameters or {})}
+
+    app.mount(static_url, StaticFiles(directory=ASSETS), name="docs-assets")
+
+    @app.get(docs_url, include_in_schema=False)
+    async def get_docs(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=root + openapi_url,
+            title=f"{app.title} - Swagger UI",
+            oauth2_redirect_url=root + oauth2_url,
+            swagger_js_url=f"{root}{static_url}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{static_url}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{static_url}/favicon.png",
+            swagger_ui_parameters=parameters,
+        )
+
+    @app.get(oauth2_url, include_in_schema=False)
+    async def get_docs_oauth2_redirect() -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
+
+    @app.get(redoc_url, include_in_schema=False)
+    async def get_redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_redoc_html(
+            openapi_url=root + openapi_url,
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}{static_url}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{static_url}/favicon.png",
+            with_google_fonts=False,
+        )

@@ -1,0 +1,568 @@
+"""Steps, backward and grad against a session: the layer between routes and engine.
+
+Everything here is synchronous and runs under the session's lock, on the event
+loop for small work or in a worker thread for large work (``routes`` decides).
+Sizes are checked before the engine allocates (``estimate_elements``), and a
+batch runs inside a ``Transaction`` so a failing step changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
+from typing import Any
+
+import numpy as np
+
+import engine
+from engine import OPS, Tensor, no_grad
+from engine.errors import (
+    EngineError,
+    GraphFreedError,
+    NoGradFnError,
+    ShapeMismatchError,
+    VersionMismatchError,
+)
+
+from . import codec, expr
+from .errors import (
+    BadArgumentsError,
+    InvalidNameError,
+    LimitExceededError,
+    ServiceError,
+    UnknownOpError,
+)
+from .names import check_tensor_name
+from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, StepIn, TensorIn, ZeroGradIn
+from .sessions import Session, Transaction, bindings_bytes, grad_of
+from .settings import Settings
+
+log = logging.getLogger("gradserve")
+
+_TENSOR_KEYS = {"data", "b64", "dtype", "shape"}
+
+
+class Executor:
+    """Resolves names and values against ``bindings`` and calls catalogue ops."""
+
+    def __init__(
+        self, session: Session, settings: Settings, bindings: dict[str, Tensor] | None = None
+    ) -> None:
+        self.session = session
+        self.settings = settings
+        self.bindings = session.tensors if bindings is None else bindings
+        self.produced = 0  # elements the steps created (a weight for later backward calls)
+
+    # -- values ------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Tensor:
+        return self.session.lookup(name, self.bindings)
+
+    def decode(self, value: Any) -> np.ndarray:
+        return codec.decode(value, max_elements=self.settings.max_tensor_elements)
+
+    def constant(self, value: Any) -> Tensor:
+        return Tensor(self.decode(value))
+
+    def resolve(self, arg: Any) -> Any:
+        """A step argument: a name is a tensor, an object a constant, a list its items."""
+        if isinstance(arg, str):
+            return self.lookup(arg)
+        if isinstance(arg, TensorIn):
+            return self.constant(arg)
+        if isinstance(arg, list):
+            return [self.resolve(a) for a in arg]
+        return arg
+
+    def resolve_kwarg(self, key: str, value: Any) -> Any:
+        """Keyword values are literals, except an object with data/b64 (a constant tensor)."""
+        if isinstance(value, dict):
+            if not (value.keys() <= _TENSOR_KEYS and ("data" in value or "b64" in value)):
+                raise BadArgumentsError(
+                    f"keyword {key!r}: an object must be a tensor value with 'data' or 'b64'"
+                )
+            return self.constant(TensorIn.model_validate(value))
+        if isinstance(value, list):
+            return [self.resolve_kwarg(key, v) for v in value]
+        return value
+
+    # -- ops -----------------------------------------------------------------------------------
+    def call(
+        self, op: str, args: list[Any], kwargs: dict[str, Any], *, method: bool = False
+    ) -> Any:
+        """One catalogue op: arity checked, sizes checked before it allocates."""
+        spec = OPS.get(op)
+        if spec is None:
+            raise UnknownOpError(f"unknown op {op!r}", hint="GET /v1/ops lists the catalogue")
+        if method and not spec.method:
+            raise BadArgumentsError(f"op {op!r} has no method form; call it as {op}(...)")
+        try:
+            spec.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise BadArgumentsError(
+                f"{op}(): {exc}", hint=f"signature: {op}{spec.signature}"
+            ) from None
+        estimate = estimate_elements(op, args, kwargs)
+        if estimate is not None:
+            codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
+        try:
+            result = spec.fn(*args, **kwargs)
+        except (EngineError, ServiceError):
+            raise
+        except MemoryError:
+            raise LimitExceededError(f"{op} ran out of memory", status=507) from None
+        except ValueError as exc:
+            if "broadcast" not in str(exc):
+                raise BadArgumentsError(f"{op}(): {exc}") from None
+            log.warning("engine raised a bare ValueError in %s: %s", op, exc)
+            raise ShapeMismatchError(f"{op}(): {exc}") from None
+        except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
+            log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
+            raise BadArgumentsError(
+                f"{op}(): {exc}", hint=f"signature: {op}{spec.signature}"
+            ) from None
+        for t in result if isinstance(result, tuple) else (result,):
+            if isinstance(t, Tensor):
+                codec.check_elements(t.data.size, self.settings.max_tensor_elements)
+                self.produced += t.data.size
+        return result
+
+    def compute(self, step: StepIn) -> Any:
+        if step.expr is not None:
+            node = expr.parse(step.expr, max_length=self.settings.max_expr_length, ops=OPS)
+            return expr.evaluate(node, _Env(self))
+        assert step.op is not None
+        args = [self.resolve(a) for a in step.args]
+        kwargs = {k: self.resolve_kwarg(k, v) for k, v in step.kwargs.items()}
+        return self.call(step.op, args, kwargs)
+
+    def run_step(self, step: StepIn, txn: Transaction) -> list[str]:
+        """Run one step against ``txn``'s bindings; returns the names it bound."""
+        if step.assign:
+            assert isinstance(step.out, str)
+            target = self.lookup(step.out)
+            with no_grad():
+                result = as_tensor(self.compute(step))
+                if np.broadcast_shapes(result.shape, target.shape) != target.shape:
+                    raise ShapeMismatchError(
+                        f"output with shape {list(target.shape)} doesn't match the broadcast "
+                        f"shape {list(np.broadcast_shapes(result.shape, target.shape))}"
+                    )
+                txn.before_write(target)
+                target.copy_(result)
+            return [step.out]
+        with no_grad() if step.no_grad else nullcontext():
+            result = self.compute(step)
+        outs = [step.out] if isinstance(step.out, str) else step.out
+        results = list(result) if _is_multi(result) else [result]
+        if len(results) != len(outs):
+            raise BadArgumentsError(
+                f"the step makes {len(results)} result(s) but 'out' names {len(outs)}",
+                hint="give 'out' a list with one name per result",
+            )
+        for name, value in zip(outs, results):
+            self.bindings[name] = as_tensor(value)
+        return outs
+
+
+class _Env:
+    """What expressions see: the executor's tensors, grads and ops."""
+
+    def __init__(self, ex: Executor) -> None:
+        self.ex = ex
+
+    def tensor(self, name: str, pos: expr.Pos) -> Tensor:
+        try:
+            return self.ex.lookup(name)
+        except ServiceError as exc:
+            exc.extra["position"] = {"line": pos.line, "col": pos.col}
+            raise
+
+    def grad(self, name: str, pos: expr.Pos) -> Tensor:
+        t = self.tensor(name, pos)
+        g = grad_of(t)
+        if g is None:
+            why = (
+                "it is not a leaf and retain_grad() was not called"
+                if not (t.is_leaf or t.retains_grad)
+                else "no backward has reached it yet (or it was zeroed with set_to_none)"
+            )
+            raise BadArgumentsError(
+                f"{name}.grad is None: {why} (line {pos.line}, column {pos.col})",
+                position={"line": pos.line, "col": pos.col},
+            )
+        return g
+
+    def call(
+        self, op: str, args: list[Any], kwargs: dict[str, Any], pos: expr.Pos, method: bool
+    ) -> Any:
+        args = [_index_arg(a) if op == "getitem" and i == 1 else a for i, a in enumerate(args)]
+        return self.ex.call(op, args, kwargs, method=method)
+
+
+def _index_arg(index: Any) -> Any:
+    """A list inside an index (``x[[0, 2]]``) selects along a dimension: an int64 tensor."""
+    if isinstance(index, list) and all(isinstance(i, int) for i in index):
+        is_mask = bool(index) and all(isinstance(i, bool) for i in index)
+        return Tensor(np.array(index, dtype=np.bool_ if is_mask else np.int64))
+    if isinstance(index, tuple):
+        return tuple(_index_arg(i) for i in index)
+    return index
+
+
+def _is_multi(result: Any) -> bool:
+    return (
+        isinstance(result, tuple | list)
+        and bool(result)
+        and all(isinstance(r, Tensor) for r in result)
+    )
+
+
+def as_tensor(value: Any) -> Tensor:
+    """A step's result as a tensor: numbers and number lists become constants."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, bool | int | float | list | tuple) and not _holds_tensor(value):
+        try:
+            return engine.tensor(value)
+        except EngineError:
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise BadArgumentsError(f"the result is not a tensor: {exc}") from None
+    raise BadArgumentsError(
+        f"the step's result is a {type(value).__name__}, not a tensor", hint="check the expression"
+    )
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_holds_tensor(v) for v in value)
+    return isinstance(value, Tensor)
+
+
+# --- size estimates -------------------------------------------------------------------------
+
+
+def _shape_of(args: Sequence[Any]) -> tuple[int, ...] | None:
+    """Integers given as ``f(2, 3)`` or ``f((2, 3))`` or ``f([2, 3])``."""
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        args = args[0]
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return tuple(args)
+    return None
+
+
+def _tensors_in(values: Iterable[Any]) -> list[Tensor]:
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif isinstance(v, list | tuple):
+            out.extend(_tensors_in(v))
+    return out
+
+
+def _creation_estimate(op: str, args: list[Any], kwargs: dict[str, Any]) -> int | None:
+    size = kwargs.get("size", kwargs.get("shape"))
+    if op in ("zeros", "ones", "rand", "randn", "empty"):
+        shape = _shape_of(args if size is None else [size])
+        return None if shape is None else math.prod(max(d, 0) for d in shape)
+    if op == "full":
+        shape = _shape_of([size if size is not None else (args[0] if args else ())])
+        return None if shape is None else math.prod(max(d, 0) for d in shape)
+    if op == "eye":
+        n = kwargs.get("n", args[0] if args else 0)
+        m = kwargs.get("m", args[1] if len(args) > 1 else n)
+        if isinstance(n, int) and isinstance(m, int | type(None)):
+            return max(n, 0) * max(m if m is not None else n, 0)
+        return None
+    if op == "linspace":
+        steps = kwargs.get("steps", args[2] if len(args) > 2 else None)
+        return steps if isinstance(steps, int) else None
+    if op == "arange":
+        nums = [a for a in args if isinstance(a, int | float) and not isinstance(a, bool)]
+        start, end, step = 0.0, 0.0, 1.0
+        if len(nums) == 1:
+            end = nums[0]
+        elif len(nums) >= 2:
+            start, end = nums[0], nums[1]
+            step = nums[2] if len(nums) > 2 else kwargs.get("step", 1.0)
+        start = kwargs.get("start", start)
+        end = kwargs.get("end", end)
+        step = kwargs.get("step", step)
+        try:
+            count = math.ceil((float(end) - float(start)) / float(step))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return None
+        return max(count, 0) if math.isfinite(count) else None
+    return None
+
+
+_CREATION = {"zeros", "ones", "rand", "randn", "empty", "full", "eye", "linspace", "arange"}
+
+
+def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int | None:
+    """An upper estimate of the largest tensor ``op`` will allocate, before it runs.
+
+    Creation ops read their size arguments; ``expand`` its sizes; ``matmul`` the
+    two shapes; anything else the broadcast of its tensor arguments (shapes that
+    cannot broadcast are the engine's ``shape_mismatch`` to report)."""
+    try:
+        if op in _CREATION:
+            return _creation_estimate(op, args, kwargs)
+        tensors = _tensors_in(list(args) + list(kwargs.values()))
+        if op in ("expand", "broadcast_to") and tensors:
+            shape = _shape_of(args[1:] if "size" not in kwargs else [kwargs["size"]])
+            if shape is not None:
+                known = [d if d != -1 else 1 for d in shape]
+                return math.prod(max(d, 0) for d in known) * max(tensors[0].data.size, 1)
+        if op in ("matmul", "mm", "bmm") and len(tensors) >= 2:
+            a, b = tensors[0].shape, tensors[1].shape
+            rows = a[-2] if len(a) >= 2 else 1
+            cols = b[-1] if len(b) >= 2 else 1
+            batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(a) > 2 or len(b) > 2 else ()
+            return math.prod(batch) * rows * cols
+        if op in ("repeat", "tile") and tensors:
+            reps = _shape_of(args[1:])
+            if reps is not None:
+                return math.prod(max(r, 0) for r in reps) * tensors[0].data.size
+        if len(tensors) >= 2:
+            return math.prod(np.broadcast_shapes(*(t.shape for t in tensors)))
+    except (ValueError, TypeError, IndexError):
+        return None
+    return None
+
+
+# --- session-level operations ---------------------------------------------------------------
+
+
+def run_steps(session: Session, steps: Sequence[StepIn], settings: Settings) -> list[str]:
+    """Steps in order, all or nothing; returns the names bound, first-bound first."""
+    txn = Transaction(session)
+    ex = Executor(session, settings, txn.bindings)
+    bound: dict[str, None] = {}
+    try:
+        for i, step in enumerate(steps):
+            try:
+                bound.update(dict.fromkeys(ex.run_step(step, txn)))
+            except ServiceError as exc:
+                if len(steps) > 1:
+                    exc.extra.setdefault("step", i)
+                raise
+            except EngineError as exc:
+                if len(steps) > 1:
+                    exc.context.setdefault("step", i)
+                raise
+        check_bytes(session, settings, txn.bindings.values())
+    except BaseException:
+        txn.rollback()
+        raise
+    txn.commit()
+    session.work += ex.produced
+    return list(bound)
+
+
+def check_steps(count: int, settings: Settings) -> None:
+    """Refuse (413) a batch over ``max_batch_steps`` before running any of it."""
+    if count > settings.max_batch_steps:
+        raise LimitExceededError(
+            f"the batch has {count} steps; the limit is {settings.max_batch_steps}",
+            status=413,
+            hint="split it into several batches",
+        )
+
+
+def check_bytes(session: Session, settings: Settings, tensors: Iterable[Tensor]) -> None:
+    """Refuse (507) bindings that would exceed the session memory limit."""
+    refuse_bytes(session, settings, bindings_bytes(tensors))
+
+
+def refuse_bytes(session: Session, settings: Settings, total: int) -> None:
+    if total > settings.max_session_bytes:
+        raise LimitExceededError(
+            f"session {session.name!r} would hold {total} bytes; the limit is "
+            f"{settings.max_session_bytes}",
+            status=507,
+            hint="delete tensors or grads you no longer need",
+        )
+
+
+def put_tensor(
+    session: Session, name: str, leaf: LeafIn, settings: Settings
+) -> tuple[Tensor, bool]:
+    """Create or rebind a leaf; returns it and whether the name is new."""
+    arr = codec.decode(leaf, max_elements=settings.max_tensor_elements)
+    t = Tensor(arr, requires_grad=leaf.requires_grad)
+    others = [v for k, v in session.tensors.items() if k != name]
+    check_bytes(session, settings, [*others, t])
+    created = name not in session.tensors
+    session.tensors[name] = t
+    return t, created
+
+
+def _names(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _grad_values(ex: Executor, entries: list[Any] | None, roots: list[Tensor]) -> list[Any] | None:
+    """``grad_tensors``: names, wire values (cast to the output's dtype unless given), null."""
+    if entries is None:
+        return None
+    out: list[Any] = []
+    for i, entry in enumerate(entries):
+        if entry is None:
+            out.append(None)
+        elif isinstance(entry, str):
+            out.append(ex.lookup(entry))
+        else:
+            arr = ex.decode(entry)
+            explicit = isinstance(entry, TensorIn) and entry.dtype is not None
+            if not explicit and i < len(roots):
+                arr = arr.astype(roots[i].dtype, copy=False)
+            out.append(Tensor(arr))
+    return out
+
+
+def _hint(exc: EngineError, session: Session) -> None:
+    """Name the session tensors behind a freed graph or a stale saved tensor."""
+    node = exc.node
+    if node is None:
+        return
+    made = [n for n, t in session.tensors.items() if t.grad_fn is node]
+    where = f"{node.name}" + (f" (which made {', '.join(map(repr, made))})" if made else "")
+    if isinstance(exc, GraphFreedError):
+        by = getattr(node, "freed_by", None)
+        if by:
+            names = ", ".join(repr(n) for n in by)
+            exc.context["hint"] = (
+                f"{where} was freed by the backward on {names}; pass retain_graph=true to that "
+                f"backward on {names} to backward through it again"
+            )
+        else:
+            exc.context["hint"] = f"{where} was freed; pass retain_graph=true to the first backward"
+    elif isinstance(exc, VersionMismatchError):
+        stale = exc.tensor  # the saved tensor that changed, when the engine says which
+        counter = getattr(stale, "_vc", None)
+        names = [n for n, t in session.tensors.items() if counter is not None and t._vc is counter]
+        what = f"tensor {', '.join(map(repr, names))}" if names else "a tensor it saved"
+        exc.context["hint"] = (
+            f"{what} was modified in place (an assign step) after {where} saved it; "
+            "run the steps that use it again after the update"
+        )
+
+
+def _bytes_ahead(session: Session) -> int:
+    """Bytes the first grads of the session's leaves could add: checked before backward."""
+    extra = 0
+    for t in session.tensors.values():
+        if t.requires_grad and (t.is_leaf or t.retains_grad) and grad_of(t) is None:
+            extra += t.data.nbytes
+    return extra
+
+
+def run_backward(session: Session, body: BackwardIn, settings: Settings) -> dict[str, Tensor]:
+    """``torch.autograd.backward``; returns name -> new grad for every changed tensor."""
+    ex = Executor(session, settings)
+    names = _names(body.tensors)
+    roots = [ex.lookup(n) for n in names]
+    grads = _grad_values(ex, body.grad_tensors, roots)
+    inputs = None if body.inputs is None else [ex.lookup(n) for n in body.inputs]
+    refuse_bytes(session, settings, session.nbytes() + _bytes_ahead(session))
+    try:
+        changed = engine.backward(
+            roots,
+            grads,
+            retain_graph=body.retain_graph,
+            create_graph=body.create_graph,
+            inputs=inputs,
+            tag=tuple(names),
+        )
+    except (GraphFreedError, VersionMismatchError) as exc:
+        _hint(exc, session)
+        raise
+    if not (body.retain_graph if body.retain_graph is not None else body.create_graph):
+        session.work = 0
+    by_id = session.names_of(changed)
+    return {
+        name: g for t in changed for name in by_id.get(id(t), ()) if (g := grad_of(t)) is not None
+    }
+
+
+def run_grad(session: Session, body: GradIn, settings: Settings) -> list[Tensor | None]:
+    """``torch.autograd.grad``; with ``out``, binds each gradient to a name."""
+    ex = Executor(session, settings)
+    outputs = [ex.lookup(n) for n in _names(body.outputs)]
+    inputs = [ex.lookup(n) for n in _names(body.inputs)]
+    if body.out is not None and len(body.out) != len(inputs):
+        raise BadArgumentsError(
+            f"'out' names {len(body.out)} tensors but there are {len(inputs)} inputs"
+        )
+    grads = _grad_values(ex, body.grad_outputs, outputs)
+    if body.out is not None:
+        kept = [t for k, t in session.tensors.items() if k not in body.out]
+        ahead = sum(t.data.nbytes for t in inputs)
+        refuse_bytes(session, settings, bindings_bytes(kept) + ahead)
+    try:
+        result = engine.grad(
+            outputs,
+            inputs,
+            grads,
+            retain_graph=body.retain_graph,
+            create_graph=body.create_graph,
+            allow_unused=body.allow_unused,
+            tag=tuple(_names(body.outputs)),
+        )
+    except (GraphFreedError, VersionMismatchError) as exc:
+        _hint(exc, session)
+        raise
+    if body.out is not None:
+        for name, g in zip(body.out, result):
+            if g is not None:
+                session.tensors[name] = g
+    return list(result)
+
+
+def zero_grad(session: Session, body: ZeroGradIn) -> list[str]:
+    """Zero (in place) or drop the grads of the named tensors, or of every leaf."""
+    if body.tensors is None:
+        targets = {n: t for n, t in session.tensors.items() if t.is_leaf and t.requires_grad}
+    else:
+        targets = {n: session.lookup(n) for n in body.tensors}
+    done = []
+    for name, t in targets.items():
+        g = grad_of(t)
+        if g is None:
+            continue
+        if body.set_to_none:
+            t.grad = None
+        else:
+            if g.grad_fn is not None:
+                g = g.detach()
+                t.grad = g
+            g.requires_grad_(False)
+            with no_grad():
+                g.zero_()
+        done.append(name)
+    return done
+
+
+def patch_tensor(session: Session, name: str, body: PatchTensorIn) -> Tensor:
+    """``requires_grad_()`` then ``retain_grad()``; checked first, so a refusal changes nothing."""
+    t = session.lookup(name)
+    will_require = t.requires_grad if body.requires_grad is None else body.requires_grad
+    if body.retain_grad and not will_require:
+        raise NoGradFnError("can't retain_grad on Tensor that has requires_grad=False")
+    if body.requires_grad is not None:
+        t.requires_grad_(body.requires_grad)
+    if body.retain_grad:
+        t.retain_grad()
+    return t
+
+
+def check_fetch(key: str) -> tuple[str, bool]:
+    """A fetch entry: ``name`` or ``name.grad``."""
+    name, dot, attr = key.partition(".")
+    if dot and attr != "grad":
+        raise InvalidNameError(f"cannot fetch {key[:80]!r}: use 'name' or 'name.grad'")
+    return check_tensor_name(name), bool(dot)

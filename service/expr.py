@@ -1,0 +1,433 @@
+"""Expressions over session tensors, parsed with a whitelist (``ast``, never ``eval``).
+
+Allowed: numbers, tensor names, ``name.grad``, ``+ - * / ** @``, unary minus,
+calls of catalogue ops with keyword arguments (``sum(x, dim=1)``), the same as
+methods (``x.sum(dim=1)``), and indexing (``x[0]``, ``x[:, 1:3]``, ``x[None]``,
+``x[..., 0]``, ``x[[0, 2]]``, ``x[idx]``). Anything else is refused with the
+position of the offending token. Length and nesting are checked before and
+after ``ast.parse`` so hostile input (10,000 parentheses, 3,000 minus signs)
+is a 422, never a crash; parsing and evaluation recurse at most ``MAX_DEPTH``.
+
+Parsing yields a small tree (``Const``, ``Name``, ``GradOf``, ``Call``, ``Seq``,
+``Slice``) that ``evaluate`` walks with an environment supplying tensors and
+op calls, so this module knows nothing of sessions or the engine.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .errors import ExprInvalidError, UnknownOpError
+
+MAX_DEPTH = 200  # AST levels; also bounds bracket nesting checked before parsing
+MAX_BRACKETS = 64
+
+BINARY_OPS: dict[type[ast.operator], tuple[str, str]] = {
+    ast.Add: ("add", "+"),
+    ast.Sub: ("sub", "-"),
+    ast.Mult: ("mul", "*"),
+    ast.Div: ("div", "/"),
+    ast.Pow: ("pow", "**"),
+    ast.MatMult: ("matmul", "@"),
+}
+_OPERATOR_TEXT = {
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.BitAnd: "&",
+}
+_REFUSED = {
+    ast.Lambda: "lambda expressions",
+    ast.ListComp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "generator expressions",
+    ast.Compare: "comparisons (use the ops eq, lt, gt, ...)",
+    ast.BoolOp: "'and'/'or'",
+    ast.IfExp: "conditional expressions (use the op where)",
+    ast.NamedExpr: "assignment expressions",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.JoinedStr: "f-strings",
+    ast.Dict: "dict displays",
+    ast.Set: "set displays",
+    ast.Starred: "starred arguments",
+}
+
+
+# --- the tree -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pos:
+    line: int
+    col: int
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    name: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class GradOf:
+    name: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    op: str
+    args: tuple[Node, ...]
+    kwargs: tuple[tuple[str, Node], ...]
+    pos: Pos
+    method: bool = False  # written x.op(...): the op must have a method form
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    items: tuple[Node, ...]
+    is_tuple: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    lower: Node | None
+    upper: Node | None
+    step: Node | None
+
+
+Node = Const | Name | GradOf | Call | Seq | Slice
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def parse(text: str, *, max_length: int, ops: Container[str] | None = None) -> Node:
+    """The expression's tree; ``ops`` (the catalogue) makes unknown calls ``unknown_op``."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExprInvalidError("the expression is empty")
+    if len(text) > max_length:
+        raise ExprInvalidError(
+            f"the expression has {len(text)} characters; the limit is {max_length}",
+            col=max_length + 1,
+        )
+    _check_brackets(text)
+    try:
+        # inside parentheses, newlines and leading spaces are fine, as in Python;
+        # the brackets were checked to balance, so the expression cannot escape them
+        tree = ast.parse("(" + text + ")", mode="eval")
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = (exc.offset or 1) - (1 if line == 1 else 0)
+        raise ExprInvalidError(
+            f"syntax error: {exc.msg}", line=line, col=min(max(col, 1), len(text) + 1)
+        ) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ExprInvalidError(f"the expression is nested too deeply (limit {MAX_DEPTH})") from None
+    lines = text.splitlines() or [""]
+    _check_depth(tree.body, lines)
+    return _Converter(lines, ops).convert(tree.body)
+
+
+def _check_brackets(text: str) -> None:
+    """Brackets balance and nest at most ``MAX_BRACKETS`` deep (quotes skipped)."""
+    depth, line, col = 0, 1, 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            if depth > MAX_BRACKETS:
+                raise ExprInvalidError(
+                    f"brackets nested more than {MAX_BRACKETS} deep", line=line, col=col
+                )
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                raise ExprInvalidError(f"unbalanced '{ch}'", line=line, col=col)
+    if depth:
+        raise ExprInvalidError("unbalanced brackets: a bracket is never closed", line=line, col=col)
+
+
+def _check_depth(root: ast.AST, lines: list[str]) -> None:
+    """Iteratively, so the check itself cannot overflow the stack."""
+    stack: list[tuple[ast.AST, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            line, col = _pos(node, lines)
+            raise ExprInvalidError(
+                f"the expression is nested more than {MAX_DEPTH} levels; split it into steps",
+                line=line,
+                col=col,
+            )
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _pos(node: ast.AST, lines: list[str]) -> tuple[int, int]:
+    """1-based line and character column of a node's first token."""
+    line = getattr(node, "lineno", 1) or 1
+    return _char_pos(lines, line, _unwrapped(line, getattr(node, "col_offset", 0) or 0))
+
+
+def _unwrapped(line: int, offset: int) -> int:
+    """An ``ast`` offset in the text as sent (``parse`` added one '(' before line 1)."""
+    return max(offset - 1, 0) if line == 1 else offset
+
+
+def _char_pos(lines: list[str], line: int, offset: int) -> tuple[int, int]:
+    """``ast`` counts columns in UTF-8 bytes; users count characters, from 1."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return line, len(text.encode("utf-8")[:offset].decode("utf-8", "ignore")) + 1
+
+
+def _attr_pos(node: ast.Attribute, lines: list[str]) -> tuple[int, int]:
+    """Where the attribute's name starts (``x.__class__`` points at ``__class__``)."""
+    line = node.end_lineno or node.lineno
+    end = _unwrapped(line, node.end_col_offset or 0)
+    return _char_pos(lines, line, end - len(node.attr.encode("utf-8")))
+
+
+def _operator_pos(node: ast.BinOp, text: str, lines: list[str]) -> tuple[int, int]:
+    """The operator token: the first occurrence of its text after the left operand."""
+    line = node.left.end_lineno or node.lineno
+    start = _unwrapped(line, node.left.end_col_offset or 0)
+    raw = lines[line - 1].encode("utf-8") if 0 < line <= len(lines) else b""
+    found = raw.find(text.encode(), start)
+    return _char_pos(lines, line, found if found >= 0 else start)
+
+
+class _Converter:
+    def __init__(self, lines: list[str], ops: Container[str] | None) -> None:
+        self.lines = lines
+        self.ops = ops
+
+    def fail(self, node: ast.AST, message: str) -> ExprInvalidError:
+        line, col = _pos(node, self.lines)
+        return ExprInvalidError(message, line=line, col=col)
+
+    def at(self, node: ast.AST) -> Pos:
+        return Pos(*_pos(node, self.lines))
+
+    def convert(self, node: ast.AST) -> Node:
+        method: Callable[[Any], Node] | None = getattr(self, "visit_" + type(node).__name__, None)
+        if method is not None:
+            return method(node)
+        what = _REFUSED.get(type(node), f"'{type(node).__name__}' syntax")
+        raise self.fail(node, f"{what} are not allowed in expressions")
+
+    def visit_Constant(self, node: ast.Constant) -> Node:
+        value = node.value
+        if value is None or value is Ellipsis or isinstance(value, bool | int | float | str):
+            return Const(value)
+        raise self.fail(node, f"constant {value!r:.40} is not allowed (numbers only)")
+
+    def visit_Name(self, node: ast.Name) -> Node:
+        self.check_identifier(node, node.id)
+        return Name(node.id, self.at(node))
+
+    def visit_Attribute(self, node: ast.Attribute) -> Node:
+        if node.attr == "grad" and isinstance(node.value, ast.Name):
+            self.check_identifier(node.value, node.value.id)
+            return GradOf(node.value.id, self.at(node))
+        line, col = _attr_pos(node, self.lines)
+        raise ExprInvalidError(
+            f"attribute '.{node.attr[:40]}' is not allowed: only 'name.grad' and method calls "
+            "of catalogue ops (x.sum(dim=1))",
+            line=line,
+            col=col,
+        )
+
+    def visit_BinOp(self, node: ast.BinOp) -> Node:
+        entry = BINARY_OPS.get(type(node.op))
+        if entry is None:
+            text = _OPERATOR_TEXT.get(type(node.op), type(node.op).__name__)
+            line, col = _operator_pos(node, text, self.lines)
+            raise ExprInvalidError(
+                f"operator '{text}' is not allowed (use + - * / ** @)", line=line, col=col
+            )
+        left, right = self.convert(node.left), self.convert(node.right)
+        if isinstance(left, Const) and isinstance(right, Const):
+            folded = _fold(entry[0], left.value, right.value)
+            if folded is not None:
+                return Const(folded)
+        return Call(entry[0], (left, right), (), self.at(node))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Node:
+        if isinstance(node.op, ast.UAdd):
+            return self.convert(node.operand)
+        if not isinstance(node.op, ast.USub):
+            text = "not" if isinstance(node.op, ast.Not) else "~"
+            raise self.fail(node, f"operator '{text}' is not allowed (use unary minus)")
+        operand = self.convert(node.operand)
+        if isinstance(operand, Const) and _is_number(operand.value):
+            return Const(-operand.value)
+        return Call("neg", (operand,), (), self.at(node))
+
+    def visit_Call(self, node: ast.Call) -> Node:
+        receiver: list[Node] = []
+        if isinstance(node.func, ast.Name):
+            op = node.func.id
+            line, col = _pos(node.func, self.lines)
+        elif isinstance(node.func, ast.Attribute):
+            op = node.func.attr
+            line, col = _attr_pos(node.func, self.lines)
+            receiver.append(self.convert(node.func.value))
+        else:
+            raise self.fail(node, "only catalogue ops can be called: name(...) or x.name(...)")
+        if op.startswith("__") and op.endswith("__"):
+            raise ExprInvalidError(f"dunder name {op[:40]!r} is not allowed", line=line, col=col)
+        if self.ops is not None and op not in self.ops:
+            raise UnknownOpError(
+                f"unknown op {op!r} (line {line}, column {col})",
+                hint="GET /v1/ops lists the catalogue",
+                position={"line": line, "col": col},
+            )
+        args = tuple(receiver) + tuple(self.convert(arg) for arg in node.args)
+        kwargs = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.fail(kw, "'**' arguments are not allowed")
+            self.check_identifier(kw, kw.arg)
+            kwargs.append((kw.arg, self.convert(kw.value)))
+        return Call(op, args, tuple(kwargs), Pos(line, col), method=bool(receiver))
+
+    def visit_Subscript(self, node: ast.Subscript) -> Node:
+        index = self.convert(node.slice)
+        return Call("getitem", (self.convert(node.value), index), (), self.at(node))
+
+    def visit_Slice(self, node: ast.Slice) -> Node:
+        def part(n: ast.expr | None) -> Node | None:
+            return None if n is None else self.convert(n)
+
+        return Slice(part(node.lower), part(node.upper), part(node.step))
+
+    def visit_Tuple(self, node: ast.Tuple) -> Node:
+        return Seq(tuple(self.convert(e) for e in node.elts), True)
+
+    def visit_List(self, node: ast.List) -> Node:
+        return Seq(tuple(self.convert(e) for e in node.elts), False)
+
+    def check_identifier(self, node: ast.AST, name: str) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            raise self.fail(node, f"dunder name {name[:40]!r} is not allowed")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _fold(op: str, a: Any, b: Any) -> int | float | None:
+    """Arithmetic on two number literals, as Python would do it before calling torch.
+
+    Integers stay integers while small (``2 ** 10`` is 1024); anything that
+    could explode (``9 ** 9 ** 9``) is done in float64, which saturates to inf.
+    """
+    if not (_is_number(a) and _is_number(b)):
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        value = None
+        if op == "add":
+            value = a + b
+        elif op == "sub":
+            value = a - b
+        elif op == "mul":
+            value = a * b
+        elif op == "pow" and 0 <= b <= 64 and abs(a) <= 2**32:
+            value = a**b
+        if value is not None and abs(value) < 2**63:
+            return value
+    with np.errstate(all="ignore"):
+        x, y = np.float64(a), np.float64(b)
+        if op == "add":
+            out = x + y
+        elif op == "sub":
+            out = x - y
+        elif op == "mul":
+            out = x * y
+        elif op == "div":
+            out = np.divide(x, y)
+        elif op == "pow":
+            out = np.power(x, y)
+        else:
+            return None
+    return float(out)
+
+
+# --- evaluation -------------------------------------------------------------------------------
+
+
+class Env(Protocol):
+    def tensor(self, name: str, pos: Pos) -> Any: ...
+    def grad(self, name: str, pos: Pos) -> Any: ...
+    def call(
+        self, op: str, args: list[Any], kwargs: dict[str, Any], pos: Pos, method: bool
+    ) -> Any: ...
+
+
+def evaluate(node: Node, env: Env) -> Any:
+    """Walk the tree (depth bounded by ``MAX_DEPTH``) calling the environment."""
+    if isinstance(node, Const):
+        return node.value
+    if isinstance(node, Name):
+        return env.tensor(node.name, node.pos)
+    if isinstance(node, GradOf):
+        return env.grad(node.name, node.pos)
+    if isinstance(node, Call):
+        args = [evaluate(a, env) for a in node.args]
+        kwargs = {k: evaluate(v, env) for k, v in node.kwargs}
+        return env.call(node.op, args, kwargs, node.pos, node.method)
+    if isinstance(node, Seq):
+        items = [evaluate(e, env) for e in node.items]
+        return tuple(items) if node.is_tuple else items
+    if isinstance(node, Slice):
+        return slice(
+            *(None if p is None else evaluate(p, env) for p in (node.lower, node.upper, node.step))
+        )
+    raise TypeError(f"not an expression node: {node!r}")
+
+
+def names(node: Node) -> set[str]:
+    """Tensor names the expression reads (``x`` and ``x.grad`` both count as ``x``)."""
+    out: set[str] = set()
+    stack: list[Node | None] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name | GradOf):
+            out.add(n.name)
+        elif isinstance(n, Call):
+            stack.extend(n.args)
+            stack.extend(v for _, v in n.kwargs)
+        elif isinstance(n, Seq):
+            stack.extend(n.items)
+        elif isinstance(n, Slice):
+            stack.extend((n.lower, n.upper, n.step))
+    return out

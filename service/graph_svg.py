@@ -1,0 +1,284 @@
+"""Draw the backward graph (``graph.build``'s JSON) as a standalone SVG.
+
+Drawn the way the autograd tutorials (and torchviz) draw it: leaf tensors at
+the top in blue, labelled by name with ``AccumulateGrad`` under it; one grey
+box per ``grad_fn`` node, with the session names of the tensors it produced;
+the roots in green at the bottom; arrows in the direction of the forward pass
+(from an input to the node that consumed it). Nodes whose saved tensors were
+freed by a backward without ``retain_graph`` are dashed and grey, tagged
+"freed".
+
+The layout is a plain layered one, without graphviz: a node's layer is its
+longest distance from a root (computed iteratively, so deep chains are fine),
+and two barycenter sweeps order each layer to reduce crossings. Pure Python,
+no dependencies; every label is XML-escaped.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+MAX_NODES = 400  # beyond this a picture stops helping; the JSON/DOT formats have them all
+
+FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+FONT_SIZE = 13
+SMALL_SIZE = 10
+CHAR_W = 0.62  # average glyph width in em, a little generous so text never overflows
+NODE_H = 42
+DUMMY_W = 12.0
+H_GAP = 28
+V_GAP = 56
+MARGIN = 24
+HEADER_H = 44
+
+STYLES = {
+    # class: (fill, stroke, text, dash)
+    "leaf": ("#dbeafe", "#1d4ed8", "#1e3a8a", None),
+    "fn": ("#f3f4f6", "#374151", "#111827", None),
+    "root": ("#dcfce7", "#15803d", "#14532d", None),
+    "freed": ("#f9fafb", "#9ca3af", "#6b7280", "5 3"),
+}
+
+
+def _text_width(text: str, size: int) -> float:
+    return len(text) * size * CHAR_W
+
+
+def _layers(ids: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
+    """Longest distance from a root along source -> target edges (Kahn's order, no recursion)."""
+    indegree = dict.fromkeys(ids, 0)
+    children: dict[str, list[str]] = defaultdict(list)
+    for source, target in edges:
+        children[source].append(target)
+        indegree[target] += 1
+    level = dict.fromkeys(ids, 0)
+    queue = deque(i for i in ids if indegree[i] == 0)
+    seen = 0
+    while queue:
+        node = queue.popleft()
+        seen += 1
+        for child in children[node]:
+            level[child] = max(level[child], level[node] + 1)
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                queue.append(child)
+    # a cycle cannot come from autograd; if one did, its nodes simply keep level 0
+    return level
+
+
+def _order(rows: list[list[str]], ups: dict[str, list[str]], downs: dict[str, list[str]]) -> None:
+    """Barycenter heuristic: sort each row by the mean position of its neighbours."""
+
+    def sweep(indices: range, neighbours: dict[str, list[str]], ref_step: int) -> None:
+        for r in indices:
+            ref = rows[r + ref_step]
+            pos = {n: i for i, n in enumerate(ref)}
+            current = {n: i for i, n in enumerate(rows[r])}
+
+            def key(n: str, pos: dict[str, int] = pos, current: dict[str, int] = current) -> float:
+                near = [pos[m] for m in neighbours.get(n, []) if m in pos]
+                return sum(near) / len(near) if near else float(current[n])
+
+            rows[r].sort(key=key)
+
+    last = len(rows) - 1
+    for _ in range(2):
+        sweep(range(last - 1, -1, -1), downs, +1)  # bottom-up: follow consumers below
+        sweep(range(1, last + 1), ups, -1)  # top-down: follow inputs above
+
+
+def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: int = MAX_NODES) -> str:
+    """An SVG document for a ``GraphOut`` dict (``roots``, ``nodes``, ``edges``, ``leaves``)."""
+    all_nodes = {n["id"]: n for n in graph.get("nodes", [])}
+    root_names = set(graph.get("roots", []))
+    edges_all = [
+        (e["source"], e["target"])
+        for e in graph.get("edges", [])
+        if e["source"] in all_nodes and e["target"] in all_nodes
+    ]
+    root_ids = {i for i, n in all_nodes.items() if root_names & set(n.get("tensors", []))}
+    level_all = _layers(list(all_nodes), edges_all)
+
+    # keep the nodes nearest the roots when the graph is too large to draw usefully
+    first_seen = {i: n for n, i in enumerate(all_nodes)}
+    ids = sorted(all_nodes, key=lambda i: (level_all[i], first_seen[i]))
+    hidden = max(0, len(ids) - max_nodes)
+    ids = ids[:max_nodes]
+    keep = set(ids)
+    edges = [(s, t) for s, t in edges_all if s in keep and t in keep]
+    level = {i: level_all[i] for i in ids}
+    depth = max(level.values(), default=0)
+    for i in ids:  # every leaf in the top row, as the tutorials draw them
+        if all_nodes[i]["name"] == "AccumulateGrad" and i not in root_ids:
+            level[i] = depth
+
+    rows: list[list[str]] = [[] for _ in range(depth + 1)]
+    row_of: dict[str, int] = {}
+    for i in ids:
+        row_of[i] = depth - level[i]  # roots at the bottom, leaves towards the top
+        rows[row_of[i]].append(i)
+    # an edge spanning several rows passes through one small "dummy" slot per row it
+    # crosses, so it is routed between the nodes instead of through them
+    ups: dict[str, list[str]] = defaultdict(list)  # a slot's neighbours in the row above
+    downs: dict[str, list[str]] = defaultdict(list)  # ... and in the row below
+    routes: list[tuple[str, str, list[str]]] = []
+    for source, target in edges:
+        chain = []
+        for r in range(row_of[target] + 1, row_of[source]):
+            dummy = f"_d{len(routes)}_{r}"
+            rows[r].append(dummy)
+            chain.append(dummy)
+        hops = [target, *chain, source]
+        for above, below in zip(hops, hops[1:]):
+            ups[below].append(above)
+            downs[above].append(below)
+        routes.append((source, target, chain))
+    _order(rows, ups, downs)
+
+    def kind(node: dict[str, Any]) -> str:
+        if node.get("freed"):
+            return "freed"
+        if node["id"] in root_ids:
+            return "root"
+        return "leaf" if node["name"] == "AccumulateGrad" else "fn"
+
+    def labels(node: dict[str, Any]) -> tuple[str, str]:
+        names = ", ".join(node.get("tensors", []))
+        if node["name"] == "AccumulateGrad":
+            return (names or "leaf"), "AccumulateGrad"
+        sub = f"({names})" if names else ""
+        if node.get("freed"):
+            sub = (sub + " freed").strip()
+        return node["name"], sub
+
+    widths = {d: DUMMY_W for row in rows for d in row if d not in all_nodes}
+    for i in ids:
+        main, sub = labels(all_nodes[i])
+        widths[i] = max(
+            70.0, _text_width(main, FONT_SIZE) + 20, _text_width(sub, SMALL_SIZE) + 20
+        )
+    def gap(a: str, b: str) -> float:
+        return H_GAP if a in all_nodes and b in all_nodes else H_GAP / 3
+
+    row_widths = [
+        sum(widths[i] for i in row) + sum(gap(a, b) for a, b in zip(row, row[1:])) for row in rows
+    ]
+    heading = title or "backward graph"
+    counts = (
+        f"{len(all_nodes)} nodes, {len(graph.get('leaves', []))} leaves"
+        + (", truncated by the server" if graph.get("truncated") else "")
+    )
+    legend = f"{counts} · blue: leaf tensors · grey: grad_fn · green: roots · dashed: freed"
+    header_w = max(_text_width(heading, 15) * 1.1, _text_width(legend, SMALL_SIZE))
+    inner_w = max([*row_widths, header_w, 240.0])
+    width = inner_w + 2 * MARGIN
+    height = HEADER_H + MARGIN + len(rows) * NODE_H + (len(rows) - 1) * V_GAP + MARGIN
+    if hidden:
+        height += 24
+
+    pos: dict[str, tuple[float, float]] = {}  # centre x, top y
+    for r, row in enumerate(rows):
+        x = MARGIN + (inner_w - row_widths[r]) / 2
+        y = HEADER_H + MARGIN + r * (NODE_H + V_GAP)
+        for n, i in enumerate(row):
+            if n:
+                x += gap(row[n - 1], i)
+            pos[i] = (x + widths[i] / 2, y)
+            x += widths[i]
+
+    out: list[str] = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family={quoteattr(FONT)} '
+        f'class="gradserve-graph">',
+        "<defs>",
+        '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+        'markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'fill="#374151"/></marker>',
+        '<marker id="arrow-freed" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+        'markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'fill="#9ca3af"/></marker>',
+        "</defs>",
+        f'<rect width="{width:.0f}" height="{height:.0f}" fill="#ffffff"/>',
+    ]
+    out.append(
+        f'<text x="{MARGIN}" y="{MARGIN + 4}" font-size="15" font-weight="bold" '
+        f'fill="#111827">{escape(heading)}</text>'
+    )
+    out.append(
+        f'<text x="{MARGIN}" y="{MARGIN + 22}" font-size="{SMALL_SIZE}" fill="#4b5563">'
+        f"{escape(legend)}</text>"
+    )
+    if not ids:
+        out.append(
+            f'<text x="{MARGIN}" y="{HEADER_H + MARGIN + 16}" font-size="{FONT_SIZE}" '
+            f'fill="#6b7280">empty graph: no tensor here requires grad</text>'
+        )
+
+    out.append('<g class="edges">')
+    for source, target, chain in routes:
+        x, y = pos[target]  # input above, consumer below: forward direction, as torchviz
+        points = [(x, y + NODE_H)]
+        for dummy in chain:
+            x, y = pos[dummy]
+            points += [(x, y), (x, y + NODE_H)]
+        x, y = pos[source]
+        points.append((x, y - 1))
+        d = [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
+        for (x1, y1), (x2, y2) in zip(points, points[1:]):
+            if x1 == x2:
+                d.append(f"L{x2:.1f},{y2:.1f}")
+            else:
+                mid = (y1 + y2) / 2
+                d.append(f"C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} {x2:.1f},{y2:.1f}")
+        freed = all_nodes[source].get("freed") or all_nodes[target].get("freed")
+        stroke = "#9ca3af" if freed else "#374151"
+        dash = ' stroke-dasharray="5 3"' if freed else ""
+        marker = "arrow-freed" if freed else "arrow"
+        out.append(
+            f'<path class="edge" data-source={quoteattr(source)} data-target={quoteattr(target)} '
+            f'd="{" ".join(d)}" fill="none" stroke="{stroke}" stroke-width="1.4"{dash} '
+            f'marker-end="url(#{marker})"/>'
+        )
+    out.append("</g>")
+
+    out.append('<g class="nodes">')
+    for i in ids:
+        node = all_nodes[i]
+        k = kind(node)
+        fill, stroke, color, dash = STYLES[k]
+        cx, top = pos[i]
+        w = widths[i]
+        main, sub = labels(node)
+        radius = 18 if node["name"] == "AccumulateGrad" else 4
+        tip = f"{node['name']} {', '.join(node.get('tensors', []))}".strip()
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(
+            f'<g class="node {k}" data-id={quoteattr(i)} data-name={quoteattr(node["name"])}>'
+            f"<title>{escape(tip)}</title>"
+            f'<rect x="{cx - w / 2:.1f}" y="{top:.1f}" width="{w:.1f}" height="{NODE_H}" '
+            f'rx="{radius}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"{dash_attr}/>'
+        )
+        main_y = top + (17 if sub else 26)
+        weight = ' font-weight="bold"' if node["name"] == "AccumulateGrad" else ""
+        out.append(
+            f'<text x="{cx:.1f}" y="{main_y:.1f}" text-anchor="middle" font-size="{FONT_SIZE}"'
+            f'{weight} fill="{color}">{escape(main)}</text>'
+        )
+        if sub:
+            out.append(
+                f'<text x="{cx:.1f}" y="{top + 33:.1f}" text-anchor="middle" '
+                f'font-size="{SMALL_SIZE}" fill="{color}">{escape(sub)}</text>'
+            )
+        out.append("</g>")
+    out.append("</g>")
+    if hidden:
+        out.append(
+            f'<text x="{MARGIN}" y="{height - MARGIN / 2:.0f}" font-size="{SMALL_SIZE}" '
+            f'fill="#b91c1c">{hidden} more nodes not drawn (the {max_nodes} nearest the roots '
+            f"are shown; use ?format=json or dot for all)</text>"
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

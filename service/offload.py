@@ -1,0 +1,62 @@
+"""Where work runs: small numpy work stays on the event loop (a thread hop costs more
+than it saves), large work goes to a worker thread so other sessions keep flowing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from .executor import estimate_elements
+from .schemas import StepIn
+from .sessions import Session
+from .settings import Settings
+
+T = TypeVar("T")
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+async def run(settings: Settings, weight: int, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` inline, or in a worker thread when ``weight`` (elements) is large.
+
+    The caller holds the session lock; a cancelled request still waits for its
+    thread to finish, so the session is never touched by two threads at once."""
+    if weight > settings.offload_elements:
+        return await anyio.to_thread.run_sync(partial(fn, *args))
+    return fn(*args)
+
+
+def _referenced(step: StepIn) -> Iterable[str]:
+    if step.expr is not None:
+        return _IDENT.findall(step.expr[:10_000])
+    names: list[str] = []
+    for arg in step.args:
+        if isinstance(arg, str):
+            names.append(arg)
+        elif isinstance(arg, list):
+            names.extend(a for a in arg if isinstance(a, str))
+    return names
+
+
+def steps_weight(session: Session, steps: Iterable[StepIn]) -> int:
+    """Elements the steps read from the session (plus what creation ops will make)."""
+    total = 0
+    for step in steps:
+        total += 64
+        for name in set(_referenced(step)):
+            t = session.tensors.get(name)
+            if t is not None:
+                total += t.data.size
+        if step.op is not None:
+            total += estimate_elements(step.op, list(step.args), dict(step.kwargs)) or 0
+    return total
+
+
+def graph_weight(session: Session, names: Iterable[str]) -> int:
+    """For backward/grad: what the steps since the last freeing backward produced."""
+    roots = sum(t.data.size for n in names if (t := session.tensors.get(n)) is not None)
+    return session.work + roots

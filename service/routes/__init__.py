@@ -1,0 +1,13 @@
+"""One router per resource; ``ROUTERS`` is what the app includes, in order."""
+
+from . import autograd, catalogue, health, sessions, stateless, steps, tensors
+
+ROUTERS = [
+    sessions.router,
+    tensors.router,
+    steps.router,
+    autograd.router,
+    stateless.router,
+    catalogue.router,
+    health.router,
+]

@@ -1,0 +1,55 @@
+"""``GET /v1/ops``: the op catalogue, straight from the engine's registry."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from fastapi import Response
+
+from engine import OPS
+
+from ..http import JSONBody
+from ..schemas import OpListOut
+from ._base import documented, v1_router
+
+router = v1_router("catalogue")
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    return repr(value)
+
+
+@cache
+def catalogue() -> bytes:
+    """Built once: the registry never changes after import."""
+    ops = []
+    for name in sorted(OPS):
+        spec = OPS[name]
+        params = spec.signature.parameters.values()
+        ops.append(
+            {
+                "name": name,
+                "args": spec.args,
+                "kwargs": {
+                    p.name: _jsonable(None if p.default is p.empty else p.default)
+                    for p in params
+                    if p.kind is p.KEYWORD_ONLY
+                    or (p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty)
+                },
+                "differentiable": spec.differentiable,
+                "method": spec.method,
+                "doc": spec.doc,
+            }
+        )
+    return JSONBody({"ops": ops}).body
+
+
+@router.get("/ops", operation_id="listOps", response_model=OpListOut, responses=documented())
+async def list_ops() -> Response:
+    """The op catalogue: arguments, keyword arguments, differentiability, a one-line doc."""
+    return Response(catalogue(), media_type="application/json")

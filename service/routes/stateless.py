@@ -1,0 +1,52 @@
+"""``POST /v1/gradient``: a whole computation in one call; no session is kept, so any
+replica can answer."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import Request, Response
+
+from .. import executor, offload, views
+from ..deps import OutputDep, SettingsDep
+from ..http import JSONBody
+from ..schemas import GradientIn, GradientOut
+from ..sessions import Session, grad_of
+from ._base import documented, v1_router
+from .autograd import AUTOGRAD_PROBLEMS
+from .steps import STEP_PROBLEMS
+
+router = v1_router("stateless")
+
+
+def compute(body: GradientIn, settings: SettingsDep) -> dict[str, object]:
+    """Leaves, steps, backward, then the fetched tensors: all or nothing by construction."""
+    now = time.time()
+    session = Session("stateless", None, settings.session_ttl_seconds, now, now)
+    fetch = [executor.check_fetch(key) for key in body.fetch]
+    for name, leaf in body.tensors.items():
+        executor.put_tensor(session, name, leaf, settings)
+    executor.run_steps(session, body.steps, settings)
+    if body.backward is not None:
+        executor.run_backward(session, body.backward, settings)
+    values: dict[str, object] = {}
+    for key, (name, want_grad) in zip(body.fetch, fetch):
+        t = session.lookup(name)
+        values[key] = grad_of(t) if want_grad else t
+    return values
+
+
+@router.post(
+    "/gradient",
+    operation_id="computeGradient",
+    response_model=GradientOut,
+    responses=documented(*dict.fromkeys(STEP_PROBLEMS + AUTOGRAD_PROBLEMS), limits=(413, 507)),
+)
+async def compute_gradient(
+    body: GradientIn, out: OutputDep, settings: SettingsDep, request: Request
+) -> Response:
+    """Leaves, steps and a backward in one stateless call; returns the `fetch`ed values."""
+    executor.check_steps(len(body.steps), settings)
+    weight = int(request.headers.get("content-length") or 0) // 4 + 64 * len(body.steps)
+    values = await offload.run(settings, weight, compute, body, settings)
+    return JSONBody({"values": {k: views.value(v, out) for k, v in values.items()}})

@@ -1,0 +1,219 @@
+"""The in-memory session store: named sessions of named tensors, with limits.
+
+A session binds names to engine tensors. Requests on one session are
+serialized by its ``asyncio.Lock``; different sessions run in parallel. With
+API keys, each key has its own namespace, so another key's session is simply
+not found (404). Idle sessions expire after the TTL: lazily when touched, and
+in a sweep whenever sessions are created or listed.
+
+Batches are atomic through ``Transaction``: steps run against a copy of the
+name -> tensor bindings, in-place writes (``assign`` steps) are journaled with
+the old data and version, and only a successful batch is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+
+from engine import Tensor
+
+from .errors import (
+    LimitExceededError,
+    SessionExistsError,
+    SessionNotFoundError,
+    TensorNotFoundError,
+)
+from .names import check_session_name
+from .settings import Settings
+
+
+def grad_of(t: Tensor) -> Tensor | None:
+    """``t.grad`` without PyTorch's non-leaf warning (a non-leaf without retain_grad: None)."""
+    return t.grad if (t.is_leaf or t.retains_grad) else None
+
+
+def bindings_bytes(tensors: Iterable[Tensor]) -> int:
+    """Bytes held by tensors and their grads; views and shared buffers count once."""
+    seen: set[int] = set()
+    total = 0
+    for t in tensors:
+        g = grad_of(t)
+        for arr in (t.data, None if g is None else g.data):
+            if arr is None:
+                continue
+            base = arr
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if id(base) not in seen:
+                seen.add(id(base))
+                total += base.nbytes
+    return total
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(eq=False)
+class Session:
+    name: str
+    owner: str | None
+    ttl: float
+    created: float
+    last_used: float
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    work: int = 0  # elements produced by steps: how heavy a backward may be
+
+    @property
+    def expires(self) -> float:
+        return self.last_used + self.ttl
+
+    def nbytes(self) -> int:
+        return bindings_bytes(self.tensors.values())
+
+    def lookup(self, name: str, bindings: dict[str, Tensor] | None = None) -> Tensor:
+        """The tensor bound to ``name`` (404 ``tensor_not_found`` naming close matches)."""
+        source = self.tensors if bindings is None else bindings
+        try:
+            return source[name]
+        except KeyError:
+            raise tensor_not_found(name, self.name, source) from None
+
+    def names_of(self, tensors: Iterable[Tensor]) -> dict[int, list[str]]:
+        """id(tensor) -> the names it is bound to."""
+        wanted = {id(t) for t in tensors}
+        out: dict[int, list[str]] = {}
+        for name, t in self.tensors.items():
+            if id(t) in wanted:
+                out.setdefault(id(t), []).append(name)
+        return out
+
+
+def tensor_not_found(name: str, session: str, bindings: dict[str, Tensor]) -> TensorNotFoundError:
+    close = difflib.get_close_matches(name, list(bindings), n=3)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else None
+    return TensorNotFoundError(f"session {session!r} has no tensor {name!r}", hint=hint)
+
+
+class Transaction:
+    """All-or-nothing changes to a session's bindings and to tensors written in place."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.bindings = dict(session.tensors)
+        self._journal: dict[int, tuple[Tensor, np.ndarray, int]] = {}
+
+    def before_write(self, t: Tensor) -> None:
+        """Record ``t``'s data and version before its first in-place write."""
+        if id(t) not in self._journal:
+            self._journal[id(t)] = (t, t.data.copy(), t._version)
+
+    def commit(self) -> None:
+        self.session.tensors = self.bindings
+        self._journal.clear()
+
+    def rollback(self) -> None:
+        for t, data, version in self._journal.values():
+            if t.data.shape == data.shape and t.data.flags.writeable:
+                np.copyto(t.data, data)  # views of the buffer see the old values too
+            else:
+                t.data = data
+            t._vc[0] = version
+        self._journal.clear()
+
+
+def owner_of(key: str | None) -> str | None:
+    """What the store keeps for an API key: a digest, never the key itself."""
+    return None if key is None else hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+class SessionStore:
+    """Sessions by (owner, name); ``clock`` is injectable for TTL tests."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._sessions: dict[tuple[str | None, str], Session] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def sweep(self) -> int:
+        """Drop every expired session that no request holds; returns how many."""
+        now = self.clock()
+        dead = [
+            key for key, s in self._sessions.items() if s.expires <= now and not s.lock.locked()
+        ]
+        for key in dead:
+            del self._sessions[key]
+        return len(dead)
+
+    def create(self, name: str | None, owner: str | None) -> Session:
+        self.sweep()
+        if len(self._sessions) >= self.settings.max_sessions:
+            raise LimitExceededError(
+                f"the server holds {len(self._sessions)} sessions; the limit is "
+                f"{self.settings.max_sessions}",
+                status=429,
+                hint="delete sessions you no longer need, or retry later",
+                headers={"Retry-After": "60"},
+            )
+        if name is None:
+            name = self._fresh_name(owner)
+        check_session_name(name)
+        if (owner, name) in self._sessions:
+            raise SessionExistsError(
+                f"session {name!r} already exists", hint="pick another name, or omit it"
+            )
+        now = self.clock()
+        session = Session(name, owner, self.settings.session_ttl_seconds, now, now)
+        self._sessions[(owner, name)] = session
+        return session
+
+    def _fresh_name(self, owner: str | None) -> str:
+        while True:
+            name = "s-" + secrets.token_hex(6)
+            if (owner, name) not in self._sessions:
+                return name
+
+    def get(self, name: str, owner: str | None) -> Session:
+        """The live session, touched; an expired one is evicted and reported missing."""
+        session = self._sessions.get((owner, name))
+        now = self.clock()
+        if session is not None and session.expires <= now and not session.lock.locked():
+            del self._sessions[(owner, name)]
+            session = None
+        if session is None:
+            raise SessionNotFoundError(
+                f"no session {name!r}", hint="sessions expire after being idle; create it again"
+            )
+        session.last_used = now
+        return session
+
+    def list(self, owner: str | None) -> list[Session]:
+        self.sweep()
+        return [s for (o, _), s in self._sessions.items() if o == owner]
+
+    def delete(self, name: str, owner: str | None) -> None:
+        self.get(name, owner)
+        del self._sessions[(owner, name)]
+
+    def check_bytes(self, session_name: str, total: int) -> None:
+        """Refuse (507) a session whose tensors would exceed the memory limit."""
+        limit = self.settings.max_session_bytes
+        if total > limit:
+            raise LimitExceededError(
+                f"session {session_name!r} would hold {total} bytes; the limit is {limit}",
+                status=507,
+                hint="delete tensors or grads you no longer need",
+            )

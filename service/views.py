@@ -1,0 +1,56 @@
+"""Engine objects as response payloads (plain dicts that ``JSONBody`` renders)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import Tensor
+
+from . import codec
+from .deps import Output
+from .sessions import Session, grad_of, iso
+
+
+def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
+    return None if t is None else codec.encode(t.data, out.encoding)
+
+
+def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:
+    """A ``TensorOut``."""
+    g = grad_of(t)
+    body: dict[str, Any] = {
+        "name": name,
+        "shape": list(t.shape),
+        "dtype": codec.dtype_name(t.dtype),
+        "requires_grad": t.requires_grad,
+        "is_leaf": t.is_leaf,
+        "grad_fn": None if t.grad_fn is None else t.grad_fn.name,
+        "retains_grad": t.retains_grad,
+        "version": t._version,
+        "has_grad": g is not None,
+    }
+    if out.values:
+        body["data"] = value(t, out)
+        body["grad"] = value(g, out)
+    return body
+
+
+def session_summary(s: Session) -> dict[str, Any]:
+    """A ``SessionSummaryOut``."""
+    return {
+        "name": s.name,
+        "created": iso(s.created),
+        "last_used": iso(s.last_used),
+        "expires": iso(s.expires),
+        "bytes": s.nbytes(),
+        "tensor_count": len(s.tensors),
+    }
+
+
+def session(s: Session) -> dict[str, Any]:
+    """A ``SessionOut``: the summary plus every tensor's metadata."""
+    meta = Output("json", values=False)
+    return {
+        **session_summary(s),
+        "tensors": [tensor(name, t, meta) for name, t in s.tensors.items()],
+    }

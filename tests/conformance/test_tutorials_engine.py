@@ -1,0 +1,864 @@
+"""Every example of the five backward() tutorials (shared/seeds/*.txt), run through
+the engine and through PyTorch in the same test.
+
+Each example is written once, against a module ``T`` that is either ``engine`` or
+``torch``, and records what the tutorial prints (values, reprs, grad_fn names,
+flags, errors). The test runs it on both, demands the same record, then checks
+the tutorial's known answers. ``randn`` inputs are replaced by the values the
+tutorial printed, so its printed gradients are checkable.
+
+The tutorials' legacy spellings are translated to what PyTorch 2.13 runs:
+``Variable(FloatTensor(v))``/``T.Tensor(v)`` -> ``T.tensor(v)``, ``t.data`` ->
+``t.detach()`` (shares memory and version counter, so ``x.grad.data.zero_()``
+still zeroes ``x.grad``), ``volatile`` -> ``no_grad``; grad_fn names are the
+modern ones (``MulBackward0``, ``MeanBackward0``, not ``MulBackward``/``MeanBackward1``).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import engine as E
+from engine.errors import (
+    EngineError,
+    GraphFreedError,
+    ShapeMismatchError,
+)
+from engine.registry import OPS
+from engine.tensor import NONLEAF_GRAD_WARNING
+from tests.engine.torch_oracle import require_torch
+
+torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
+
+pytestmark = pytest.mark.torch
+
+
+# -- recording what a tutorial prints ---------------------------------------------
+
+
+def _node_name(node: Any) -> str | None:
+    """The class name PyTorch shows (engine nodes carry it as ``.name``)."""
+    if node is None:
+        return None
+    name = getattr(node, "name", None)
+    return name if isinstance(name, str) else type(node).__name__
+
+
+def _fn_name(t: Any) -> str | None:
+    return _node_name(t.grad_fn)
+
+
+def _graph(t: Any, depth: int = 3) -> Any:
+    """The grad_fn tree as nested (name, [children]) down to ``depth`` levels."""
+
+    def walk(node: Any, d: int) -> Any:
+        if node is None:
+            return None
+        name = _node_name(node)
+        if d == 0:
+            return name
+        # constants (None edges) are left out: their position is checked in test_semantics
+        return (name, [walk(child, d - 1) for child, _ in node.next_functions if child])
+
+    return walk(t.grad_fn, depth)
+
+
+def _snapshot(value: Any) -> Any:
+    """What a ``print`` shows, frozen now (later in-place edits do not change it)."""
+    if isinstance(value, (E.Tensor, torch.Tensor)):
+        return {
+            "value": np.array(value.detach().numpy(), copy=True),
+            "dtype": str(value.dtype).removeprefix("torch."),
+            "shape": tuple(value.shape),
+            "requires_grad": value.requires_grad,
+            "is_leaf": value.is_leaf,
+            "grad_fn": _fn_name(value),
+            "repr": repr(value),
+        }
+    if isinstance(value, BaseException):
+        return {"error": str(value)}
+    if isinstance(value, (list, tuple)):
+        return [_snapshot(v) for v in value]
+    return value
+
+
+class Record(dict):
+    """An ordered log of one tutorial run on module ``T``."""
+
+    def __init__(self, T: Any) -> None:
+        super().__init__()
+        self.T = T
+        self.errors: dict[str, BaseException] = {}
+        self.tensors: dict[str, Any] = {}
+
+    def show(self, key: str, value: Any) -> None:
+        if isinstance(value, (E.Tensor, torch.Tensor)):
+            self.tensors[key] = value
+        self[key] = _snapshot(value)
+
+    def nonleaf_grad(self, key: str, t: Any) -> None:
+        """``print(y.grad)`` on a non-leaf: None, with PyTorch's warning."""
+        if self.T is E:
+            with pytest.warns(UserWarning, match=re.escape(NONLEAF_GRAD_WARNING)):
+                g = t.grad
+        else:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                g = t.grad
+            assert any("not a leaf Tensor" in str(w.message) for w in caught)
+        self[key] = _snapshot(g)
+
+    def attempt(self, key: str, fn: Callable[[], Any]) -> bool:
+        """Run ``fn``; record its error message (the tutorial's traceback) if it raises."""
+        try:
+            fn()
+        except (EngineError, RuntimeError) as exc:
+            self.errors[key] = exc
+            self[key] = _snapshot(exc)
+            return False
+        self[key] = None
+        return True
+
+
+def _assert_same(ours: Any, ref: Any, path: str = "") -> None:
+    if isinstance(ref, dict):
+        assert isinstance(ours, dict), f"{path}: engine gave {ours!r}, torch gave {ref!r}"
+        assert list(ours) == list(ref), f"{path}: keys differ {list(ours)} vs {list(ref)}"
+        for k in ref:
+            _assert_same(ours[k], ref[k], f"{path}.{k}" if path else k)
+    elif isinstance(ref, list):
+        assert isinstance(ours, list) and len(ours) == len(ref), f"{path}: {ours!r} vs {ref!r}"
+        for i, (o, r) in enumerate(zip(ours, ref)):
+            _assert_same(o, r, f"{path}[{i}]")
+    elif isinstance(ref, np.ndarray):
+        assert isinstance(ours, np.ndarray) and ours.shape == ref.shape, f"{path}: shape"
+        np.testing.assert_allclose(ours, ref, rtol=2e-6, atol=1e-7, err_msg=path)
+    else:
+        assert ours == ref, f"{path}: engine {ours!r} != torch {ref!r}"
+
+
+def run_both(example: Callable[[Any, Record], None]) -> tuple[Record, Record]:
+    """Run an example on the engine and on PyTorch; their records must agree."""
+    ours, ref = Record(E), Record(torch)
+    example(E, ours)
+    example(torch, ref)
+    _assert_same(dict(ours), dict(ref))
+    return ours, ref
+
+
+def require_ops(*names: str) -> None:
+    missing = [n for n in names if n not in OPS]
+    if missing:
+        pytest.fail(f"ops not registered (yet): {', '.join(missing)}", pytrace=False)
+
+
+def value(rec: Record, key: str) -> np.ndarray:
+    return rec[key]["value"]
+
+
+# == 000: Linlin, "Understanding backward() in PyTorch (Updated for V0.4)" =========
+
+X_SIMPLE = [[-0.6955]]
+
+
+def linlin_simple(T: Any, rec: Record) -> None:
+    x = T.tensor(X_SIMPLE, requires_grad=True)  # x is a leaf created by user
+    rec.show("x", x)
+    y = 2 * x
+    rec.show("y", y)
+    z = y**3
+    rec.show("z", z)
+    rec.show("graph", _graph(z))
+    z.backward()
+    rec.nonleaf_grad("z.grad", z)
+    rec.nonleaf_grad("y.grad", y)
+    rec.show("x.grad", x.grad)
+    rec.show("x.grad.requires_grad", x.grad.requires_grad)
+
+
+def test_linlin_simple_backward() -> None:
+    ours, _ = run_both(linlin_simple)
+    assert ours["x"]["repr"] == "tensor([[-0.6955]], requires_grad=True)"
+    assert ours["x"]["is_leaf"] and ours["x"]["grad_fn"] is None
+    assert ours["y"]["grad_fn"] == "MulBackward0"  # the tutorial's MulBackward, renamed
+    assert ours["z"]["grad_fn"] == "PowBackward0"
+    assert not ours["y"]["is_leaf"] and ours["y"]["requires_grad"]
+    assert ours["graph"][0] == "PowBackward0" and ours["graph"][1][0][0] == "MulBackward0"
+    assert ours["z.grad"] is None and ours["y.grad"] is None
+    # dz/dx = 24 x**2; the tutorial printed 11.6105 for its unrounded x
+    np.testing.assert_allclose(value(ours, "x.grad"), 24 * np.square(X_SIMPLE), rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "x.grad"), [[11.6105]], rtol=1e-3)
+    assert ours["x.grad.requires_grad"] is False
+    assert not ours["x.grad"]["requires_grad"] and ours["x.grad"]["grad_fn"] is None
+
+
+X_SCALES = [[-0.7207]]
+
+
+def linlin_grad_tensors_scale(T: Any, rec: Record) -> None:
+    x = T.tensor(X_SCALES, requires_grad=True)
+    rec.show("x", x)
+    y = 2 * x
+    z = y**3
+    z.backward(retain_graph=True)
+    rec.nonleaf_grad("default.z.grad", z)
+    rec.nonleaf_grad("default.y.grad", y)
+    rec.show("default.x.grad", x.grad)
+    for scale in ([[1.0]], [[0.1]], [[0.5]]):
+        x.grad.detach().zero_()  # the tutorial's x.grad.data.zero_()
+        z.backward(T.tensor(scale), retain_graph=True)
+        rec.nonleaf_grad(f"{scale}.z.grad", z)
+        rec.nonleaf_grad(f"{scale}.y.grad", y)
+        rec.show(f"{scale}.x.grad", x.grad)
+
+
+def test_linlin_grad_tensors_act_as_scaling_factors() -> None:
+    ours, _ = run_both(linlin_grad_tensors_scale)
+    base = 24 * np.square(np.array(X_SCALES, dtype=np.float32))
+    np.testing.assert_allclose(value(ours, "default.x.grad"), base, rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "default.x.grad"), [[12.4668]], rtol=1e-3)
+    np.testing.assert_allclose(value(ours, "[[1.0]].x.grad"), base, rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "[[0.1]].x.grad"), 0.1 * base, rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "[[0.5]].x.grad"), 0.5 * base, rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "[[0.5]].x.grad"), [[6.2334]], rtol=1e-3)
+    for key in ours:
+        if key.endswith((".z.grad", ".y.grad")):
+            assert ours[key] is None
+
+
+X_MATRIX = [[-2.5212, 1.2730], [0.0366, -0.0750]]
+
+
+def linlin_matrix_rows_and_columns(T: Any, rec: Record) -> None:
+    x = T.tensor(X_MATRIX, requires_grad=True)
+    rec.show("x", x)
+    y = 2 * x
+    z = y**3
+    rec.show("z.size()", tuple(z.size()))
+    z.backward(T.tensor([[1.0, 1], [1, 1]]), retain_graph=True)
+    rec.show("all", x.grad)
+    x.grad.detach().zero_()  # the gradient for x is accumulated: clear it
+    z.backward(T.tensor([[0.0, 1], [0, 1]]), retain_graph=True)
+    rec.show("second column", x.grad)
+    x.grad.detach().zero_()
+    z.backward(T.tensor([[1.0, 1], [0, 0]]), retain_graph=True)
+    rec.show("first row", x.grad)
+
+
+def test_linlin_matrix_grad_tensors_select_rows_and_columns() -> None:
+    ours, _ = run_both(linlin_matrix_rows_and_columns)
+    assert ours["x"]["repr"] == (
+        "tensor([[-2.5212,  1.2730],\n        [ 0.0366, -0.0750]], requires_grad=True)"
+    )
+    assert ours["z.size()"] == [2, 2]
+    full = 24 * np.square(np.array(X_MATRIX, dtype=np.float32))
+    np.testing.assert_allclose(value(ours, "all"), full, rtol=1e-5)
+    np.testing.assert_allclose(
+        value(ours, "all"), [[152.5527, 38.8946], [0.0322, 0.1349]], rtol=2e-3
+    )
+    np.testing.assert_allclose(value(ours, "second column"), full * [[0, 1], [0, 1]], rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "first row"), full * [[1, 1], [0, 0]], rtol=1e-5)
+
+
+X_MEAN = [[1.8528, 0.2083], [-1.5296, 0.3136]]
+
+
+def linlin_mean(T: Any, rec: Record) -> None:
+    x = T.tensor(X_MEAN, requires_grad=True)
+    y = 2 * x
+    z = y**3
+    out = z.mean()
+    rec.show("out", out)
+    out.backward(retain_graph=True)
+    rec.show("x.grad", x.grad)
+
+
+def linlin_mean_complaint(T: Any, rec: Record) -> None:
+    x = T.tensor(X_MEAN, requires_grad=True)
+    out = ((2 * x) ** 3).mean()
+    out.backward(retain_graph=True)
+    # a scalar output given a (2, 2) gradient: "We will get complaints"
+    x.grad.detach().zero_()
+    rec.attempt("complaint", lambda: out.backward(T.tensor([[1.0, 1], [1, 1]]), retain_graph=True))
+    rec.show("x.grad after complaint", x.grad)
+
+
+def test_linlin_mean_of_cubes() -> None:
+    ours, _ = run_both(linlin_mean)
+    assert ours["out"]["grad_fn"] == "MeanBackward0"  # the tutorial's MeanBackward1 (v0.4)
+    x = np.array(X_MEAN, dtype=np.float32)
+    np.testing.assert_allclose(value(ours, "out"), np.mean((2 * x) ** 3), rtol=1e-5)
+    np.testing.assert_allclose(value(ours, "out"), 5.6434, rtol=1e-3)
+    assert (
+        ours["out"]["repr"] == f"tensor({float(value(ours, 'out')):.4f}, grad_fn=<MeanBackward0>)"
+    )
+    np.testing.assert_allclose(value(ours, "x.grad"), 6 * x**2, rtol=1e-5)
+    np.testing.assert_allclose(
+        value(ours, "x.grad"), [[20.5970, 0.2604], [14.0375, 0.5903]], rtol=2e-3
+    )
+
+
+def test_linlin_scalar_output_given_matrix_gradient_raises_mismatch_in_shape() -> None:
+    ours, ref = run_both(linlin_mean_complaint)
+    err = ours.errors["complaint"]
+    assert isinstance(err, ShapeMismatchError) and err.code == "shape_mismatch"
+    assert str(err).startswith("Mismatch in shape")
+    assert str(err) == str(ref.errors["complaint"])
+    assert "torch.Size([2, 2])" in str(err) and "torch.Size([])" in str(err)
+    np.testing.assert_array_equal(value(ours, "x.grad after complaint"), np.zeros((2, 2)))
+
+
+X_RETAIN = [[-0.7452, 1.5727], [0.1702, 0.7374]]
+
+
+def linlin_retain_graph(T: Any, rec: Record) -> None:
+    x = T.tensor(X_RETAIN, requires_grad=True)
+    y = 2 * x
+    z = y**3
+    out = z.mean()
+    rec.show("out", out)
+    out.backward()  # without retain_graph: fine the first time
+    rec.show("x.grad", x.grad)
+    x.grad.detach().zero_()
+    rec.attempt("second backward", out.backward)  # no graph left to trace back
+    rec.show("x.grad after", x.grad)
+
+
+def test_linlin_second_backward_without_retain_graph_raises() -> None:
+    ours, ref = run_both(linlin_retain_graph)
+    np.testing.assert_allclose(value(ours, "out"), 7.7630, rtol=1e-3)
+    x = np.array(X_RETAIN, dtype=np.float32)
+    np.testing.assert_allclose(value(ours, "x.grad"), 6 * x**2, rtol=1e-5)
+    np.testing.assert_allclose(
+        value(ours, "x.grad"), [[3.3323, 14.8394], [0.1738, 3.2623]], rtol=2e-3
+    )
+    err = ours.errors["second backward"]
+    assert isinstance(err, GraphFreedError) and err.code == "graph_freed"
+    assert str(err) == str(ref.errors["second backward"])
+    assert str(err).startswith("Trying to backward through the graph a second time")
+    np.testing.assert_array_equal(value(ours, "x.grad after"), np.zeros((2, 2)))
+
+
+def linlin_register_hook(T: Any, rec: Record) -> None:
+    """Point 1 of the post: .grad of an intermediate via register_hook."""
+    x = T.tensor(X_SIMPLE, requires_grad=True)
+    y = 2 * x
+    z = y**3
+    seen: list[Any] = []
+    y.register_hook(lambda g: seen.append(g))
+    z.backward()
+    rec.show("hooked y grad", seen)
+    rec.nonleaf_grad("y.grad", y)
+    rec.show("x.grad", x.grad)
+
+
+def test_linlin_register_hook_reads_intermediate_gradient() -> None:
+    ours, _ = run_both(linlin_register_hook)
+    (g,) = ours["hooked y grad"]
+    y = 2 * np.array(X_SIMPLE, dtype=np.float32)
+    np.testing.assert_allclose(g["value"], 3 * y**2, rtol=1e-5)
+    assert ours["y.grad"] is None
+
+
+# == 001: notebook "PyTorch autograd: understanding the heart of PyTorch's magic" ==
+
+
+def notebook_leaf_attributes(T: Any, rec: Record) -> None:
+    x = T.tensor(1.0, requires_grad=True)
+    y = T.tensor(2.0)
+    z = x * y
+    for t, name in zip([x, y], "xy"):
+        rec.show(f"{name}.data", t.detach())
+        rec.show(f"{name}.requires_grad", t.requires_grad)
+        rec.show(f"{name}.grad", t.grad)
+        rec.show(f"{name}.grad_fn", _fn_name(t))
+        rec.show(f"{name}.is_leaf", t.is_leaf)
+    rec.show("z.data", z.detach())
+    rec.show("z.requires_grad", z.requires_grad)
+    rec.nonleaf_grad("z.grad", z)
+    rec.show("z.grad_fn", _fn_name(z))
+    rec.show("z.grad_fn repr", re.sub(r"0x[0-9a-f]+", "0x", repr(z.grad_fn)))
+    rec.show("z.is_leaf", z.is_leaf)
+
+
+def test_notebook_displaying_leaf_and_nonleaf_attributes() -> None:
+    ours, _ = run_both(notebook_leaf_attributes)
+    assert ours["x.data"]["repr"] == "tensor(1.)"
+    assert ours["x.requires_grad"] is True and ours["x.is_leaf"] is True
+    assert ours["x.grad"] is None and ours["x.grad_fn"] is None
+    assert ours["y.requires_grad"] is False and ours["y.is_leaf"] is True
+    assert ours["y.grad"] is None and ours["y.grad_fn"] is None
+    assert ours["z.data"]["repr"] == "tensor(2.)"
+    assert ours["z.requires_grad"] is True and ours["z.is_leaf"] is False
+    assert ours["z.grad"] is None
+    assert ours["z.grad_fn"] == "MulBackward0"
+    assert ours["z.grad_fn repr"] == "<MulBackward0 object at 0x>"
+
+
+def notebook_cube(T: Any, rec: Record) -> None:
+    x = T.tensor(1.0, requires_grad=True)
+    z = x**3
+    z.backward()  # Computes the gradient
+    rec.show("x.grad.data", x.grad.detach())  # Prints '3' which is dz/dx
+
+
+def test_notebook_x_cubed_at_one_gives_three() -> None:
+    ours, _ = run_both(notebook_cube)
+    assert ours["x.grad.data"]["repr"] == "tensor(3.)"
+    assert float(value(ours, "x.grad.data")) == 3.0
+
+
+def notebook_square_weights(T: Any, rec: Record) -> None:
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x**2
+    rec.show("y", y)
+    y.backward(T.tensor([1.0, 1.0]))  # the tensor provided to .backward acts as a weight
+    rec.show("x.grad", x.grad)
+
+
+def notebook_square_weights_named(T: Any, rec: Record) -> None:
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x**2
+    w = T.tensor([1.0, 1.0])
+    y.backward(w)  # notice that we do not provide backward(x)
+    rec.show("x.grad", x.grad)
+
+
+def notebook_square_backward_x(T: Any, rec: Record) -> None:
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x**2
+    y.backward(x)  # x as an argument outputs the "wrong" derivatives
+    rec.show("x.grad", x.grad)
+
+
+def test_notebook_square_with_ones_gives_2_4() -> None:
+    ours, _ = run_both(notebook_square_weights)
+    assert ours["y"]["repr"] == "tensor([1., 4.], grad_fn=<PowBackward0>)"
+    assert ours["x.grad"]["repr"] == "tensor([2., 4.])"
+
+
+def test_notebook_square_with_named_weights_gives_2_4() -> None:
+    ours, _ = run_both(notebook_square_weights_named)
+    assert ours["x.grad"]["repr"] == "tensor([2., 4.])"
+
+
+def test_notebook_square_with_x_as_gradient_gives_2_8() -> None:
+    ours, _ = run_both(notebook_square_backward_x)
+    assert ours["x.grad"]["repr"] == "tensor([2., 8.])"
+
+
+def notebook_chain_retained_twice(T: Any, rec: Record) -> None:
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x**2
+    z = y**3
+    w = T.tensor([1.0, 1.0])
+    z.backward(w, retain_graph=True)
+    rec.nonleaf_grad("first y.grad", y)
+    rec.show("first x.grad", x.grad)
+    z.backward(w, retain_graph=True)
+    rec.nonleaf_grad("second y.grad", y)  # "why y is None?"
+    rec.show("second x.grad", x.grad)
+
+
+def test_notebook_increase_the_size_of_x_retained_twice_accumulates() -> None:
+    ours, _ = run_both(notebook_chain_retained_twice)
+    assert ours["first y.grad"] is None and ours["second y.grad"] is None
+    assert ours["first x.grad"]["repr"] == "tensor([  6., 192.])"
+    assert ours["second x.grad"]["repr"] == "tensor([ 12., 384.])"
+
+
+def notebook_two_leaves_three_passes(T: Any, rec: Record) -> None:
+    x = T.tensor([2.0, 2.0], requires_grad=True)  # independent variable
+    z = T.tensor([4.0, 4.0], requires_grad=True)  # independent variable
+    y = x**2 + z**3
+    rec.show("y", y)
+    w = T.tensor([1.0, 1.0])
+    for i in range(3):
+        y.backward(w, retain_graph=True)
+        rec.show(f"pass {i} x.grad", x.grad)
+        rec.show(f"pass {i} z.grad", z.grad)
+
+
+def test_notebook_three_retained_backwards_accumulate() -> None:
+    ours, _ = run_both(notebook_two_leaves_three_passes)
+    assert ours["y"]["grad_fn"] == "AddBackward0"
+    for i, (gx, gz) in enumerate([(4, 48), (8, 96), (12, 144)]):
+        np.testing.assert_array_equal(value(ours, f"pass {i} x.grad"), [gx, gx])
+        np.testing.assert_array_equal(value(ours, f"pass {i} z.grad"), [gz, gz])
+    assert ours["pass 2 z.grad"]["repr"] == "tensor([144., 144.])"
+
+
+def notebook_without_retain_graph(T: Any, rec: Record) -> None:
+    x = T.tensor([2.0, 2.0], requires_grad=True)
+    z = T.tensor([4.0, 4.0], requires_grad=True)
+    y = x**2 + z**3
+    w = T.tensor([1.0, 1.0])
+    y.backward(w)
+    rec.show("x.grad", x.grad)
+    rec.show("z.grad", z.grad)
+    rec.attempt("second try", lambda: y.backward(w))
+    rec.attempt("third try", lambda: y.backward(w))
+    rec.show("x.grad after", x.grad)
+    rec.show("z.grad after", z.grad)
+
+
+def test_notebook_what_happens_if_we_turn_off_retain_graph() -> None:
+    ours, ref = run_both(notebook_without_retain_graph)
+    np.testing.assert_array_equal(value(ours, "x.grad"), [4, 4])
+    np.testing.assert_array_equal(value(ours, "z.grad"), [48, 48])
+    for key in ("second try", "third try"):
+        err = ours.errors[key]
+        assert isinstance(err, GraphFreedError) and err.code == "graph_freed"
+        assert str(err) == str(ref.errors[key])
+        assert "Specify retain_graph=True" in str(err)
+    np.testing.assert_array_equal(value(ours, "x.grad after"), [4, 4])
+    np.testing.assert_array_equal(value(ours, "z.grad after"), [48, 48])
+
+
+def one_hot_rows(T: Any, rec: Record) -> None:
+    x = T.tensor([[1.0, 2, 3, 4]], requires_grad=True)
+    z = 2 * x
+    loss = z.sum(dim=1)  # "scalar"
+    rec.show("z", z)
+    rec.show("loss", loss)
+    rec.show("z graph", _graph(z))
+    for i, weights in enumerate(([[1.0, 0, 0, 0]], [[0.0, 1, 0, 0]], [[1.0, 1, 1, 1]])):
+        z.backward(T.tensor(weights), retain_graph=True)
+        rec.show(f"row {i}", x.grad.detach())
+        x.grad.detach().zero_()  # remove gradient in x.grad, or it will be accumulated
+    loss.backward()  # equivalent to loss.backward(torch.FloatTensor([1.0]))
+    rec.show("loss grad", x.grad.detach())
+
+
+@pytest.mark.parametrize("source", ["notebook", "stackoverflow"])
+def test_one_hot_rows_of_z_equals_2x(source: str) -> None:
+    """In the notebook (001) and in the Stack Overflow answer it quotes (002)."""
+    ours, _ = run_both(one_hot_rows)
+    assert ours["z"]["repr"] == "tensor([[2., 4., 6., 8.]], grad_fn=<MulBackward0>)"
+    assert ours["loss"]["repr"] == "tensor([20.], grad_fn=<SumBackward1>)"
+    assert ours["row 0"]["repr"] == "tensor([[2., 0., 0., 0.]])"
+    assert ours["row 1"]["repr"] == "tensor([[0., 2., 0., 0.]])"
+    assert ours["row 2"]["repr"] == "tensor([[2., 2., 2., 2.]])"
+    assert ours["loss grad"]["repr"] == "tensor([[2., 2., 2., 2.]])"
+
+
+# == 002: Stack Overflow, "Pytorch, what are the gradient arguments" ================
+
+
+def so_example_1(T: Any, rec: Record) -> None:
+    a = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = T.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    c = T.tensor([6.0, 7.0, 8.0], requires_grad=True)
+    y = 3 * a + 2 * b * b + T.log(c)
+    rec.show("y graph", _graph(y, 4))
+    gradients = T.tensor([0.1, 1.0, 0.0001])
+    y.backward(gradients, retain_graph=True)
+    rec.show("a.grad", a.grad)
+    rec.show("b.grad", b.grad)
+    rec.show("c.grad", c.grad)
+
+
+def test_stackoverflow_example_1_weighted_vector_gradient() -> None:
+    ours, _ = run_both(so_example_1)
+    assert ours["a.grad"]["repr"] == "tensor([3.0000e-01, 3.0000e+00, 3.0000e-04])"
+    assert ours["b.grad"]["repr"] == "tensor([1.2000e+00, 1.6000e+01, 2.0000e-03])"
+    assert ours["c.grad"]["repr"] == "tensor([1.6667e-02, 1.4286e-01, 1.2500e-05])"
+    v = np.array([0.1, 1.0, 0.0001], dtype=np.float32)
+    np.testing.assert_allclose(value(ours, "a.grad"), 3 * v, rtol=1e-6)
+    np.testing.assert_allclose(value(ours, "b.grad"), 4 * np.array([3, 4, 5]) * v, rtol=1e-6)
+    np.testing.assert_allclose(value(ours, "c.grad"), v / np.array([6, 7, 8]), rtol=1e-6)
+    assert ours["y graph"][0] == "AddBackward0"
+
+
+def so_example_2(T: Any, rec: Record) -> None:
+    a = T.tensor(0.1, requires_grad=True)
+    b = T.tensor(1.0, requires_grad=True)
+    c = T.tensor(0.1, requires_grad=True)
+    y = 3 * a + 2 * b * b + T.log(c)
+    y.backward()
+    rec.show("a.grad", a.grad)
+    rec.show("b.grad", b.grad)
+    rec.show("c.grad", c.grad)
+
+
+def test_stackoverflow_example_2_scalar_without_gradients() -> None:
+    ours, _ = run_both(so_example_2)
+    assert ours["a.grad"]["repr"] == "tensor(3.)"
+    assert ours["b.grad"]["repr"] == "tensor(4.)"
+    assert ours["c.grad"]["repr"] == "tensor(10.)"
+
+
+def so_example_3(T: Any, rec: Record) -> None:
+    """``torch.empty(1)`` inputs (values unknown: the tutorial's b=0, c=0 made explicit).
+    A 3-element gradient for a 1-element output is refused by PyTorch 2.x; given as
+    the one-element sum it used to be reduced to, it reproduces the printed grads."""
+    a = T.tensor([0.5], requires_grad=True)
+    b = T.tensor([0.0], requires_grad=True)
+    c = T.tensor([0.0], requires_grad=True)
+    y = 3 * a + 2 * b * b + T.log(c)
+    rec.show("y", y)
+    rec.attempt(
+        "three for one", lambda: y.backward(T.tensor([0.1, 1.0, 0.0001]), retain_graph=True)
+    )
+    rec.show("a.grad before", a.grad)
+    y.backward(T.tensor([0.1 + 1.0 + 0.0001]))
+    rec.show("a.grad", a.grad)
+    rec.show("b.grad", b.grad)
+    rec.show("c.grad", c.grad)
+
+
+def test_stackoverflow_example_3_empty_inputs_and_log_at_zero() -> None:
+    ours, ref = run_both(so_example_3)
+    err = ours.errors["three for one"]
+    assert isinstance(err, ShapeMismatchError) and err.code == "shape_mismatch"
+    assert str(err) == str(ref.errors["three for one"])
+    assert "torch.Size([3])" in str(err) and "torch.Size([1])" in str(err)
+    assert ours["a.grad before"] is None  # the refused backward accumulated nothing
+    assert ours["y"]["repr"] == "tensor([-inf], grad_fn=<AddBackward0>)"
+    assert ours["a.grad"]["repr"] == "tensor([3.3003])"
+    assert ours["b.grad"]["repr"] == "tensor([0.])"
+    assert ours["c.grad"]["repr"] == "tensor([inf])"  # log at 0: an infinite gradient
+    assert np.isposinf(value(ours, "c.grad")).all()
+
+
+def so_example_4(T: Any, rec: Record) -> None:
+    a = T.tensor(1.0, requires_grad=True)
+    b = T.tensor(1.0, requires_grad=True)
+    c = T.tensor(1.0, requires_grad=True)
+    y = 3 * a + 2 * b * b + T.log(c)
+    y.backward(retain_graph=True)
+    y.backward()
+    rec.show("a.grad", a.grad)
+    rec.show("b.grad", b.grad)
+    rec.show("c.grad", c.grad)
+    rec.attempt("third", y.backward)
+
+
+def test_stackoverflow_example_4_gradients_accumulate() -> None:
+    ours, ref = run_both(so_example_4)
+    assert ours["a.grad"]["repr"] == "tensor(6.)"
+    assert ours["b.grad"]["repr"] == "tensor(8.)"
+    assert ours["c.grad"]["repr"] == "tensor(2.)"
+    assert isinstance(ours.errors["third"], GraphFreedError)
+    assert str(ours.errors["third"]) == str(ref.errors["third"])
+
+
+W_LOSSES = [0.7, -1.3, 2.1]
+
+
+def so_loss_vector(T: Any, rec: Record) -> None:
+    """``loss = [loss1, loss2, loss3]``: ones sum the gradients; weights weigh them."""
+    w = T.tensor(W_LOSSES, requires_grad=True)
+    k = T.tensor([1.0, 2.0, 3.0])
+    loss = (w * k) ** 2
+    loss.backward(T.tensor([1.0, 1.0, 1.0]), retain_graph=True)
+    rec.show("ones", w.grad)
+    w.grad = None
+    loss.backward(T.tensor([-0.1, 1.0, 0.0001]))
+    rec.show("weighted", w.grad)
+
+
+def test_stackoverflow_loss_vector_weights() -> None:
+    ours, _ = run_both(so_loss_vector)
+    w, k = np.array(W_LOSSES, dtype=np.float32), np.array([1, 2, 3], dtype=np.float32)
+    per_loss = 2 * k * k * w
+    np.testing.assert_allclose(value(ours, "ones"), per_loss, rtol=1e-6)
+    np.testing.assert_allclose(value(ours, "weighted"), per_loss * [-0.1, 1.0, 0.0001], rtol=1e-6)
+
+
+X_DOUBLING = [0.6, -0.9, 0.7]  # norm 1.29: ten doublings pass 1000, as the tutorial printed
+
+
+def doubling_until_norm(T: Any, rec: Record) -> None:
+    x = T.tensor(X_DOUBLING, requires_grad=True)
+    y = x * 2
+    k = 1
+    while y.detach().norm() < 1000:  # the tutorial's y.data.norm()
+        y = y * 2
+        k += 1
+    rec.show("k", k)
+    rec.show("y", y)
+    v = T.tensor([0.1, 1.0, 0.0001], dtype=T.float32)
+    y.backward(v)
+    rec.show("x.grad", x.grad)
+
+
+@pytest.mark.parametrize("source", ["stackoverflow_original", "medium"])
+def test_doubling_until_norm_passes_1000_gives_v_times_2_to_the_k(source: str) -> None:
+    """The official tutorial's loop, quoted by the Stack Overflow answer (002) and the
+    Medium post (004), which printed ``tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])``."""
+    require_ops("norm")
+    ours, _ = run_both(doubling_until_norm)
+    k = ours["k"]
+    assert k == 10
+    v = np.array([0.1, 1.0, 0.0001], dtype=np.float32)
+    np.testing.assert_array_equal(value(ours, "x.grad"), v * np.float32(2.0**k))
+    assert ours["x.grad"]["repr"] == "tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])"
+    assert ours["y"]["grad_fn"] == "MulBackward0"
+
+
+# == 003: Kathuria, "Getting Started with PyTorch Part 1: ... Automatic Differentiation" ==
+
+
+def kathuria_graph(T: Any, rec: Record) -> None:
+    # Define the leaf nodes (lines 5-9)
+    a = T.tensor([4.0])
+    weights = [T.tensor([float(i)], requires_grad=True) for i in (2, 5, 9, 7)]
+    w1, w2, w3, w4 = weights
+    # Create the graph on the fly (lines 12-15)
+    b = w1 * a
+    c = w2 * a
+    d = w3 * b + w4 * c
+    L = 10 - d
+    rec.show("a", a)
+    rec.show("b", b)
+    rec.show("d", d)
+    rec.show("L", L)
+    rec.show("L graph", _graph(L, 4))
+    L.backward()  # line 18
+    for index, weight in enumerate(weights, start=1):
+        gradient, *_ = weight.grad.detach()
+        rec.show(f"Gradient of w{index} w.r.t to L", gradient)
+    rec.nonleaf_grad("d.grad", d)
+    rec.attempt("backward again", L.backward)  # the graph was destroyed
+    # calling forward again makes an entirely new graph
+    L2 = 10 - (w3 * (w1 * a) + w4 * (w2 * a))
+    L2.backward()
+    rec.show("w1.grad after a new graph", w1.grad)
+    # gradient descent on w1: a new (non-leaf) tensor
+    learning_rate = 0.01
+    w1_new = w1 - learning_rate * w1.grad
+    rec.show("w1 updated", w1_new)
+
+
+def test_kathuria_graph_of_functions_and_leaf_gradients() -> None:
+    ours, ref = run_both(kathuria_graph)
+    grads = [float(value(ours, f"Gradient of w{i} w.r.t to L")) for i in range(1, 5)]
+    assert grads == [-36.0, -28.0, -8.0, -20.0]
+    assert ours["Gradient of w1 w.r.t to L"]["repr"] == "tensor(-36.)"
+    assert ours["a"]["requires_grad"] is False and ours["a"]["is_leaf"]
+    assert ours["b"]["requires_grad"] is True  # requires_grad is contagious
+    assert ours["L"]["grad_fn"] == "RsubBackward1"  # "loss is replaced by a minus Function"
+    # "d is replaced by three Functions, two multiplications and an addition"
+    name, children = ours["L graph"]
+    assert name == "RsubBackward1"
+    d_node = children[0]
+    assert d_node[0] == "AddBackward0"
+    assert [child[0] for child in d_node[1]] == ["MulBackward0", "MulBackward0"]
+    assert ours["d.grad"] is None  # non-leaf grads are not kept by default
+    err = ours.errors["backward again"]
+    assert isinstance(err, GraphFreedError)
+    assert str(err) == str(ref.errors["backward again"])
+    assert ours["w1.grad after a new graph"]["repr"] == "tensor([-72.])"
+    assert ours["w1 updated"]["grad_fn"] == "SubBackward0"
+    assert ours["w1 updated"]["is_leaf"] is False
+    np.testing.assert_allclose(value(ours, "w1 updated"), [2.0 + 0.01 * 72], rtol=1e-6)
+
+
+def kathuria_retain_grad(T: Any, rec: Record) -> None:
+    a = T.tensor([4.0])
+    w1, w2, w3, w4 = (T.tensor([float(i)], requires_grad=True) for i in (2, 5, 9, 7))
+    b = w1 * a
+    b.retain_grad()  # "calling .retain_grad() on the Variable just after defining it"
+    d = w3 * b + w4 * (w2 * a)
+    d.retain_grad()
+    L = 10 - d
+    L.backward()
+    rec.show("b.grad", b.grad)
+    rec.show("d.grad", d.grad)
+    rec.show("b.retains_grad", b.retains_grad)
+
+
+def test_kathuria_retain_grad_keeps_intermediate_gradients() -> None:
+    ours, _ = run_both(kathuria_retain_grad)
+    assert ours["d.grad"]["repr"] == "tensor([-1.])"  # dL/dd = -1
+    assert ours["b.grad"]["repr"] == "tensor([-9.])"  # dL/db = -w3
+    assert ours["b.retains_grad"] is True
+
+
+def kathuria_requires_grad_false(T: Any, rec: Record) -> None:
+    """Freezing a weight: no gradient flows to it; the rest still get theirs."""
+    a = T.tensor([4.0])
+    w1 = T.tensor([2.0], requires_grad=False)
+    w2, w3, w4 = (T.tensor([float(i)], requires_grad=True) for i in (5, 9, 7))
+    b = w1 * a
+    rec.show("b", b)
+    c = w2 * a
+    d = w3 * b + w4 * c
+    L = 10 - d
+    L.backward()
+    rec.show("w1.grad", w1.grad)
+    rec.show("w2.grad", w2.grad)
+    rec.show("w3.grad", w3.grad)
+
+
+def test_kathuria_requires_grad_false_excludes_a_branch() -> None:
+    ours, _ = run_both(kathuria_requires_grad_false)
+    assert ours["b"]["requires_grad"] is False and ours["b"]["grad_fn"] is None
+    assert ours["w1.grad"] is None
+    assert ours["w2.grad"]["repr"] == "tensor([-28.])"
+    assert ours["w3.grad"]["repr"] == "tensor([-8.])"
+
+
+def kathuria_no_grad_inference(T: Any, rec: Record) -> None:
+    """``volatile`` is gone; inference code goes under ``torch.no_grad()``."""
+    a = T.tensor([4.0])
+    w1 = T.tensor([2.0], requires_grad=True)
+    with T.no_grad():
+        b = w1 * a
+        out = 10 - b
+    rec.show("b", b)
+    rec.show("out", out)
+    rec.attempt("backward", out.backward)
+
+
+def test_kathuria_no_grad_builds_no_graph() -> None:
+    ours, ref = run_both(kathuria_no_grad_inference)
+    assert ours["b"]["requires_grad"] is False and ours["b"]["grad_fn"] is None
+    assert ours["out"]["repr"] == "tensor([2.])"
+    err = ours.errors["backward"]
+    assert err.code == "no_grad_fn"
+    assert str(err) == str(ref.errors["backward"])
+
+
+# == 004: Medium, "How Pytorch Backward() function works" ============================
+
+
+def medium_scalar_sum(T: Any, rec: Record) -> None:
+    x = T.tensor([-0.3, 1.2, 0.05], requires_grad=True)  # randn(3), seeded
+    y = x.sum()
+    rec.show("y", y)
+    y.backward()  # is equivalent to y.backward(torch.tensor(1.))
+    rec.show("x.grad", x.grad)
+    x.grad = None
+    y2 = x.sum()
+    y2.backward(T.tensor(1.0))
+    rec.show("explicit", x.grad)
+
+
+def test_medium_scalar_output_sum_gives_ones() -> None:
+    ours, _ = run_both(medium_scalar_sum)
+    assert ours["y"]["grad_fn"] == "SumBackward0"
+    assert ours["x.grad"]["repr"] == "tensor([1., 1., 1.])"
+    assert ours["explicit"]["repr"] == "tensor([1., 1., 1.])"
+
+
+def medium_jacobian_vector_product(T: Any, rec: Record) -> None:
+    """Step 4: y = F1(x), z = F2(y); backward of z with a weight vector [0.2, 0.8]."""
+    x = T.tensor([1.5, -0.5], requires_grad=True)
+    y = x**2
+    z = 3 * y
+    z.backward(T.tensor([0.2, 0.8]))
+    rec.show("x.grad", x.grad)
+
+
+def test_medium_external_gradient_weights_the_jacobian() -> None:
+    ours, _ = run_both(medium_jacobian_vector_product)
+    x = np.array([1.5, -0.5], dtype=np.float32)
+    np.testing.assert_allclose(value(ours, "x.grad"), np.array([0.2, 0.8]) * 6 * x, rtol=1e-6)

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import base64
+import math
+
+import numpy as np
+import orjson
+import pytest
+
+from service import codec
+from service.errors import InvalidTensorError, LimitExceededError
+
+LIMIT = 1000
+
+
+def decode(value: object) -> np.ndarray:
+    return codec.decode(value, max_elements=LIMIT)
+
+
+def render(value: object) -> object:
+    return orjson.loads(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY))
+
+
+def test_integer_literals_default_to_float32() -> None:
+    arr = decode({"data": [[1, 2], [3, 4]]})
+    assert arr.dtype == np.float32 and arr.shape == (2, 2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_explicit_dtypes(dtype: str) -> None:
+    assert decode({"data": [1, 0, 1], "dtype": dtype}).dtype == codec.DTYPES[dtype]
+
+
+def test_scalar_and_empty() -> None:
+    assert decode({"data": 3.5}).shape == ()
+    assert decode({"data": []}).shape == (0,)
+    assert decode({"data": [[], []]}).shape == (2, 0)
+    assert decode(2.0).shape == ()  # a bare value is shorthand for {"data": ...}
+
+
+def test_non_finite_strings_round_trip() -> None:
+    arr = decode({"data": [1.0, "NaN", "Infinity", "-Infinity"]})
+    assert math.isnan(arr[1]) and arr[2] == np.inf and arr[3] == -np.inf
+    assert render(codec.encode(arr)) == {
+        "data": [1.0, "NaN", "Infinity", "-Infinity"],
+        "dtype": "float32",
+    }
+
+
+def test_float32_written_with_shortest_repr() -> None:
+    assert render(codec.encode(np.array([0.1, 1 / 3], dtype=np.float32)))["data"] == [
+        0.1,
+        0.33333334,
+    ]
+    assert render(codec.encode(np.array(0.1, dtype=np.float32)))["data"] == 0.1
+    inf = np.array([0.1, np.inf], dtype=np.float32)
+    assert render(codec.encode(inf))["data"] == [0.1, "Infinity"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"data": [[1.0], [1.0, 2.0]]},  # ragged
+        {"data": [1.0, "nan"]},  # only the three exact spellings
+        {"data": [1.0, None]},
+        {"data": [{"a": 1}]},
+        {"data": "hello"},
+        {"data": [1.0], "dtype": "float16"},
+        {"data": ["NaN"], "dtype": "int64"},
+        {"data": [1e300], "dtype": "int64"},
+        {"data": [2**70], "dtype": "int64"},
+        {"data": [1.0, 2.0], "shape": [3]},
+        {"b64": "AACAPw==", "dtype": "float32", "shape": [2]},  # 4 bytes for 2 floats
+        {"b64": "!!!!", "dtype": "float32", "shape": [1]},
+        {"b64": "AACAPw==", "shape": ["NaN"]},
+        {"b64": "AACAPw==", "shape": [-1]},
+        {"b64": "AACAPw==", "shape": [True]},
+        {"b64": "AAA=", "dtype": "float32"},  # 2 bytes: not a whole float
+        {},
+        {"data": [1.0], "b64": "AACAPw=="},
+    ],
+)
+def test_invalid_values(value: object) -> None:
+    with pytest.raises(InvalidTensorError):
+        decode(value)
+
+
+def test_deep_nesting_is_invalid_not_a_crash() -> None:
+    data: object = 1.0
+    for _ in range(200):
+        data = [data]
+    with pytest.raises(InvalidTensorError):
+        decode({"data": data})
+
+
+def test_b64_round_trip_little_endian() -> None:
+    arr = np.arange(6, dtype=np.float64).reshape(2, 3)
+    wire = codec.encode(arr, "base64")
+    assert wire["shape"] == [2, 3] and wire["dtype"] == "float64"
+    assert base64.b64decode(wire["b64"]) == arr.astype("<f8").tobytes()
+    back = decode(wire)
+    assert back.dtype == np.float64 and np.array_equal(back, arr)
+    assert back.flags.writeable
+
+
+def test_b64_without_shape_is_a_vector() -> None:
+    raw = base64.b64encode(np.array([1, 2, 3], dtype="<i8").tobytes()).decode()
+    assert decode({"b64": raw, "dtype": "int64"}).tolist() == [1, 2, 3]
+
+
+def test_bool_b64() -> None:
+    raw = base64.b64encode(bytes([0, 1, 7])).decode()
+    assert decode({"b64": raw, "dtype": "bool", "shape": [3]}).tolist() == [False, True, True]
+
+
+def test_huge_shape_refused_before_allocation() -> None:
+    with pytest.raises(LimitExceededError) as info:
+        decode({"b64": "AAAA", "shape": [10**6, 10**6]})
+    assert info.value.status == 413
+
+
+def test_data_over_the_element_limit() -> None:
+    with pytest.raises(LimitExceededError):
+        decode({"data": [0.0] * (LIMIT + 1)})

@@ -1,0 +1,43 @@
+"""The committed OpenAPI document is current, and every route is documented."""
+
+from __future__ import annotations
+
+import json
+
+from service import openapi_dump
+
+OPERATION_IDS = {
+    "createSession", "listSessions", "getSession", "deleteSession", "putTensor", "getTensor",
+    "patchTensor", "deleteTensor", "getGrad", "deleteGrad", "zeroGrad", "runOp", "runBatch",
+    "backward", "grad", "getGraph", "computeGradient", "listOps", "healthz", "readyz", "metrics",
+}  # fmt: skip
+
+
+def test_committed_openapi_is_current() -> None:
+    committed = openapi_dump.DEFAULT_PATH.read_text(encoding="utf-8")
+    assert committed == openapi_dump.render(), (
+        "openapi/openapi.json is stale: run `python -m service.openapi_dump`"
+    )
+
+
+def test_operations_and_problems_are_documented() -> None:
+    schema = json.loads(openapi_dump.render())
+    ops = {
+        op["operationId"]: (path, op)
+        for path, item in schema["paths"].items()
+        for op in item.values()
+    }
+    assert set(ops) == OPERATION_IDS
+    for op_id, (path, op) in ops.items():
+        assert op.get("description") or op.get("summary"), op_id
+        if not path.startswith("/v1"):
+            continue
+        errors = {code: r for code, r in op["responses"].items() if code.startswith(("4", "5"))}
+        assert {"401", "422"} <= set(errors), op_id
+        for r in errors.values():
+            assert list(r["content"]) == ["application/problem+json"], op_id
+    names = set(schema["components"]["schemas"])
+    assert {"TensorIn", "TensorOut", "SessionOut", "StepIn", "BatchIn", "BackwardIn", "GradIn",
+            "GradientIn", "ZeroGradIn", "PatchTensorIn", "ProblemOut"} <= names  # fmt: skip
+    assert "HTTPValidationError" not in names
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
