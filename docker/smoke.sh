@@ -225,7 +225,9 @@ phase "image $IMAGE built ($(podman image inspect --format '{{.Size}}' "$IMAGE" 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # Host networking, bound to 127.0.0.1 only: no traffic leaves loopback. (The image's
 # own default is GRADSERVE_HOST=0.0.0.0 for a published port.)
+# Hardened as in compose.yml: read-only root, no capabilities, no new privileges.
 quiet_podman run -d --pull=never --name "$CTR" --network=host \
+    --read-only --cap-drop=ALL --security-opt=no-new-privileges \
     -e GRADSERVE_HOST=127.0.0.1 -e GRADSERVE_PORT="$PORT" \
     "$IMAGE" >/dev/null ||
     die "podman run failed"

@@ -17,8 +17,13 @@ from typing import Any
 import numpy as np
 
 from .autograd import grad as autograd_grad
-from .errors import BadArgumentsError, NoGradFnError, NotScalarError, ShapeMismatchError
-from .errors import UnusedInputError
+from .errors import (
+    BadArgumentsError,
+    NoGradFnError,
+    NotScalarError,
+    ShapeMismatchError,
+    UnusedInputError,
+)
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from .registry import OPS
 from .tensor import Tensor
@@ -60,11 +65,11 @@ def _view_as(t: Tensor) -> Tensor:
     return ViewBackward0.apply(t, shape=t.shape)
 
 
-def _preprocess(inputs: tuple[Tensor, ...], create_graph: bool, need_graph: bool) -> tuple[Tensor, ...]:
+def _preprocess(
+    inputs: tuple[Tensor, ...], create_graph: bool, need_graph: bool
+) -> tuple[Tensor, ...]:
     return tuple(
-        _view_as(t)
-        if create_graph and t.requires_grad
-        else t.detach().requires_grad_(need_graph)
+        _view_as(t) if create_graph and t.requires_grad else t.detach().requires_grad_(need_graph)
         for t in inputs
     )
 
@@ -306,7 +311,7 @@ def jacobian(
         )
     if strategy == "forward-mode":
         raise BadArgumentsError(
-            "this engine has no forward-mode AD; use strategy=\"reverse-mode\" (same values)"
+            'this engine has no forward-mode AD; use strategy="reverse-mode" (same values)'
         )
     with enable_grad():
         is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
@@ -351,12 +356,10 @@ def jacobian(
                                 f"input {j}. This is not allowed in strict mode."
                             )
                         rows[j].append(_zeros_like(x))
-            jac.append(
-                tuple(
-                    _stack_rows(r, out.shape + x.shape, x) for r, x in zip(rows, ins)
-                )
-            )
-        return _postprocess(_detach_all(tuple(jac), create_graph), (is_outputs_tuple, is_inputs_tuple))
+            jac.append(tuple(_stack_rows(r, out.shape + x.shape, x) for r, x in zip(rows, ins)))
+        return _postprocess(
+            _detach_all(tuple(jac), create_graph), (is_outputs_tuple, is_inputs_tuple)
+        )
 
 
 def hessian(

@@ -124,8 +124,7 @@ class _Problem:
         """Each float output's Jacobian w.r.t. input ``i``, shaped (input numel, output numel)."""
         n = self.inputs[i].data.size
         jac = {
-            k: np.zeros((n, self.outputs[k].data.size))
-            for k in (*self.diff_out, *self.const_out)
+            k: np.zeros((n, self.outputs[k].data.size)) for k in (*self.diff_out, *self.const_out)
         }
         for e in range(n):
             u = np.zeros(n)
@@ -322,9 +321,7 @@ def gradgradcheck(
     def first_derivative(*args: Any) -> tuple[Tensor, ...]:
         with enable_grad():
             ins = [x.requires_grad_() if i in diff_in else x for i, x in enumerate(args[:n_in])]
-            gos = [
-                g.requires_grad_() if i in diff_go else g for i, g in enumerate(args[n_in:])
-            ]
+            gos = [g.requires_grad_() if i in diff_go else g for i, g in enumerate(args[n_in:])]
             outs = _as_tuple(fn(*ins))
             outputs = [outs[k] for k in _differentiable(outs)]
             grads = autograd_grad(

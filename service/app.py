@@ -33,7 +33,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         redoc_url=None,
     )
-    app.dependency_overrides[get_settings] = lambda: settings
     app.state.settings = settings
     app.state.store = SessionStore(settings)
     app.state.metrics = Metrics(lambda: len(app.state.store))

@@ -1,7 +1,8 @@
 """``Annotated`` dependency aliases: every route gets settings, auth, the store, and
-its path resources validated and looked up, without a line of its own."""
+its path resources validated and looked up, without a line of its own.
 
-from __future__ import annotations
+All are ``async def``: FastAPI runs a plain ``def`` dependency in a worker thread,
+which would cost a thread hop per dependency per request."""
 
 import hmac
 from dataclasses import dataclass
@@ -13,21 +14,31 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from .errors import UnauthorizedError
 from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
 from .sessions import Session, SessionStore, owner_of
-from .settings import Settings, get_settings
+from .settings import Settings
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+async def app_settings(request: Request) -> Settings:
+    """The app's settings: ``create_app(settings)``, else the environment (``get_settings``);
+    a test may also replace this dependency through ``app.dependency_overrides``.
+
+    Read from the app rather than through ``dependency_overrides``, which FastAPI
+    re-analyzes on every request."""
+    return request.app.state.settings
+
+
+SettingsDep = Annotated[Settings, Depends(app_settings)]
 
 _bearer = HTTPBearer(auto_error=False, description="Needed when GRADSERVE_API_KEYS is set.")
 
 
-def get_store(request: Request) -> SessionStore:
+async def get_store(request: Request) -> SessionStore:
     return request.app.state.store
 
 
 StoreDep = Annotated[SessionStore, Depends(get_store)]
 
 
-def authenticate(
+async def authenticate(
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> str | None:
@@ -62,7 +73,7 @@ TensorPath = Annotated[
 ]
 
 
-def get_session(session: SessionPath, owner: AuthDep, store: StoreDep) -> Session:
+async def get_session(session: SessionPath, owner: AuthDep, store: StoreDep) -> Session:
     """The caller's session named in the path (``invalid_name`` / ``session_not_found``)."""
     return store.get(check_session_name(session), owner)
 
@@ -70,7 +81,7 @@ def get_session(session: SessionPath, owner: AuthDep, store: StoreDep) -> Sessio
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-def tensor_name(tensor: TensorPath) -> str:
+async def tensor_name(tensor: TensorPath) -> str:
     return check_tensor_name(tensor)
 
 
@@ -85,7 +96,7 @@ class Output:
     values: bool
 
 
-def output_options(
+async def output_options(
     encoding: Annotated[
         Literal["json", "base64"],
         Query(description="json: nested lists; base64: raw little-endian bytes."),

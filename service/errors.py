@@ -11,6 +11,7 @@ ever yields a bare 500 or a non-problem body.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -162,7 +163,7 @@ def problem(
     *,
     status: int | None = None,
     hint: str | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> ProblemResponse:
     """The one place a problem body is built."""

@@ -444,8 +444,8 @@ def _hint(exc: EngineError, session: Session) -> None:
     elif isinstance(exc, VersionMismatchError):
         stale = exc.tensor  # the saved tensor that changed, when the engine says which
         counter = getattr(stale, "_vc", None)
-        names = [n for n, t in session.tensors.items() if counter is not None and t._vc is counter]
-        what = f"tensor {', '.join(map(repr, names))}" if names else "a tensor it saved"
+        bound = [n for n, t in session.tensors.items() if counter is not None and t._vc is counter]
+        what = f"tensor {', '.join(map(repr, bound))}" if bound else "a tensor it saved"
         exc.context["hint"] = (
             f"{what} was modified in place (an assign step) after {where} saved it; "
             "run the steps that use it again after the update"

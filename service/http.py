@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import anyio.to_thread
 import orjson
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from .errors import PROBLEMS, UnsupportedMediaTypeError
+
+LARGE_BODY = 1 << 20  # parsing a body above 1 MiB takes milliseconds: not on the event loop
 
 
 class FastJSONRequest(Request):
@@ -23,7 +26,11 @@ class FastJSONRequest(Request):
         if not hasattr(self, "_json"):
             # orjson.JSONDecodeError subclasses json.JSONDecodeError, which FastAPI
             # reports as a ``json_invalid`` validation error (our ``invalid_json``)
-            self._json = orjson.loads(await self.body())
+            body = await self.body()
+            if len(body) > LARGE_BODY:
+                self._json = await anyio.to_thread.run_sync(orjson.loads, body)
+            else:
+                self._json = orjson.loads(body)
         return self._json
 
 

@@ -115,13 +115,14 @@ class RequestContextMiddleware:
                     logging.ERROR if status >= 500 else logging.INFO,
                     "request",
                     extra={
+                        "request_id": rid,
                         "fields": {
                             "method": scope["method"],
                             "path": scope["path"],
                             "route": route,
                             "status": status,
                             "duration_ms": round(elapsed * 1000, 3),
-                        }
+                        },
                     },
                 )
             request_id.reset(token)

@@ -1,7 +1,10 @@
-"""Write the app's OpenAPI document: ``python -m service.openapi_dump [PATH]``.
+"""The app's OpenAPI document, stable (sorted keys, 2-space indent, final newline).
+
+    python -m service.openapi_dump > openapi/openapi.json    # what `make openapi` runs
+    python -m service.openapi_dump -o openapi/openapi.json   # the same, written directly
 
 The committed ``openapi/openapi.json`` is compared with a fresh dump by the
-tests, so it cannot go stale. Output is stable (sorted keys, 2-space indent).
+tests, so it cannot go stale.
 """
 
 from __future__ import annotations
@@ -24,10 +27,17 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0]) if args else DEFAULT_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(), encoding="utf-8")
-    print(f"wrote {path}")
+    text = render()
+    if args[:1] in (["-o"], ["--output"]) and len(args) == 2:
+        path = Path(args[1])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}", file=sys.stderr)
+    elif not args:
+        sys.stdout.write(text)
+    else:
+        print("usage: python -m service.openapi_dump [-o PATH]", file=sys.stderr)
+        return 2
     return 0
 
 

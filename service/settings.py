@@ -1,7 +1,8 @@
 """Service configuration from ``GRADSERVE_*`` environment variables.
 
-One ``Settings`` object, built once and served by the cached ``get_settings``
-dependency; tests pass their own to ``create_app`` (which overrides it).
+``get_settings`` reads the environment once (cached); ``create_app(settings)``
+keeps the settings on the app and routes receive them through the ``SettingsDep``
+dependency, so tests build apps with their own settings.
 """
 
 from __future__ import annotations
@@ -19,19 +20,23 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRADSERVE_", extra="ignore")
 
     host: str = "127.0.0.1"
-    port: int = Field(8000, ge=0, le=65535)
-    max_sessions: int = Field(1000, ge=1, description="sessions held at once (429 beyond)")
+    port: int = Field(default=8000, ge=0, le=65535)
+    max_sessions: int = Field(default=1000, ge=1, description="sessions held at once (429 beyond)")
     max_tensor_elements: int = Field(
-        16_000_000, ge=1, description="elements in one tensor, checked before allocation (413)"
+        default=16_000_000,
+        ge=1,
+        description="elements in one tensor, checked before allocation (413)",
     )
     max_session_bytes: int = Field(
-        512 * 2**20, ge=1, description="bytes of named tensors and grads per session (507)"
+        default=512 * 2**20, ge=1, description="bytes of named tensors and grads per session (507)"
     )
-    max_body_bytes: int = Field(64 * 2**20, ge=1, description="request body size (413)")
-    max_batch_steps: int = Field(10_000, ge=1, description="steps in one batch (413)")
-    max_expr_length: int = Field(4096, ge=1, description="characters in one expression (422)")
+    max_body_bytes: int = Field(default=64 * 2**20, ge=1, description="request body size (413)")
+    max_batch_steps: int = Field(default=10_000, ge=1, description="steps in one batch (413)")
+    max_expr_length: int = Field(
+        default=4096, ge=1, description="characters in one expression (422)"
+    )
     session_ttl_seconds: float = Field(
-        3600.0, gt=0, description="idle time after which a session is evicted"
+        default=3600.0, gt=0, description="idle time after which a session is evicted"
     )
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="comma-separated bearer keys; empty disables auth"
@@ -39,7 +44,7 @@ class Settings(BaseSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
     access_log: bool = False
     offload_elements: int = Field(
-        65_536, ge=0, description="work above this many elements runs in a worker thread"
+        default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )
 
     @field_validator("api_keys", mode="before")
@@ -57,5 +62,5 @@ class Settings(BaseSettings):
 
 @lru_cache
 def get_settings() -> Settings:
-    """The process-wide settings (a dependency; ``create_app(settings)`` overrides it)."""
+    """The process-wide settings from the environment, read once."""
     return Settings()

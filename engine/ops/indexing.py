@@ -167,7 +167,9 @@ class IndexPutImplBackward0(Function):
     name = "IndexPutImplBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], index: tuple[Any, ...]) -> np.ndarray:
+    def forward(
+        ctx: Any, g: Tensor, *, shape: tuple[int, ...], index: tuple[Any, ...]
+    ) -> np.ndarray:
         ctx.save_for_backward(index)
         return _scatter_add(shape, index, g.data)
 
@@ -337,7 +339,12 @@ def _getitem_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(name="getitem", samples=_getitem_samples, method=False, torch=lambda torch, input, index: input[index])
+@register(
+    name="getitem",
+    samples=_getitem_samples,
+    method=False,
+    torch=lambda torch, input, index: input[index],
+)
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]``: ints, slices, None, Ellipsis, bools, integer arrays and masks."""
     t = as_tensor(input)
@@ -409,7 +416,9 @@ class GatherBackward0(Function):
     name = "GatherBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]
+    ) -> np.ndarray:
         ctx.save_for_backward(key)  # PyTorch saves self and index
         ctx.in_shape = a.data.shape
         return a.data.reshape(ctx.in_shape or (1,))[key].reshape(shape)
@@ -425,7 +434,9 @@ class GatherBackward0(Function):
         return _scatter_gather(g, key, ctx.in_shape)
 
 
-def _scatter_gather(g: np.ndarray, key: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+def _scatter_gather(
+    g: np.ndarray, key: tuple[np.ndarray, ...], shape: tuple[int, ...]
+) -> np.ndarray:
     """The adjoint of gather's ``x[key]`` (0-d shapes read as (1,), as gather treats them)."""
     return _scatter_add(shape or (1,), key, g.reshape(key[0].shape)).reshape(shape)
 
@@ -436,7 +447,9 @@ class ScatterAddBackward0(Function):
     name = "ScatterAddBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+    def forward(
+        ctx: Any, g: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]
+    ) -> np.ndarray:
         ctx.save_for_backward(key)
         ctx.index_shape = g.data.shape
         return _scatter_gather(g.data, key, shape)
@@ -451,7 +464,12 @@ def _gather_samples(rng: np.random.Generator) -> list[Any]:
     return [
         sample(S.rand(rng, 3, 4), 1, Const(np.array([[0, 0], [3, 1], [2, 2]]))),
         sample(S.rand(rng, 3, 4), 0, Const(np.array([[2, 0, 1, 2]]))),
-        sample(S.rand(rng, 3, 4, 2), -1, Const(rng.integers(0, 2, (2, 4, 3))), note="index smaller, dim larger"),
+        sample(
+            S.rand(rng, 3, 4, 2),
+            -1,
+            Const(rng.integers(0, 2, (2, 4, 3))),
+            note="index smaller, dim larger",
+        ),
         sample(S.rand(rng, 4), 0, Const(np.array([1, 1, 3])), note="repeated indices accumulate"),
         sample(S.rand(rng), 0, Const(np.array(0)), note="0-d"),
         sample(S.rand(rng, 3, 2), 1, Const(np.zeros((3, 0), np.int64)), note="empty"),
@@ -466,7 +484,9 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d = normalize_dim(dim, a.ndim)
     shape, ishape = a.data.shape or (1,), idx.shape or (1,)
     if len(ishape) != len(shape) and (a.ndim > 1 or idx.ndim > 1):
-        raise ShapeMismatchError("Index tensor must have the same number of dimensions as input tensor")
+        raise ShapeMismatchError(
+            "Index tensor must have the same number of dimensions as input tensor"
+        )
     for k, (m, n) in enumerate(zip(ishape, shape)):
         if k != d and m > n:
             raise ShapeMismatchError(
@@ -479,7 +499,9 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
             f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size {shape[d]}"
         )
     key = tuple(
-        idx.reshape(ishape) if k == d else np.arange(n).reshape((-1,) + (1,) * (len(ishape) - k - 1))
+        idx.reshape(ishape)
+        if k == d
+        else np.arange(n).reshape((-1,) + (1,) * (len(ishape) - k - 1))
         for k, n in enumerate(ishape)
     )
     key = tuple(np.broadcast_to(k, ishape) for k in key)
@@ -520,7 +542,9 @@ class IndexAddBackward0(Function):
     name = "IndexAddBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, *, dim: int, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    def forward(
+        ctx: Any, g: Tensor, *, dim: int, index: np.ndarray, shape: tuple[int, ...]
+    ) -> np.ndarray:
         ctx.save_for_backward(index)
         ctx.dim = dim
         return _index_add(g.data, dim, index, shape)
@@ -533,7 +557,9 @@ class IndexAddBackward0(Function):
 
 def _index_select_samples(rng: np.random.Generator) -> list[Any]:
     return [
-        sample(S.rand(rng, 3, 4), 1, Const(np.array([0, 3, 0])), note="repeated indices accumulate"),
+        sample(
+            S.rand(rng, 3, 4), 1, Const(np.array([0, 3, 0])), note="repeated indices accumulate"
+        ),
         sample(S.rand(rng, 3, 4), 0, Const(np.array([2]))),
         sample(S.rand(rng, 3, 4), -1, Const(np.array(1)), note="0-d index"),
         sample(S.rand(rng), 0, Const(np.array([0])), note="0-d input"),
@@ -627,9 +653,16 @@ _TORCH_SCALAR = {"int64": "long int", "float32": "float", "float64": "double", "
 def _masked_fill_samples(rng: np.random.Generator) -> list[Any]:
     return [
         sample(S.rand(rng, 3, 4), Const(rng.random((3, 4)) > 0.5), 0.5),
-        sample(S.rand(rng, 3, 4), Const(np.array([True, False, False, True])), -1.0, note="mask broadcasts"),
+        sample(
+            S.rand(rng, 3, 4),
+            Const(np.array([True, False, False, True])),
+            -1.0,
+            note="mask broadcasts",
+        ),
         sample(S.rand(rng, 4), Const(np.array([[True], [False]])), 2.0, note="input broadcasts"),
-        sample(S.rand(rng, 2, 3), Const(rng.random((2, 3)) > 0.5), S.rand(rng), note="0-d tensor value"),
+        sample(
+            S.rand(rng, 2, 3), Const(rng.random((2, 3)) > 0.5), S.rand(rng), note="0-d tensor value"
+        ),
         sample(S.rand(rng), Const(np.array(True)), 3.0, note="0-d"),
         sample(S.rand(rng, 0, 2), Const(np.zeros((0, 2), bool)), 1.0, note="empty"),
     ]

@@ -21,7 +21,8 @@ from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, broadcast_shape
-from .arithmetic import sign, where
+from .arithmetic import abs as abs_
+from .arithmetic import sign, sub, where
 from .elementwise import log, sigmoid, softplus
 from .reduction import mean
 from .reduction import sum as sum_
@@ -91,7 +92,7 @@ def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
 def _float_result(input: Tensor, target: Tensor, kernel: str) -> np.dtype:
     dt = dtypes.result_type(input, target)
     if not dtypes.is_floating(dt):
-        raise DtypeMismatchError(f'"{kernel}" not implemented for \'{_type_name(dt)}\'')
+        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(dt)}'")
     return dt
 
 
@@ -146,6 +147,11 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return MseLossBackward0.apply(a, t, reduction=red, dtype=_float_result(a, t, "mse_cpu"))
 
 
+def _abs_diff(a: Tensor, t: Tensor) -> Tensor:
+    """``|a - t|`` as PyTorch's l1_loss records it (SubBackward0, then AbsBackward0)."""
+    return abs_(sub(a, t))
+
+
 def _apply_reduction(x: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
         return mean(x)
@@ -161,19 +167,23 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     a = _tensor_arg(input, "l1_loss", "input")
     t = _tensor_arg(target, "l1_loss", "target")
     a, t = _broadcast_pair(a, t)
-    return _apply_reduction(abs(a - t), red)
+    return _apply_reduction(_abs_diff(a, t), red)
 
 
 class SmoothL1LossBackward0(Function):
     name = "SmoothL1LossBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, t: Tensor, *, reduction: str, beta: float, dtype: np.dtype) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, t: Tensor, *, reduction: str, beta: float, dtype: np.dtype
+    ) -> np.ndarray:
         ctx.save_for_backward(a, t)
         ctx.reduction, ctx.beta = reduction, beta
         d = np.subtract(a.data, t.data, dtype=dtype)
         ad = np.abs(d)
-        losses = np.where(ad < beta, (0.5 / beta) * d * d, ad - 0.5 * beta).astype(dtype, copy=False)
+        losses = np.where(ad < beta, (0.5 / beta) * d * d, ad - 0.5 * beta).astype(
+            dtype, copy=False
+        )
         return _reduce(losses, reduction)
 
     @staticmethod
@@ -211,7 +221,9 @@ def _smooth_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_smooth_samples, method=False, torch="nn.functional.smooth_l1_loss")
-def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
+) -> Tensor:
     """Huber-like loss: ``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - beta/2``."""
     red = _reduction(reduction)
     a = _tensor_arg(input, "smooth_l1_loss", "input")
@@ -220,7 +232,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     if beta < 0:
         raise BadArgumentsError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
-        return _apply_reduction(abs(a - t), red)
+        return _apply_reduction(_abs_diff(a, t), red)
     dtype = _float_result(a, t, "smooth_l1_cpu")
     return SmoothL1LossBackward0.apply(a, t, reduction=red, beta=float(beta), dtype=dtype)
 
@@ -232,20 +244,26 @@ class _NllPlan:
     """Which entry of each row the loss picks, and with what weight (shared by the
     loss and its adjoint, which is the same linear map transposed)."""
 
-    __slots__ = ("rows", "cols", "weights", "total", "reduction", "in_shape", "out_shape")
+    __slots__ = ("rows", "cols", "weights", "kept", "total", "reduction", "in_shape", "out_shape")
 
     def __init__(
         self,
         rows: np.ndarray,
         cols: np.ndarray,
         weights: np.ndarray | None,
+        kept: np.ndarray | None,
         total: float,
         reduction: str,
         in_shape: tuple[int, ...],
         out_shape: tuple[int, ...],
     ) -> None:
-        self.rows, self.cols, self.weights, self.total = rows, cols, weights, total
-        self.reduction, self.in_shape, self.out_shape = reduction, in_shape, out_shape
+        self.rows, self.cols, self.weights, self.kept = rows, cols, weights, kept
+        self.total, self.reduction, self.in_shape, self.out_shape = (
+            total,
+            reduction,
+            in_shape,
+            out_shape,
+        )
 
 
 class NllLossBackward0(Function):
@@ -253,7 +271,7 @@ class NllLossBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
-        ctx.save_for_backward(plan)  # PyTorch saves target, weight and total_weight
+        ctx.save_for_backward(a, plan)  # PyTorch saves self, target, weight and total_weight
         x = a.data.reshape(-1, plan.in_shape[-1]) if a.data.ndim < 2 else a.data
         picked = x[plan.rows, plan.cols]
         losses = -picked if plan.weights is None else -(picked * plan.weights)
@@ -267,12 +285,12 @@ class NllLossBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        (plan,) = ctx.saved_tensors
-        return NllLossBackwardBackward0.apply(g, plan=plan)
+        a, plan = ctx.saved_tensors
+        return NllLossBackwardBackward0.apply(g, a, plan=plan)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (plan,) = ctx.saved_tensors
+        _, plan = ctx.saved_tensors
         return _nll_adjoint(g, plan)
 
 
@@ -283,35 +301,44 @@ def _nll_adjoint(g: np.ndarray, plan: _NllPlan) -> np.ndarray:
     if plan.reduction == "none":
         vals = -g.reshape(-1)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # all targets ignored: 0/0
             scale = g / np.asarray(plan.total, g.dtype) if plan.reduction == "mean" else g
         vals = np.broadcast_to(-scale, (n,))
     if plan.weights is not None:
-        vals = vals * plan.weights
-    out[plan.rows, plan.cols] = vals
+        with np.errstate(invalid="ignore"):
+            vals = vals * plan.weights
+    if plan.kept is None:
+        out[plan.rows, plan.cols] = vals
+    else:  # ignored rows get no gradient at all (not 0 * g, which is nan for g = inf)
+        k = plan.kept
+        out[plan.rows[k], plan.cols[k]] = vals[k]
     return out.reshape(plan.in_shape)
 
 
 class NllLossBackwardBackward0(Function):
-    """The adjoint of nll_loss: ``-weight * g`` (over the total weight for a mean) at each
-    row's target, zeros elsewhere. Its own gradient is nll_loss again (the map is linear)."""
+    """The adjoint of nll_loss, as a function of ``g`` and (formally, as in PyTorch) the
+    loss's input: its gradient for ``g`` is nll_loss again (the map is linear), for the
+    input zeros. Taking the input keeps a second derivative defined (zero), not an error."""
 
     name = "NllLossBackwardBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, *, plan: _NllPlan) -> np.ndarray:
+    def forward(ctx: Any, g: Tensor, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
         ctx.save_for_backward(plan)
+        ctx.in_shape = a.data.shape
         return _nll_adjoint(g.data, plan)
 
     @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> Tensor:
+    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
         (plan,) = ctx.saved_tensors
-        return NllLossBackward0.apply(gg, plan=plan)
+        need_g, need_a = ctx.needs_input_grad
+        return (
+            NllLossBackward0.apply(gg, plan=plan) if need_g else None,
+            Tensor._make(np.zeros(ctx.in_shape, gg.dtype)) if need_a else None,
+        )
 
 
-def _nll_plan(
-    a: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str
-) -> _NllPlan:
+def _nll_plan(a: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> _NllPlan:
     """Check nll_loss's arguments as PyTorch does and precompute the picked entries."""
     if a.data.ndim == 0:
         raise ShapeMismatchError("Expected 1 or more dimensions (got 0)")
@@ -324,18 +351,20 @@ def _nll_plan(
         raise DtypeMismatchError(
             f"expected target dtype to be Long or Byte, but got {_type_name(t.data.dtype)}"
         )
-    if t.data.ndim > 1:
-        raise ShapeMismatchError("0D or 1D target tensor expected, multi-target not supported")
     if a.data.ndim > 2:
         raise BadArgumentsError(
             "nll_loss: inputs of more than 2 dimensions (the K-dimensional loss) are not supported"
         )
+    if t.data.ndim > 1:
+        raise ShapeMismatchError("0D or 1D target tensor expected, multi-target not supported")
     shape = a.data.shape
     c = shape[-1]
     n = shape[0] if a.data.ndim == 2 else 1
     tn = t.data.shape[0] if t.data.ndim else (1 if a.data.ndim == 1 else 0)
     if tn != n or (a.data.ndim == 2 and t.data.ndim == 0):
-        raise ShapeMismatchError(f"Expected input batch_size ({n}) to match target batch_size ({tn}).")
+        raise ShapeMismatchError(
+            f"Expected input batch_size ({n}) to match target batch_size ({tn})."
+        )
     cols = t.data.reshape(-1)
     ignored = cols == ignore_index
     any_ignored = bool(ignored.any())
@@ -368,7 +397,8 @@ def _nll_plan(
     else:
         total = float(n)
     out_shape = (n,) if a.data.ndim == 2 else ()
-    return _NllPlan(np.arange(n), cols, w, total, reduction, shape, out_shape)
+    kept = np.flatnonzero(~ignored) if any_ignored else None
+    return _NllPlan(np.arange(n), cols, w, kept, total, reduction, shape, out_shape)
 
 
 def _class_samples(rng: np.random.Generator, make: Any) -> list[Any]:
@@ -377,9 +407,17 @@ def _class_samples(rng: np.random.Generator, make: Any) -> list[Any]:
         sample(make(rng, 4, 3), Const(np.array([0, 2, 1, 2])), reduction="sum"),
         sample(make(rng, 4, 3), Const(np.array([0, 2, 1, 1])), reduction="none"),
         sample(make(rng, 5), Const(np.array(3)), note="1-D input, 0-d target"),
-        sample(make(rng, 4, 3), Const(np.array([1, 0, 2, 2])), weight=Const(np.array([0.2, 1.0, 3.0]))),
+        sample(
+            make(rng, 4, 3), Const(np.array([1, 0, 2, 2])), weight=Const(np.array([0.2, 1.0, 3.0]))
+        ),
         sample(make(rng, 4, 3), Const(np.array([1, -100, 2, 0])), note="ignore_index"),
-        sample(make(rng, 3, 3), Const(np.array([1, 2, 2])), ignore_index=2, weight=Const(np.array([0.5, 2.0, 1.0])), reduction="sum"),
+        sample(
+            make(rng, 3, 3),
+            Const(np.array([1, 2, 2])),
+            ignore_index=2,
+            weight=Const(np.array([0.5, 2.0, 1.0])),
+            reduction="sum",
+        ),
         sample(make(rng, 0, 3), Const(np.zeros(0, np.int64)), reduction="sum", note="empty"),
     ]
 
@@ -388,7 +426,11 @@ def _log_probs(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return np.log(rng.uniform(0.05, 1.0, size=shape))
 
 
-@register(samples=lambda rng: _class_samples(rng, _log_probs), method=False, torch="nn.functional.nll_loss")
+@register(
+    samples=lambda rng: _class_samples(rng, _log_probs),
+    method=False,
+    torch="nn.functional.nll_loss",
+)
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -402,7 +444,11 @@ def nll_loss(
     return NllLossBackward0.apply(a, plan=_nll_plan(a, target, weight, int(ignore_index), red))
 
 
-@register(samples=lambda rng: _class_samples(rng, S.rand), method=False, torch="nn.functional.cross_entropy")
+@register(
+    samples=lambda rng: _class_samples(rng, S.rand),
+    method=False,
+    torch="nn.functional.cross_entropy",
+)
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -466,7 +512,9 @@ class BinaryCrossEntropyBackward0(Function):
     name = "BinaryCrossEntropyBackward0"
 
     @staticmethod
-    def forward(ctx: Any, p: Tensor, t: Tensor, *, weight: Tensor | None, reduction: str) -> np.ndarray:
+    def forward(
+        ctx: Any, p: Tensor, t: Tensor, *, weight: Tensor | None, reduction: str
+    ) -> np.ndarray:
         ctx.save_for_backward(p, t, weight)
         ctx.reduction = reduction
         x, y = p.data, t.data
@@ -628,14 +676,21 @@ def _bcel_samples(rng: np.random.Generator) -> list[Any]:
         sample(S.rand(rng, 3, 4), prob(3, 4), reduction="sum", note="target requires grad"),
         sample(S.rand(rng, 3, 4), Const(prob(3, 4)), reduction="none", weight=Const(prob(3, 1))),
         sample(S.rand(rng, 3, 4), Const(prob(3, 4)), pos_weight=Const(prob(4) * 3)),
-        sample(S.rand(rng, 2, 3), prob(2, 3), pos_weight=Const(prob(3) * 3), note="pos_weight, target grad"),
+        sample(
+            S.rand(rng, 2, 3),
+            prob(2, 3),
+            pos_weight=Const(prob(3) * 3),
+            note="pos_weight, target grad",
+        ),
         sample(S.rand(rng, 4) * 40, Const(prob(4)), note="large logits stay finite"),
         sample(S.rand(rng), Const(prob()), note="0-d"),
         sample(S.rand(rng, 0, 2), Const(prob(0, 2)), reduction="sum", note="empty"),
     ]
 
 
-@register(samples=_bcel_samples, method=False, torch="nn.functional.binary_cross_entropy_with_logits")
+@register(
+    samples=_bcel_samples, method=False, torch="nn.functional.binary_cross_entropy_with_logits"
+)
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -652,7 +707,9 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_size(t.data.shape)}) must be the same as input size ({_size(x.data.shape)})"
         )
     if not dtypes.is_floating(x.data.dtype):
-        raise DtypeMismatchError(f"\"log_sigmoid_cpu\" not implemented for '{_type_name(x.data.dtype)}'")
+        raise DtypeMismatchError(
+            f"\"log_sigmoid_cpu\" not implemented for '{_type_name(x.data.dtype)}'"
+        )
     # PyTorch computes in place on (1 - target): the result has the target's float dtype
     dtype = t.data.dtype
     if not dtypes.is_floating(dtype):

@@ -66,6 +66,11 @@ def _sum_dtype(dt: np.dtype) -> np.dtype:
 def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """Reduced axes for a ``dim`` argument; None and an empty list mean every axis, as in
     PyTorch's sum/mean/amax (``x.sum(dim=[])`` sums everything)."""
+    if isinstance(dim, (list, tuple)):
+        seen = [normalize_dim(d, ndim) for d in dim]
+        for i, d in enumerate(seen):
+            if d in seen[:i]:
+                raise BadArgumentsError(f"dim {d} appears multiple times in the list of dims")
     dims = normalize_dims(dim, ndim)
     return dims if dims or dim is None else tuple(range(ndim))
 
@@ -75,10 +80,6 @@ def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     for d in dims:
         n *= shape[d]
     return n
-
-
-def _zeros(t: Tensor) -> Tensor:
-    return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
 
 
 def _const(values: np.ndarray, dtype: np.dtype) -> Tensor:
@@ -681,9 +682,11 @@ class LinalgVectorNormBackward0(Function):
         return np.asarray(out, dtype=x.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None]:
         (a,) = ctx.saved_tensors
-        return _norm_grad(g, a, ctx.result, ctx.p, ctx.dims, ctx.keepdim)
+        if ctx.p == 0:  # PyTorch returns no gradient at all: the leaf's .grad stays None
+            return (None,)
+        return (_norm_grad(g, a, ctx.result, ctx.p, ctx.dims, ctx.keepdim),)
 
 
 def _norm_grad(g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
@@ -696,8 +699,6 @@ def _norm_grad(g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...
     g = _restore(g, shape, dims, keepdim)
     out = _restore(out, shape, dims, keepdim)
     zero_norm = Tensor._make(out.data == 0)
-    if p == 0:
-        return _zeros(a)
     if p == 1:
         return sign(a) * g
     if p == 2:
@@ -715,6 +716,23 @@ def _norm_grad(g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...
     if p < 2:
         return sign(a) * pow_(abs_(a), p - 1) * scale
     return a * pow_(abs_(a), p - 2) * scale
+
+
+def _no_identity(order: float, a: Tensor, dim: Any) -> None:
+    """Norms with no identity (max-like or negative p) refuse empty slices, as PyTorch."""
+    where = "an empty tensor "
+    given = () if dim is None else dim if isinstance(dim, (list, tuple)) else (dim,)
+    if given:
+        empty = next(d for d in given if a.data.shape[normalize_dim(d, a.ndim)] == 0)
+        where = f"the dimension {empty}because this dimension is empty and "  # sic: PyTorch's
+        raise BadArgumentsError(
+            f"linalg.vector_norm cannot compute the {order:g} norm on {where}"
+            "the operation does not have an identity"
+        )
+    raise BadArgumentsError(
+        f"linalg.vector_norm cannot compute the {order:g} norm on {where}because "
+        "the operation does not have an identity"
+    )
 
 
 def _norm_order(p: Any, dim: Any, ndim: int) -> float:
@@ -768,11 +786,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
     )
     dims = _dims(dim, a.ndim)
     if (order < 0 or math.isinf(order)) and _count(a.data.shape, dims) == 0:
-        shown = "inf" if order == math.inf else "-inf" if order == -math.inf else f"{order:g}"
-        raise BadArgumentsError(
-            f"linalg.vector_norm cannot compute the {shown} norm on an empty tensor because "
-            "the operation does not have an identity"
-        )
+        _no_identity(order, a, dim)
     return LinalgVectorNormBackward0.apply(a, p=order, dims=dims, keepdim=bool(keepdim))
 
 
@@ -1033,7 +1047,8 @@ def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, i
 
         a = to_dtype(a, dtype)
     if not dtypes.is_floating(a.data.dtype):
-        kernel = "softmax_lastdim_kernel_impl" if op == "softmax" else "log_softmax_lastdim_kernel_impl"
+        d = normalize_dim(dim, a.ndim)
+        kernel = f"{op}_lastdim_kernel_impl" if d >= a.ndim - 1 else f"{op}_kernel_impl"
         raise DtypeMismatchError(f'"{kernel}" not implemented for \'{_type_name(a.data.dtype)}\'')
     d = normalize_dim(dim, a.ndim)
     return a, (d if a.ndim else None)

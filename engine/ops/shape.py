@@ -72,6 +72,12 @@ class ViewBackward0(Function):
         return g.reshape(ctx.in_shape)
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """A reshape of a non-contiguous input that can still be a view."""
+
+    name = "ReshapeAliasBackward0"
+
+
 class UnsafeViewBackward0(ViewBackward0):
     """A reshape that had to copy (no view of the input has the new shape)."""
 
@@ -94,11 +100,20 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one dimension may be -1); a view when possible."""
     a = as_tensor(input)
     target = _infer_shape(shape_arg(shape), a.data.size)
-    fn = ViewBackward0 if _viewable(a.data, target) else UnsafeViewBackward0
+    if a.data.flags.c_contiguous:
+        return ViewBackward0.apply(a, shape=target)
+    fn = ReshapeAliasBackward0 if _viewable(a.data, target) else UnsafeViewBackward0
     return fn.apply(a, shape=target)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), (3, 2)), sample(S.rand(rng, 4), (2, -1)), sample(S.rand(rng), (1,)), sample(S.rand(rng, 0, 3), (3, 0))])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3), (3, 2)),
+        sample(S.rand(rng, 4), (2, -1)),
+        sample(S.rand(rng), (1,)),
+        sample(S.rand(rng, 0, 3), (3, 0)),
+    ]
+)
 def view(input: Tensor, *shape: Any) -> Tensor:
     """``reshape`` that PyTorch allows only when the result can share the input's memory."""
     a = as_tensor(input)
@@ -223,7 +238,15 @@ class UnsqueezeBackward0(Function):
         return g.squeeze(axis=ctx.dim)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), 0), sample(S.rand(rng, 2, 3), -1), sample(S.rand(rng, 2, 3), 1), sample(S.rand(rng), 0), sample(S.rand(rng, 0, 2), 2)])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3), 0),
+        sample(S.rand(rng, 2, 3), -1),
+        sample(S.rand(rng, 2, 3), 1),
+        sample(S.rand(rng), 0),
+        sample(S.rand(rng, 0, 2), 2),
+    ]
+)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dimension at ``dim`` (in ``[-ndim-1, ndim]``)."""
     a = as_tensor(input)
@@ -254,7 +277,15 @@ def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(inv)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3, 4), 2, 0, 1), sample(S.rand(rng, 2, 3), (1, 0)), sample(S.rand(rng, 2, 3, 4), (-1, 0, 1)), sample(S.rand(rng), ()), sample(S.rand(rng, 0, 3), (1, 0))])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3, 4), 2, 0, 1),
+        sample(S.rand(rng, 2, 3), (1, 0)),
+        sample(S.rand(rng, 2, 3, 4), (-1, 0, 1)),
+        sample(S.rand(rng), ()),
+        sample(S.rand(rng, 0, 3), (1, 0)),
+    ]
+)
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """Reorder dimensions: result dimension i is input dimension ``dims[i]`` (a view)."""
     a = as_tensor(input)
@@ -330,14 +361,29 @@ def _expand_shape(a: Tensor, sizes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3, 1), (3, 4)), sample(S.rand(rng, 2), 3, 2), sample(S.rand(rng), (2,)), sample(S.rand(rng, 1, 2), (-1, 2)), sample(S.rand(rng, 1, 2), (0, 2), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 3, 1), (3, 4)),
+        sample(S.rand(rng, 2), 3, 2),
+        sample(S.rand(rng), (2,)),
+        sample(S.rand(rng, 1, 2), (-1, 2)),
+        sample(S.rand(rng, 1, 2), (0, 2), note="empty"),
+    ]
+)
 def expand(input: Tensor, *sizes: Any) -> Tensor:
     """A broadcast view to a larger shape (-1 keeps a dimension)."""
     a = as_tensor(input)
     return ExpandBackward0.apply(a, shape=_expand_shape(a, shape_arg(sizes)))
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3, 1), (2, 3, 4)), sample(S.rand(rng, 3), (2, 3)), sample(S.rand(rng), (2, 2)), sample(S.rand(rng, 2), (0, 2), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 3, 1), (2, 3, 4)),
+        sample(S.rand(rng, 3), (2, 3)),
+        sample(S.rand(rng), (2, 2)),
+        sample(S.rand(rng, 2), (0, 2), note="empty"),
+    ]
+)
 def broadcast_to(input: Tensor, shape: Any) -> Tensor:
     """``expand`` to ``shape`` under the broadcasting rules (a view)."""
     a = as_tensor(input)
@@ -372,7 +418,10 @@ def to_dtype(input: Tensor, dtype: Any) -> Tensor:
     return ToCopyBackward0.apply(a, dtype=dt)
 
 
-@register(name="to", samples=lambda rng: [sample(S.rand(rng, 3), "float32"), sample(S.rand(rng, 2, 2), "float64")])
+@register(
+    name="to",
+    samples=lambda rng: [sample(S.rand(rng, 3), "float32"), sample(S.rand(rng, 2, 2), "float64")],
+)
 def to(input: Tensor, dtype: str) -> Tensor:
     """Cast to ``dtype`` (float32, float64, int64, bool); the result is a copy only if it differs."""
     return to_dtype(input, dtype)
@@ -487,7 +536,9 @@ def _cat_samples(rng: np.random.Generator) -> list[Any]:
         sample([S.rand(rng, 2, 3), S.rand(rng, 2, 2), S.rand(rng, 2, 1)], dim=1),
         sample([S.rand(rng, 2, 3), S.rand(rng, 2, 3)], dim=-1),
         sample([S.rand(rng, 3)], note="one tensor"),
-        sample([S.rand(rng, 2, 3), Const(np.array([1.0, 2.0, 3.0]).reshape(1, 3))], note="a constant"),
+        sample(
+            [S.rand(rng, 2, 3), Const(np.array([1.0, 2.0, 3.0]).reshape(1, 3))], note="a constant"
+        ),
         sample([S.rand(rng, 0, 3), S.rand(rng, 2, 3)], note="empty part"),
         sample([S.rand(rng, 2), S.rand(rng, 0)], note="legacy 1-D empty is skipped"),
     ]
@@ -501,7 +552,9 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
         raise BadArgumentsError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(ts):
         if t.data.ndim == 0:
-            raise BadArgumentsError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+            raise BadArgumentsError(
+                f"zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
     dtype = dtypes.result_type(*ts)
     ref_i = next((i for i, t in enumerate(ts) if t.data.shape != (0,)), None)
     if ref_i is None:
@@ -639,7 +692,9 @@ def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Ten
         return SplitWithSizesBackward0.apply(a, sizes=sizes, dim=d)
     size = shape_arg((split_size_or_sections,))[0]
     if size < 0:
-        raise BadArgumentsError(f"split expects split_size be non-negative, but got split_size={size}")
+        raise BadArgumentsError(
+            f"split expects split_size be non-negative, but got split_size={size}"
+        )
     if size == 0 and n != 0:
         raise BadArgumentsError(
             f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
@@ -673,4 +728,3 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if size == 0 and n == 0:
         return SplitWithSizesBackward0.apply(a, sizes=(0,) * int(chunks), dim=d)
     return split(a, size, d)
-

@@ -1,7 +1,5 @@
 """What every /v1 router shares: the orjson route class, auth, and common problems."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from fastapi import APIRouter, Depends

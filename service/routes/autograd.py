@@ -1,7 +1,5 @@
 """Autograd on a session: backward, grad, and the backward graph."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from fastapi import Query, Response

@@ -1,15 +1,13 @@
 """``GET /v1/ops``: the op catalogue, straight from the engine's registry."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Any
 
+import orjson
 from fastapi import Response
 
 from engine import OPS
 
-from ..http import JSONBody
 from ..schemas import OpListOut
 from ._base import documented, v1_router
 
@@ -46,7 +44,7 @@ def catalogue() -> bytes:
                 "doc": spec.doc,
             }
         )
-    return JSONBody({"ops": ops}).body
+    return orjson.dumps({"ops": ops})
 
 
 @router.get("/ops", operation_id="listOps", response_model=OpListOut, responses=documented())

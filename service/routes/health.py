@@ -1,7 +1,5 @@
 """Liveness, readiness and Prometheus metrics (outside /v1: no API key needed)."""
 
-from __future__ import annotations
-
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 

@@ -1,7 +1,5 @@
 """Sessions: create, list, read, delete."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from fastapi import Body, Response

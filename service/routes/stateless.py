@@ -1,17 +1,18 @@
 """``POST /v1/gradient``: a whole computation in one call; no session is kept, so any
 replica can answer."""
 
-from __future__ import annotations
-
 import time
 
 from fastapi import Request, Response
+
+from engine import Tensor
 
 from .. import executor, offload, views
 from ..deps import OutputDep, SettingsDep
 from ..http import JSONBody
 from ..schemas import GradientIn, GradientOut
 from ..sessions import Session, grad_of
+from ..settings import Settings
 from ._base import documented, v1_router
 from .autograd import AUTOGRAD_PROBLEMS
 from .steps import STEP_PROBLEMS
@@ -19,7 +20,7 @@ from .steps import STEP_PROBLEMS
 router = v1_router("stateless")
 
 
-def compute(body: GradientIn, settings: SettingsDep) -> dict[str, object]:
+def compute(body: GradientIn, settings: Settings) -> dict[str, Tensor | None]:
     """Leaves, steps, backward, then the fetched tensors: all or nothing by construction."""
     now = time.time()
     session = Session("stateless", None, settings.session_ttl_seconds, now, now)
@@ -29,7 +30,7 @@ def compute(body: GradientIn, settings: SettingsDep) -> dict[str, object]:
     executor.run_steps(session, body.steps, settings)
     if body.backward is not None:
         executor.run_backward(session, body.backward, settings)
-    values: dict[str, object] = {}
+    values: dict[str, Tensor | None] = {}
     for key, (name, want_grad) in zip(body.fetch, fetch):
         t = session.lookup(name)
         values[key] = grad_of(t) if want_grad else t

@@ -1,7 +1,5 @@
 """Running ops on a session: one step, or a batch that is all or nothing."""
 
-from __future__ import annotations
-
 from fastapi import Response
 
 from .. import executor, offload, views

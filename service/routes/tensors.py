@@ -1,7 +1,5 @@
 """Tensors of a session: bind leaves, read values and grads, flip flags, zero grads."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from fastapi import Body, Request, Response

@@ -706,6 +706,31 @@ def test_doubling_until_norm_passes_1000_gives_v_times_2_to_the_k(source: str) -
 # == 003: Kathuria, "Getting Started with PyTorch Part 1: ... Automatic Differentiation" ==
 
 
+VAR_EX = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+
+
+def kathuria_variable_and_function(T: Any, rec: Record) -> None:
+    """Building blocks 3.1 and 3.2: a Variable (now a tensor) and ``c = a + b``."""
+    var_ex = T.tensor(VAR_EX)  # Variable(torch.randn((4,3)))
+    rec.show("var_ex", var_ex)
+    rec.show("var_ex.data", var_ex.detach())
+    rec.show("var_ex.grad", var_ex.grad)
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    b = T.tensor([3.0, 4.0], requires_grad=True)
+    c = a + b
+    rec.show("c", c)
+    rec.show("c graph", _graph(c))
+
+
+def test_kathuria_variable_and_add_function() -> None:
+    ours, _ = run_both(kathuria_variable_and_function)
+    assert ours["var_ex"]["requires_grad"] is False and ours["var_ex"]["is_leaf"] is True
+    assert ours["var_ex"]["grad_fn"] is None and ours["var_ex.grad"] is None
+    np.testing.assert_array_equal(value(ours, "var_ex.data"), VAR_EX)
+    assert ours["c"]["repr"] == "tensor([4., 6.], grad_fn=<AddBackward0>)"
+    assert ours["c graph"] == ["AddBackward0", [["AccumulateGrad", []], ["AccumulateGrad", []]]]
+
+
 def kathuria_graph(T: Any, rec: Record) -> None:
     # Define the leaf nodes (lines 5-9)
     a = T.tensor([4.0])

@@ -76,7 +76,7 @@ def _both(inputs: tuple[Tensor, ...], torch: Any, as_tuple: bool) -> tuple[Any, 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_jacobian(name: str, create_graph: bool, torch: Any, rng: np.random.Generator) -> None:
     fn, ins = _call(name, rng)
-    for as_tuple in ([True, False] if len(ins) == 1 else [True]):
+    for as_tuple in [True, False] if len(ins) == 1 else [True]:
         mine, theirs = _both(ins, torch, as_tuple)
         _same(
             jacobian(fn, mine, create_graph=create_graph),
@@ -140,7 +140,9 @@ def test_hessian(create_graph: bool, torch: Any, rng: np.random.Generator) -> No
     )
     _same(
         hessian(two, (x, y), create_graph=create_graph),
-        torch.autograd.functional.hessian(two, (to_torch(x), to_torch(y)), create_graph=create_graph),
+        torch.autograd.functional.hessian(
+            two, (to_torch(x), to_torch(y)), create_graph=create_graph
+        ),
         create_graph,
     )
 
@@ -151,7 +153,9 @@ def test_create_graph_results_differentiate_again(torch: Any, rng: np.random.Gen
     tx = to_torch(x)
     fn = lambda t: (t * t * t).sum()  # noqa: E731
     (h,) = engine.grad(jacobian(fn, x, create_graph=True).sum(), x)
-    (th,) = torch.autograd.grad(torch.autograd.functional.jacobian(fn, tx, create_graph=True).sum(), tx)
+    (th,) = torch.autograd.grad(
+        torch.autograd.functional.jacobian(fn, tx, create_graph=True).sum(), tx
+    )
     assert_same(h, th, graph=False)
 
 

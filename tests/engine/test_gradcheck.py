@@ -154,7 +154,9 @@ def test_wrong_vjp_names_output_and_input(rng: np.random.Generator, fast_mode: b
 
 def test_input_index_counts_only_differentiable_inputs(rng: np.random.Generator) -> None:
     const, y, x = Tensor(rng.uniform(size=3)), leaf(rng, 3), leaf(rng, 3)
-    message = _raises(gradcheck, lambda c, b, a: ScaledSquareBackward.apply(a * c, b), (const, x, y))
+    message = _raises(
+        gradcheck, lambda c, b, a: ScaledSquareBackward.apply(a * c, b), (const, x, y)
+    )
     # the wrong gradient flows to `b` = x, the first input that requires grad
     assert message.startswith("Jacobian mismatch for output 0 with respect to input 0,")
 

@@ -16,6 +16,7 @@ Samples are built once, at collection, from a generator seeded by the op name.
 
 from __future__ import annotations
 
+import inspect
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -133,7 +134,9 @@ def test_every_differentiable_op_is_gradchecked() -> None:
     """A differentiable op whose samples all skip gradcheck is not checked at all."""
     checked = {c.name for c in GRADCHECK_CASES}
     unchecked = sorted(
-        n for n, s in OPS.items() if s.differentiable and n not in checked and n not in SAMPLE_PROBLEMS
+        n
+        for n, s in OPS.items()
+        if s.differentiable and n not in checked and n not in SAMPLE_PROBLEMS
     )
     assert not unchecked, f"differentiable ops with no gradcheck-able sample: {unchecked}"
 
@@ -220,6 +223,35 @@ def test_gradcheck_rejects_wrong_vjp(n: int) -> None:
     assert str(info.value).startswith("Jacobian mismatch for output 0 with respect to input 0,\n")
     assert info.value.code == "gradcheck_failed"
     assert gradcheck(WrongSinBackward.apply, (x,), raise_exception=False) is False
+
+
+def _wrong_sin_case() -> Case:
+    """A database entry for the wrong sin, built here and never registered."""
+
+    def wrong_sin(input: Tensor) -> Tensor:
+        return WrongSinBackward.apply(input)
+
+    spec = OpSpec(
+        name="wrong_sin",
+        fn=wrong_sin,
+        signature=inspect.signature(wrong_sin),
+        doc="sin with a wrong VJP",
+        differentiable=True,
+        method=False,
+        samples=None,
+        torch="sin",
+    )
+    return Case(spec, Sample((np.linspace(-1.0, 1.5, 6).reshape(2, 3),)), "wrong_sin-matrix")
+
+
+def test_database_tests_reject_wrong_vjp(torch: Any) -> None:
+    """The generic tests above, fed an op with a wrong VJP, fail (testing the tester)."""
+    case = _wrong_sin_case()
+    assert case.name not in OPS
+    with pytest.raises(GradcheckError):
+        test_gradcheck(case)
+    with pytest.raises(AssertionError, match="input 0 grad"):
+        test_matches_torch(case, "float64", torch)
 
 
 def test_gradgradcheck_rejects_non_differentiable_vjp() -> None:

@@ -138,7 +138,9 @@ def _build(
     return args, kwargs, leaves
 
 
-def engine_inputs(sample: Sample, dtype: Any) -> tuple[tuple[Any, ...], dict[str, Any], list[Tensor]]:
+def engine_inputs(
+    sample: Sample, dtype: Any
+) -> tuple[tuple[Any, ...], dict[str, Any], list[Tensor]]:
     """Engine arguments for a sample in ``dtype``: (args, kwargs, leaves requiring grad)."""
     return _build(
         sample,

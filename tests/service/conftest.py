@@ -1,4 +1,4 @@
-"""Fixtures for in-process service tests: an app per test, a client, helpers."""
+"""Fixtures for in-process service tests: a shared app, a client, a session."""
 
 from __future__ import annotations
 
@@ -12,20 +12,25 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the package may not be installed (pip install -e .)
     sys.path.insert(0, str(ROOT))
 
+from fastapi import FastAPI  # noqa: E402
 from svc_helpers import SyncClient, make_settings, put  # noqa: E402
 
 from service.app import create_app  # noqa: E402
-from service.settings import Settings  # noqa: E402
+from service.sessions import SessionStore  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def shared_app() -> FastAPI:
+    """One app with default settings: FastAPI analyzes each route's dependencies on its
+    first request, so building an app per test would cost more than the tests."""
+    return create_app(make_settings())
 
 
 @pytest.fixture
-def settings() -> Settings:
-    return make_settings()
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[SyncClient]:
-    with SyncClient(create_app(settings)) as c:
+def client(shared_app: FastAPI) -> Iterator[SyncClient]:
+    """A client on the shared app, with an empty session store."""
+    shared_app.state.store = SessionStore(shared_app.state.settings)
+    with SyncClient(shared_app) as c:
         yield c
 
 

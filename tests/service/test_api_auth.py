@@ -22,7 +22,12 @@ def app_client() -> Iterator[SyncClient]:
 
 def test_missing_or_wrong_key(app_client: SyncClient) -> None:
     for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic a2V5LWE="}):
-        for method, path in (("GET", "/v1/sessions"), ("POST", "/v1/sessions"), ("GET", "/v1/ops"), ("GET", NB)):
+        for method, path in (
+            ("GET", "/v1/sessions"),
+            ("POST", "/v1/sessions"),
+            ("GET", "/v1/ops"),
+            ("GET", NB),
+        ):
             r = app_client.request(method, path, headers=headers)
             assert_problem(r, 401, "unauthorized")
             assert r.headers["www-authenticate"] == "Bearer"
@@ -36,7 +41,10 @@ def test_health_needs_no_key(app_client: SyncClient) -> None:
 def test_key_a_cannot_reach_key_b(app_client: SyncClient) -> None:
     c = app_client
     assert c.post("/v1/sessions", json={"name": "nb"}, headers=A).status_code == 201
-    assert c.put(f"{NB}/tensors/x", json={"data": [1.0], "requires_grad": True}, headers=A).status_code == 201
+    assert (
+        c.put(f"{NB}/tensors/x", json={"data": [1.0], "requires_grad": True}, headers=A).status_code
+        == 201
+    )
     assert c.get("/v1/sessions", headers=B).json() == {"sessions": []}
     for method, path, body in [
         ("GET", NB, None),

@@ -21,9 +21,15 @@ def test_tutorial_backward_with_grad_tensors(client: SyncClient, session: str) -
 def test_grad_tensor_forms(client: SyncClient, session: str) -> None:
     step(client, "nb", out="y", expr="x ** 2")
     put(client, "nb", "v", [1.0, 0.5])
-    assert backward(client, tensors="y", grad_tensors=["v"], retain_graph=True)["x"]["data"] == [2.0, 2.0]
+    assert backward(client, tensors="y", grad_tensors=["v"], retain_graph=True)["x"]["data"] == [
+        2.0,
+        2.0,
+    ]
     g = {"data": [0.0, 1.0], "dtype": "float64"}
-    assert backward(client, tensors="y", grad_tensors=[g], retain_graph=True)["x"]["data"] == [2.0, 6.0]
+    assert backward(client, tensors="y", grad_tensors=[g], retain_graph=True)["x"]["data"] == [
+        2.0,
+        6.0,
+    ]
     raw = {"b64": "AACAPwAAAAA=", "dtype": "float32", "shape": [2]}
     assert backward(client, tensors="y", grad_tensors=[raw])["x"]["data"] == [4.0, 6.0]
 
@@ -87,20 +93,33 @@ def test_graph_freed_hint_names_the_backward(client: SyncClient, session: str) -
 def test_version_mismatch_after_assign(client: SyncClient, session: str) -> None:
     step(client, "nb", out="y", expr="(x * x).sum()")
     step(client, "nb", out="x", expr="x + 1", assign=True)
-    body = assert_problem(client.post(f"{NB}/backward", json={"tensors": "y"}), 409, "version_mismatch")
+    body = assert_problem(
+        client.post(f"{NB}/backward", json={"tensors": "y"}), 409, "version_mismatch"
+    )
     assert "modified by an inplace operation" in body["detail"]
     assert "MulBackward0" in body["hint"]
 
 
 def test_grad_endpoint(client: SyncClient, session: str) -> None:
     step(client, "nb", out="y", expr="x ** 3")
-    r = client.post(f"{NB}/grad", json={"outputs": "y", "inputs": ["x"], "grad_outputs": [[1.0, 1.0]], "create_graph": True, "out": ["dx"]})
+    r = client.post(
+        f"{NB}/grad",
+        json={
+            "outputs": "y",
+            "inputs": ["x"],
+            "grad_outputs": [[1.0, 1.0]],
+            "create_graph": True,
+            "out": ["dx"],
+        },
+    )
     assert r.status_code == 200, r.text
     assert r.json()["grads"] == [{"data": [3.0, 12.0], "dtype": "float32"}]
     assert client.get(f"{NB}/tensors/x/grad").json() == {"grad": None}  # untouched
     dx = client.get(f"{NB}/tensors/dx", params={"values": "false"}).json()
     assert dx["requires_grad"] and not dx["is_leaf"]
-    r = client.post(f"{NB}/grad", json={"outputs": ["dx"], "inputs": "x", "grad_outputs": [[1.0, 1.0]]})
+    r = client.post(
+        f"{NB}/grad", json={"outputs": ["dx"], "inputs": "x", "grad_outputs": [[1.0, 1.0]]}
+    )
     assert r.json()["grads"] == [{"data": [6.0, 12.0], "dtype": "float32"}]  # x**3 -> 3x^2 -> 6x
 
 
@@ -139,6 +158,9 @@ def test_graph_formats(client: SyncClient, session: str) -> None:
 def test_long_chain(client: SyncClient, session: str) -> None:
     """The tutorial loop `while y.norm() < 1000: y = y * 2` as one batch of 2,000 steps."""
     steps = [{"out": "y", "expr": "x * 1"}] + [{"out": "y", "expr": "y * 1"}] * 2000
-    assert client.post(f"{NB}/batch", params={"values": "false"}, json={"steps": steps}).status_code == 200
+    assert (
+        client.post(f"{NB}/batch", params={"values": "false"}, json={"steps": steps}).status_code
+        == 200
+    )
     grads = backward(client, tensors="y", grad_tensors=[[1.0, 1.0]])
     assert grads["x"]["data"] == [1.0, 1.0]

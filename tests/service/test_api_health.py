@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import re
 
-from svc_helpers import SyncClient
+from svc_helpers import SyncClient, make_settings
+
+from service.app import create_app
 
 
 def test_health_and_readiness(client: SyncClient) -> None:
@@ -10,9 +12,11 @@ def test_health_and_readiness(client: SyncClient) -> None:
     assert client.get("/readyz").json() == {"status": "ready", "sessions": 0}
 
 
-def test_metrics(client: SyncClient, session: str) -> None:
-    client.get("/v1/sessions/nb/tensors/nope")
-    text = client.get("/metrics").text
+def test_metrics() -> None:
+    with SyncClient(create_app(make_settings())) as client:
+        client.post("/v1/sessions", json={"name": "nb"})
+        client.get("/v1/sessions/nb/tensors/nope")
+        text = client.get("/metrics").text
     assert "gradserve_sessions 1.0" in text
     assert re.search(
         r'gradserve_requests_total\{method="GET",route="/v1/sessions/\{session\}/tensors/\{tensor\}",status="404"\} 1\.0',

@@ -49,10 +49,17 @@ def test_session_bytes(small: SyncClient) -> None:
     step(small, "nb", out="a", expr="x * 2")
     step(small, "nb", out="b", expr="x * 3")
     before = snapshot(small, "nb")
-    r = small.post(f"{NB}/batch", json={"steps": [{"out": "c", "expr": "x * 4"}, {"out": "d", "expr": "x * 5"}]})
+    r = small.post(
+        f"{NB}/batch",
+        json={"steps": [{"out": "c", "expr": "x * 4"}, {"out": "d", "expr": "x * 5"}]},
+    )
     assert_problem(r, 507, "limit_exceeded")
     assert snapshot(small, "nb") == before
-    assert_problem(small.put(f"{NB}/tensors/e", json={"data": [1.0] * 100, "dtype": "float64"}), 507, "limit_exceeded")
+    assert_problem(
+        small.put(f"{NB}/tensors/e", json={"data": [1.0] * 100, "dtype": "float64"}),
+        507,
+        "limit_exceeded",
+    )
     step(small, "nb", out="c", expr="x * 4")  # 1600 bytes now; x's first grad would add 400
     step(small, "nb", out="z", expr="c.sum()")
     r = small.post(f"{NB}/backward", json={"tensors": "z"})
@@ -72,5 +79,7 @@ def test_batch_steps(small: SyncClient) -> None:
 
 def test_expression_length(small: SyncClient) -> None:
     long = "x" + " + x" * 20
-    body = assert_problem(small.post(f"{NB}/ops", json={"out": "y", "expr": long}), 422, "expr_invalid")
+    body = assert_problem(
+        small.post(f"{NB}/ops", json={"out": "y", "expr": long}), 422, "expr_invalid"
+    )
     assert "limit is 50" in body["detail"]

@@ -30,8 +30,12 @@ def test_without_backward_and_base64(client: SyncClient) -> None:
 
 
 def test_errors(client: SyncClient) -> None:
-    assert_problem(client.post("/v1/gradient", json={**TUTORIAL, "fetch": ["x.data"]}), 422, "invalid_name")
-    assert_problem(client.post("/v1/gradient", json={**TUTORIAL, "fetch": ["nope"]}), 404, "tensor_not_found")
+    assert_problem(
+        client.post("/v1/gradient", json={**TUTORIAL, "fetch": ["x.data"]}), 422, "invalid_name"
+    )
+    assert_problem(
+        client.post("/v1/gradient", json={**TUTORIAL, "fetch": ["nope"]}), 404, "tensor_not_found"
+    )
     bad_step = {**TUTORIAL, "steps": [{"out": "y", "expr": "x.__dict__"}]}
     assert_problem(client.post("/v1/gradient", json=bad_step), 422, "expr_invalid")
     not_scalar = {**TUTORIAL, "backward": {"tensors": "y"}}

@@ -70,10 +70,18 @@ def test_grad_of_tensor_without_grad(client: SyncClient, session: str) -> None:
         ({"out": "y", "op": "exp", "args": ["x", "x", "x"]}, 422, "bad_arguments"),
         ({"out": "y", "op": "exp", "args": []}, 422, "bad_arguments"),
         ({"out": "y", "op": "sum", "args": ["x"], "kwargs": {"axis": 0}}, 422, "bad_arguments"),
-        ({"out": "y", "op": "sum", "args": ["x"], "kwargs": {"dim": {"a": 1}}}, 422, "bad_arguments"),
+        (
+            {"out": "y", "op": "sum", "args": ["x"], "kwargs": {"dim": {"a": 1}}},
+            422,
+            "bad_arguments",
+        ),
         ({"out": "y", "op": "exp", "args": ["nope"]}, 404, "tensor_not_found"),
         ({"out": "y", "expr": "x + nope"}, 404, "tensor_not_found"),
-        ({"out": "y", "op": "add", "args": ["x", {"data": [1.0, 2.0, 3.0]}]}, 422, "shape_mismatch"),
+        (
+            {"out": "y", "op": "add", "args": ["x", {"data": [1.0, 2.0, 3.0]}]},
+            422,
+            "shape_mismatch",
+        ),
         ({"out": "y", "expr": "x.data"}, 422, "expr_invalid"),
         ({"out": "y", "expr": "x.where(x, x)"}, 422, "bad_arguments"),
         ({"out": "y", "expr": "lambda: x"}, 422, "expr_invalid"),
@@ -83,7 +91,11 @@ def test_grad_of_tensor_without_grad(client: SyncClient, session: str) -> None:
         ({"out": "y", "expr": "(" * 10_000 + "x" + ")" * 10_000}, 422, "expr_invalid"),
         ({"out": "y", "expr": "'text'"}, 422, "bad_arguments"),
         ({"out": "y", "op": "exp", "args": [{"data": [[1], [1, 2]]}]}, 422, "invalid_tensor"),
-        ({"out": "y", "op": "exp", "args": [{"data": [1], "dtype": "half"}]}, 422, "invalid_tensor"),
+        (
+            {"out": "y", "op": "exp", "args": [{"data": [1], "dtype": "half"}]},
+            422,
+            "invalid_tensor",
+        ),
         ({"out": "y", "op": "exp", "expr": "x"}, 422, "validation_error"),
         ({"out": "y"}, 422, "validation_error"),
         ({"out": "y", "expr": "x", "args": ["x"]}, 422, "validation_error"),
@@ -99,7 +111,9 @@ def test_step_errors(client: SyncClient, session: str, body: dict, status: int, 
 
 
 def test_expr_problem_has_position(client: SyncClient, session: str) -> None:
-    body = assert_problem(client.post(f"{NB}/ops", json={"out": "y", "expr": "x + x.data"}), 422, "expr_invalid")
+    body = assert_problem(
+        client.post(f"{NB}/ops", json={"out": "y", "expr": "x + x.data"}), 422, "expr_invalid"
+    )
     assert body["position"] == {"line": 1, "col": 7}
     assert "line 1, column 7" in body["detail"]
 
@@ -126,14 +140,21 @@ def test_batch_is_all_or_nothing(client: SyncClient, session: str) -> None:
 
 
 def test_engine_error_in_batch_names_the_step(client: SyncClient, session: str) -> None:
-    steps = [{"out": "a", "expr": "x * 2"}, {"out": "b", "op": "add", "args": ["a", {"data": [1, 2, 3]}]}]
+    steps = [
+        {"out": "a", "expr": "x * 2"},
+        {"out": "b", "op": "add", "args": ["a", {"data": [1, 2, 3]}]},
+    ]
     body = assert_problem(client.post(f"{NB}/batch", json={"steps": steps}), 422, "shape_mismatch")
     assert body["step"] == 1
     assert_problem(client.get(f"{NB}/tensors/a"), 404, "tensor_not_found")
 
 
 def test_batch_returns_what_it_bound(client: SyncClient, session: str) -> None:
-    steps = [{"out": "y", "expr": "x * 2"}, {"out": "y", "expr": "y * 2"}, {"out": "z", "expr": "y.sum()"}]
+    steps = [
+        {"out": "y", "expr": "x * 2"},
+        {"out": "y", "expr": "y * 2"},
+        {"out": "z", "expr": "y.sum()"},
+    ]
     r = client.post(f"{NB}/batch", params={"values": "false"}, json={"steps": steps})
     assert r.status_code == 200
     assert [(t["name"], t["grad_fn"]) for t in r.json()["tensors"]] == [
@@ -141,3 +162,24 @@ def test_batch_returns_what_it_bound(client: SyncClient, session: str) -> None:
         ("z", "SumBackward0"),
     ]
     assert client.post(f"{NB}/batch", json={"steps": []}).json() == {"tensors": []}
+
+
+def test_indexing_and_matmul_smoke(client: SyncClient, session: str) -> None:
+    put(client, "nb", "m", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    cases = {
+        "m[0]": [3],
+        "m[:, 1:3]": [2, 2],
+        "m[None, ..., 0]": [1, 2],
+        "m[[0, 1]]": [2, 3],
+        "m[-1]": [3],
+        "m @ m.t()": [2, 2],
+        "sum(m, dim=1)": [2],
+        "m.sum(dim=(0, 1))": [],
+    }
+    for text, shape in cases.items():
+        assert step(client, "nb", out="y", expr=text)["shape"] == shape, text
+    r = client.post(f"{NB}/ops", json={"out": ["v", "i"], "expr": "m.max(dim=1)"})
+    assert [t["dtype"] for t in r.json()["tensors"]] == ["float32", "int64"]
+    assert_problem(
+        client.post(f"{NB}/ops", json={"out": "y", "expr": "m[10]"}), 422, "index_out_of_range"
+    )

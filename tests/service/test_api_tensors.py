@@ -26,7 +26,9 @@ def test_get_tensor_and_encodings(client: SyncClient, session: str) -> None:
     raw = client.get(f"{NB}/tensors/x", params={"encoding": "base64"}).json()["data"]
     assert raw["shape"] == [2] and raw["dtype"] == "float32"
     assert np.frombuffer(base64.b64decode(raw["b64"]), "<f4").tolist() == [1.0, 2.0]
-    assert_problem(client.get(f"{NB}/tensors/x", params={"encoding": "xml"}), 422, "validation_error")
+    assert_problem(
+        client.get(f"{NB}/tensors/x", params={"encoding": "xml"}), 422, "validation_error"
+    )
 
 
 def test_put_b64(client: SyncClient, session: str) -> None:
@@ -84,21 +86,28 @@ def test_patch_requires_grad_and_retain_grad(client: SyncClient, session: str) -
 def test_patch_refusals_change_nothing(client: SyncClient, session: str) -> None:
     put(client, "nb", "i", [1], dtype="int64")
     assert_problem(
-        client.patch(f"{NB}/tensors/i", json={"requires_grad": True}), 422, "dtype_not_differentiable"
+        client.patch(f"{NB}/tensors/i", json={"requires_grad": True}),
+        422,
+        "dtype_not_differentiable",
     )
     put(client, "nb", "c", [1.0])
     assert_problem(client.patch(f"{NB}/tensors/c", json={"retain_grad": True}), 422, "no_grad_fn")
     r = client.patch(f"{NB}/tensors/x", json={"requires_grad": False, "retain_grad": True})
     assert_problem(r, 422, "no_grad_fn")
     assert client.get(f"{NB}/tensors/x").json()["requires_grad"] is True
-    assert_problem(client.patch(f"{NB}/tensors/x", json={"retain_grad": False}), 422, "validation_error")
+    assert_problem(
+        client.patch(f"{NB}/tensors/x", json={"retain_grad": False}), 422, "validation_error"
+    )
 
 
 def test_non_leaf_grad_warns_like_pytorch(client: SyncClient, session: str) -> None:
     from engine import NONLEAF_GRAD_WARNING
 
     step(client, "nb", out="y", expr="x ** 2")
-    assert client.get(f"{NB}/tensors/y/grad").json() == {"grad": None, "warning": NONLEAF_GRAD_WARNING}
+    assert client.get(f"{NB}/tensors/y/grad").json() == {
+        "grad": None,
+        "warning": NONLEAF_GRAD_WARNING,
+    }
     assert client.get(f"{NB}/tensors/x/grad").json() == {"grad": None}
 
 
@@ -131,5 +140,16 @@ def test_delete_grad_and_zero_grad(client: SyncClient, session: str) -> None:
 def test_zero_grad_with_unknown_name_changes_nothing(client: SyncClient, session: str) -> None:
     step(client, "nb", out="z", expr="(x * x).sum()")
     client.post(f"{NB}/backward", json={"tensors": "z"})
-    assert_problem(client.post(f"{NB}/zero_grad", json={"tensors": ["x", "nope"]}), 404, "tensor_not_found")
+    assert_problem(
+        client.post(f"{NB}/zero_grad", json={"tensors": ["x", "nope"]}), 404, "tensor_not_found"
+    )
     assert client.get(f"{NB}/tensors/x/grad").json()["grad"]["data"] == [2.0, 4.0]
+
+
+def test_large_body_round_trip(client: SyncClient, session: str) -> None:
+    """Above 1 MiB the body is parsed in a worker thread; the result is the same."""
+    values = [float(i % 7) for i in range(200_000)]
+    r = client.put(f"{NB}/tensors/big", json={"data": values, "dtype": "float64"})
+    assert r.status_code == 201 and r.json()["shape"] == [200_000]
+    raw = client.get(f"{NB}/tensors/big", params={"encoding": "base64"}).json()["data"]
+    assert np.array_equal(np.frombuffer(base64.b64decode(raw["b64"]), "<f8"), values)

@@ -37,7 +37,9 @@ def test_sessions_run_side_by_side() -> None:
             await c.client.put(
                 f"/v1/sessions/{name}/tensors/x", json={"data": [1.0, 2.0], "requires_grad": True}
             )
-            await c.client.post(f"/v1/sessions/{name}/ops", json={"out": "y", "expr": "(x ** 2).sum()"})
+            await c.client.post(
+                f"/v1/sessions/{name}/ops", json={"out": "y", "expr": "(x ** 2).sum()"}
+            )
             r = await c.client.post(f"/v1/sessions/{name}/backward", json={"tensors": "y"})
             return r.json()["grads"]["x"]["data"]
 

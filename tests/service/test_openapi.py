@@ -7,17 +7,33 @@ import json
 from service import openapi_dump
 
 OPERATION_IDS = {
-    "createSession", "listSessions", "getSession", "deleteSession", "putTensor", "getTensor",
-    "patchTensor", "deleteTensor", "getGrad", "deleteGrad", "zeroGrad", "runOp", "runBatch",
-    "backward", "grad", "getGraph", "computeGradient", "listOps", "healthz", "readyz", "metrics",
-}  # fmt: skip
+    "createSession",
+    "listSessions",
+    "getSession",
+    "deleteSession",
+    "putTensor",
+    "getTensor",
+    "patchTensor",
+    "deleteTensor",
+    "getGrad",
+    "deleteGrad",
+    "zeroGrad",
+    "runOp",
+    "runBatch",
+    "backward",
+    "grad",
+    "getGraph",
+    "computeGradient",
+    "listOps",
+    "healthz",
+    "readyz",
+    "metrics",
+}
 
 
 def test_committed_openapi_is_current() -> None:
     committed = openapi_dump.DEFAULT_PATH.read_text(encoding="utf-8")
-    assert committed == openapi_dump.render(), (
-        "openapi/openapi.json is stale: run `python -m service.openapi_dump`"
-    )
+    assert committed == openapi_dump.render(), "openapi/openapi.json is stale: run `make openapi`"
 
 
 def test_operations_and_problems_are_documented() -> None:
@@ -37,7 +53,18 @@ def test_operations_and_problems_are_documented() -> None:
         for r in errors.values():
             assert list(r["content"]) == ["application/problem+json"], op_id
     names = set(schema["components"]["schemas"])
-    assert {"TensorIn", "TensorOut", "SessionOut", "StepIn", "BatchIn", "BackwardIn", "GradIn",
-            "GradientIn", "ZeroGradIn", "PatchTensorIn", "ProblemOut"} <= names  # fmt: skip
+    assert {
+        "TensorIn",
+        "TensorOut",
+        "SessionOut",
+        "StepIn",
+        "BatchIn",
+        "BackwardIn",
+        "GradIn",
+        "GradientIn",
+        "ZeroGradIn",
+        "PatchTensorIn",
+        "ProblemOut",
+    } <= names
     assert "HTTPValidationError" not in names
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"

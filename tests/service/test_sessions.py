@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from svc_helpers import make_settings
 
 from engine import Tensor
 from service.errors import (
@@ -13,8 +14,6 @@ from service.errors import (
     SessionNotFoundError,
 )
 from service.sessions import SessionStore, Transaction, bindings_bytes, owner_of
-
-from svc_helpers import make_settings
 
 
 class Clock:
