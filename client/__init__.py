@@ -1,12 +1,12 @@
 """gradserve's Python client: PyTorch's autograd API against a remote session.
 
-    from client import Session
-    s = Session("http://127.0.0.1:8000", name="demo")
-    x = s.tensor([1.0, 2.0], requires_grad=True, name="x")
-    y = x ** 2
-    y.backward([1.0, 1.0], retain_graph=True)
-    print(x.grad)              # tensor([2., 4.])
-    x.grad.zero_()
+from client import Session
+s = Session("http://127.0.0.1:8000", name="demo")
+x = s.tensor([1.0, 2.0], requires_grad=True, name="x")
+y = x ** 2
+y.backward([1.0, 1.0], retain_graph=True)
+print(x.grad)              # tensor([2., 4.])
+x.grad.zero_()
 """
 
 from . import errors

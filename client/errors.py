@@ -210,7 +210,12 @@ def from_problem(status: int, body: Any) -> GradserveError:
         detail = body.get("detail") if isinstance(body, dict) else None
         text = detail if isinstance(detail, str) else f"HTTP {status}: {str(body)[:200]}"
         cls: type[GradserveError] = ServerError if status >= 500 else GradserveError
-        return cls(text, code=f"http_{status}", status=status, problem=body if isinstance(body, dict) else {})
+        return cls(
+            text,
+            code=f"http_{status}",
+            status=status,
+            problem=body if isinstance(body, dict) else {},
+        )
     code = str(body["code"])
     cls = ERRORS.get(code) or (ServerError if status >= 500 else GradserveError)
     return cls(

@@ -46,10 +46,19 @@ class LocalServer:
         self.startup_timeout = startup_timeout
         self.python = python
         self.proc: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.TemporaryFile()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
 
     def start(self) -> str:
-        cmd = [self.python, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [
+            self.python,
+            "-m",
+            "service",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
         self.proc = subprocess.Popen(
             cmd, cwd=self.cwd, env=self.env, stdout=self._log, stderr=subprocess.STDOUT
         )
@@ -67,7 +76,9 @@ class LocalServer:
                     pass
                 time.sleep(0.1)
         self.stop()
-        raise RuntimeError(f"gradserve did not answer /healthz in {self.startup_timeout}s:\n{self.output()}")
+        raise RuntimeError(
+            f"gradserve did not answer /healthz in {self.startup_timeout}s:\n{self.output()}"
+        )
 
     def output(self) -> str:
         """What the server printed so far (stdout and stderr)."""

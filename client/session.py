@@ -226,7 +226,7 @@ class Session:
             return
         self.flush()
         body = self._t.request("POST", f"{self._path}/ops", json=step, params=self._params(False))
-        metas = body["tensors"] if "tensors" in body else [body]
+        metas = body.get("tensors", [body])
         by_name = {m["name"]: m for m in metas}
         for h in outs:
             if h._name in by_name:
@@ -302,7 +302,7 @@ class Session:
         if isinstance(value, np.generic):
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
-            return wire.encode(np.float32(value))
+            return wire.encode(np.asarray(value, dtype=np.float32))
         return value
 
     def _own(self, t: Tensor) -> None:
@@ -422,9 +422,7 @@ class Session:
         self._submit({"out": tmp, "op": "detach", "args": [wire.encode(arr)]}, [])
         return tmp
 
-    def _inplace(
-        self, t: Tensor, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
+    def _inplace(self, t: Tensor, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """``t.<op>_(...)``: an assign step on a leaf (PyTorch's leaf check applied here, since
         an assign always runs under no_grad), or an out-of-place op rebinding a non-leaf's name."""
         t._check()
@@ -450,6 +448,15 @@ class Session:
     def _apply_expr(self, t: Tensor, name: str) -> Tensor:
         handle = self._bind(name, generated=False)
         self._submit({"out": name, "expr": self._operand(t)}, [handle])
+        return handle
+
+    def expr(self, expression: str, *, name: str | None = None) -> Tensor:
+        """A step in the server's expression language, bound to ``name`` (or a generated one):
+        ``s.expr("3*a + 2*b*b + log(c)", name="y")``; names in it are session tensors."""
+        generated = name is None
+        name = name or self._new_name()
+        handle = self._bind(name, generated=generated)
+        self._submit({"out": name, "expr": expression}, [handle])
         return handle
 
     def op(self, op: str, *args: Any, **kwargs: Any) -> Any:
@@ -497,7 +504,7 @@ class Session:
         roots = []
         for t in items:
             if isinstance(t, GradRef):
-                raise TypeError("backward on a .grad: detach() or clone() it into a tensor first")
+                t = self.expr(f"{t._name}.grad")  # a grad made with create_graph=True
             self._own(t)
             roots.append(t)
         return roots
@@ -509,7 +516,10 @@ class Session:
             return None
         if not isinstance(grads, list | tuple):
             return [grads]
-        if n == 1 and (len(grads) != 1 or not isinstance(grads[0], Tensor | np.ndarray | list | tuple | type(None))):
+        if n == 1 and (
+            len(grads) != 1
+            or not isinstance(grads[0], Tensor | np.ndarray | list | tuple | type(None))
+        ):
             return [grads]
         return list(grads)
 

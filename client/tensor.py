@@ -22,9 +22,7 @@ from .printing import tensor_repr
 if TYPE_CHECKING:
     from .session import Session
 
-LEAF_INPLACE_MESSAGE = (
-    "a leaf Variable that requires grad is being used in an in-place operation."
-)
+LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
 # catalogue ops that are also Tensor methods, spelled out so they exist without a round trip
 _METHODS = (
@@ -52,14 +50,15 @@ def _count_results(op: str, x: Tensor, args: tuple[Any, ...], kwargs: dict[str, 
     if op == "unbind":
         return x.shape[kwargs.get("dim", args[0] if args else 0)]
     size = x.shape[kwargs.get("dim", args[1] if len(args) > 1 else 0)]
-    first = args[0] if args else kwargs.get("split_size_or_sections", kwargs.get("chunks"))
+    first = args[0] if args else kwargs.get("split_size_or_sections", kwargs.get("chunks", 1))
+    if isinstance(first, list | tuple):  # split with explicit sections
+        return len(first)
+    count = int(first)
     if op == "split":
-        if isinstance(first, list | tuple):
-            return len(first)
-        return max(1, -(-size // int(first)))
+        return max(1, -(-size // count))
     if not size:  # op == "chunk", PyTorch's rule
-        return int(first)
-    step = -(-size // int(first))
+        return count
+    step = -(-size // count)
     return -(-size // step)
 
 
@@ -290,7 +289,9 @@ class Tensor:
             return f"<gradserve.Tensor {self._name!r} (unusable: {'failed' if self._failed else 'rebound'})>"
         meta = self._metadata()
         return tensor_repr(
-            self._values(), grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
+            self._values(),
+            grad_fn=meta.get("grad_fn"),
+            requires_grad=meta.get("requires_grad", False),
         )
 
     def __iter__(self) -> Iterator[Tensor]:
@@ -390,30 +391,77 @@ class Tensor:
 
     # arithmetic operators travel as expressions (``_t1 ** 2``, ``2 - x``, ``w - 0.1 * w.grad``):
     # the server's expression parser records them exactly as PyTorch's operators do
-    def __add__(self, other: Any) -> Tensor: return self._session._binary("+", self, other)
-    def __radd__(self, other: Any) -> Tensor: return self._session._binary("+", other, self)
-    def __sub__(self, other: Any) -> Tensor: return self._session._binary("-", self, other)
-    def __rsub__(self, other: Any) -> Tensor: return self._session._binary("-", other, self)
-    def __mul__(self, other: Any) -> Tensor: return self._session._binary("*", self, other)
-    def __rmul__(self, other: Any) -> Tensor: return self._session._binary("*", other, self)
-    def __truediv__(self, other: Any) -> Tensor: return self._session._binary("/", self, other)
-    def __rtruediv__(self, other: Any) -> Tensor: return self._session._binary("/", other, self)
-    def __pow__(self, other: Any) -> Tensor: return self._session._binary("**", self, other)
-    def __rpow__(self, other: Any) -> Tensor: return self._session._binary("**", other, self)
-    def __matmul__(self, other: Any) -> Tensor: return self._session._binary("@", self, other)
-    def __rmatmul__(self, other: Any) -> Tensor: return self._session._binary("@", other, self)
-    def __neg__(self) -> Tensor: return self._op("neg")
-    def __pos__(self) -> Tensor: return self
-    def __abs__(self) -> Tensor: return self._op("abs")
-    def __invert__(self) -> Tensor: return self._op("logical_not")
-    def __and__(self, other: Any) -> Tensor: return self._op("logical_and", other)
-    def __or__(self, other: Any) -> Tensor: return self._op("logical_or", other)
-    def __lt__(self, other: Any) -> Tensor: return self._op("lt", other)
-    def __le__(self, other: Any) -> Tensor: return self._op("le", other)
-    def __gt__(self, other: Any) -> Tensor: return self._op("gt", other)
-    def __ge__(self, other: Any) -> Tensor: return self._op("ge", other)
-    def __eq__(self, other: Any) -> Tensor: return self._op("eq", other)  # type: ignore[override]
-    def __ne__(self, other: Any) -> Tensor: return self._op("ne", other)  # type: ignore[override]
+    def __add__(self, other: Any) -> Tensor:
+        return self._session._binary("+", self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return self._session._binary("+", other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return self._session._binary("-", self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return self._session._binary("-", other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return self._session._binary("*", self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return self._session._binary("*", other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return self._session._binary("/", self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return self._session._binary("/", other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return self._session._binary("**", self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return self._session._binary("**", other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return self._session._binary("@", self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return self._session._binary("@", other, self)
+
+    def __neg__(self) -> Tensor:
+        return self._op("neg")
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return self._op("abs")
+
+    def __invert__(self) -> Tensor:
+        return self._op("logical_not")
+
+    def __and__(self, other: Any) -> Tensor:
+        return self._op("logical_and", other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return self._op("logical_or", other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return self._op("lt", other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return self._op("le", other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return self._op("gt", other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return self._op("ge", other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._op("eq", other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._op("ne", other)
 
     # in place: under no_grad (or on a non-leaf) as PyTorch allows; `w -= lr * w.grad` included
     def _inplace(self, op: str, *args: Any, **kwargs: Any) -> Tensor:
@@ -426,14 +474,29 @@ class Tensor:
     def sub_(self, other: Any, *, alpha: float = 1) -> Tensor:
         return self._inplace("sub", other, **({"alpha": alpha} if alpha != 1 else {}))
 
-    def mul_(self, other: Any) -> Tensor: return self._inplace("mul", other)
-    def div_(self, other: Any) -> Tensor: return self._inplace("div", other)
-    def pow_(self, other: Any) -> Tensor: return self._inplace("pow", other)
-    def clamp_(self, *args: Any, **kwargs: Any) -> Tensor: return self._inplace("clamp", *args, **kwargs)
-    def __iadd__(self, other: Any) -> Tensor: return self._inplace("add", other)
-    def __isub__(self, other: Any) -> Tensor: return self._inplace("sub", other)
-    def __imul__(self, other: Any) -> Tensor: return self._inplace("mul", other)
-    def __itruediv__(self, other: Any) -> Tensor: return self._inplace("div", other)
+    def mul_(self, other: Any) -> Tensor:
+        return self._inplace("mul", other)
+
+    def div_(self, other: Any) -> Tensor:
+        return self._inplace("div", other)
+
+    def pow_(self, other: Any) -> Tensor:
+        return self._inplace("pow", other)
+
+    def clamp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        return self._inplace("clamp", *args, **kwargs)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._inplace("add", other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._inplace("sub", other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._inplace("mul", other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._inplace("div", other)
 
 
 def _method(op: str) -> Any:
@@ -486,8 +549,8 @@ class GradRef(Tensor):
     def _version(self) -> int:
         return 0
 
-    @property
-    def grad(self) -> None:
+    @property  # type: ignore[misc]
+    def grad(self) -> None:  # type: ignore[override]
         return None
 
     def zero_(self) -> GradRef:
@@ -503,7 +566,8 @@ class GradRef(Tensor):
         )
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
-        self._session.backward([self._session._materialize(self)], *args, **kwargs)
+        """``x.grad.backward()`` (after ``create_graph=True``): through a tensor bound to it."""
+        self._session.expr(f"{self._name}.grad").backward(*args, **kwargs)
 
     def retain_grad(self) -> None:
         raise RuntimeError("can't retain_grad on a .grad")

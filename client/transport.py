@@ -88,7 +88,9 @@ class Transport:
                     ) from exc
                 time.sleep(self.backoff * 2**attempt)
             except httpx.HTTPError as exc:  # read timeouts and the like: not retried
-                raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+                raise errors.TransportError(
+                    f"{method} {path}: {type(exc).__name__}: {exc}"
+                ) from exc
         if response.status_code >= 400:
             try:
                 body = orjson.loads(response.content)

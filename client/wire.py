@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-DTYPES = {
+DTYPES: dict[str, np.dtype[Any]] = {
     "float32": np.dtype("<f4"),
     "float64": np.dtype("<f8"),
     "int64": np.dtype("<i8"),

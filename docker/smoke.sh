@@ -56,10 +56,13 @@ die() {
     exit 1
 }
 
+RUNNING=() # containers this run started, removed on exit
 cleanup() {
-    local rc=$?
-    if [[ -n "${STARTED:-}" && "${GRADSERVE_SMOKE_KEEP:-0}" != 1 ]]; then
-        podman rm -f -t 5 "$CTR" >/dev/null 2>&1 || true
+    local rc=$? c
+    if [[ "${GRADSERVE_SMOKE_KEEP:-0}" != 1 ]]; then
+        for c in "${RUNNING[@]}"; do
+            podman rm -f -t 5 "$c" >/dev/null 2>&1 || true
+        done
     fi
     [[ -n "${ROOTFS_TMP:-}" && -d "${ROOTFS_TMP}" ]] && rm -rf "$ROOTFS_TMP"
     if ((rc == 0)); then
@@ -69,6 +72,19 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+
+SCALE=${GRADSERVE_SMOKE_SCALE:-1}
+for arg in "$@"; do
+    case "$arg" in
+        --no-scale) SCALE=0 ;;
+        --scale) SCALE=1 ;;
+        -h | --help)
+            sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed '$d'
+            exit 0
+            ;;
+        *) die "unknown argument $arg (--scale, --no-scale)" ;;
+    esac
+done
 
 # --- 1. prerequisites ---------------------------------------------------------
 [[ "$(uname -s)" == Linux ]] || die "needs Linux (podman + runc); this is $(uname -s)"
@@ -203,7 +219,7 @@ for f in "${PIP_CERT:-}" "${SSL_CERT_FILE:-}" /etc/ssl/certs/ca-certificates.crt
     if [[ -n "$f" && -f "$f" ]]; then CA_BUNDLE=$f; break; fi
 done
 build_args=(--pull=never --network=host --format docker --layers
-    -f "$ROOT/docker/Dockerfile" -t "$IMAGE"
+    -f "$ROOT/docker/Dockerfile" --ignorefile "$ROOT/docker/Dockerfile.dockerignore" -t "$IMAGE"
     --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "PIP_INDEX_URL=$INDEX")
 [[ -n "$CA_BUNDLE" ]] && build_args+=(-v "$CA_BUNDLE:/etc/ssl/certs/ca-certificates.crt:ro")
 log "podman build (pip index $INDEX${CA_BUNDLE:+, CA bundle $CA_BUNDLE})"
@@ -222,30 +238,36 @@ podman image inspect --format '{{json .Config.Healthcheck}}' "$IMAGE" | grep -q 
 phase "image $IMAGE built ($(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1/1e6}'))"
 
 # --- 5. run -----------------------------------------------------------------------
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# Host networking, bound to 127.0.0.1 only: no traffic leaves loopback. (The image's
-# own default is GRADSERVE_HOST=0.0.0.0 for a published port.)
-# Hardened as in compose.yml: read-only root, no capabilities, no new privileges.
-quiet_podman run -d --pull=never --name "$CTR" --network=host \
-    --read-only --cap-drop=ALL --security-opt=no-new-privileges \
-    -e GRADSERVE_HOST=127.0.0.1 -e GRADSERVE_PORT="$PORT" \
-    "$IMAGE" >/dev/null ||
-    die "podman run failed"
-STARTED=1
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+run_replica() { # name port
+    # Host networking, bound to 127.0.0.1 only: no traffic leaves loopback (the
+    # image's own default is GRADSERVE_HOST=0.0.0.0, for a published port).
+    # Hardened as in compose.yml: read-only root, no capabilities, no new privileges.
+    quiet_podman run -d --pull=never --name "$1" --network=host \
+        --read-only --cap-drop=ALL --security-opt=no-new-privileges \
+        -e GRADSERVE_HOST=127.0.0.1 -e GRADSERVE_PORT="$2" \
+        "$IMAGE" >/dev/null || die "podman run $1 failed"
+    RUNNING+=("$1")
+}
+wait_http() { # container url
+    local deadline=$(($(date +%s) + 90))
+    until python3 -c "import urllib.request; urllib.request.urlopen('$2', timeout=2)" 2>/dev/null; do
+        if [[ "$(podman inspect --format '{{.State.Running}}' "$1" 2>/dev/null)" != true ]]; then
+            podman logs "$1" 2>&1 | tail -40 >&2
+            die "container $1 exited before $2 answered"
+        fi
+        if (($(date +%s) > deadline)); then
+            podman logs "$1" 2>&1 | tail -40 >&2
+            die "$2 did not answer within 90 s"
+        fi
+        sleep 0.5
+    done
+}
+PORT=$(free_port)
+run_replica "$CTR" "$PORT"
 BASE_URL="http://127.0.0.1:$PORT"
 log "container $CTR started, waiting for $BASE_URL/healthz"
-deadline=$(($(date +%s) + 90))
-until python3 -c "import urllib.request,sys; urllib.request.urlopen('$BASE_URL/healthz', timeout=2)" 2>/dev/null; do
-    if [[ "$(podman inspect --format '{{.State.Running}}' "$CTR" 2>/dev/null)" != true ]]; then
-        podman logs "$CTR" 2>&1 | tail -40 >&2
-        die "the container exited before /healthz answered"
-    fi
-    if (($(date +%s) > deadline)); then
-        podman logs "$CTR" 2>&1 | tail -40 >&2
-        die "/healthz did not answer within 90 s"
-    fi
-    sleep 0.5
-done
+wait_http "$CTR" "$BASE_URL/healthz"
 phase "/healthz answers"
 
 podman healthcheck run "$CTR" >/dev/null 2>&1 ||
@@ -343,12 +365,116 @@ if [[ "${GRADSERVE_SMOKE_KEEP:-0}" == 1 ]]; then
     log "GRADSERVE_SMOKE_KEEP=1: leaving $CTR running on $BASE_URL"
     exit 0
 fi
-quiet_podman stop -t 15 "$CTR" >/dev/null || die "podman stop failed"
-code=$(podman inspect --format '{{.State.ExitCode}}' "$CTR")
-[[ "$code" == 0 ]] || {
-    podman logs "$CTR" 2>&1 | tail -20 >&2
-    die "the server exited with code $code on SIGTERM (expected a clean 0)"
+stop_clean() { # container: SIGTERM, expect exit code 0, remove
+    quiet_podman stop -t 15 "$1" >/dev/null || die "podman stop $1 failed"
+    local code
+    code=$(podman inspect --format '{{.State.ExitCode}}' "$1")
+    [[ "$code" == 0 ]] || {
+        podman logs "$1" 2>&1 | tail -20 >&2
+        die "$1 exited with code $code on SIGTERM (expected a clean 0)"
+    }
+    quiet_podman rm "$1" >/dev/null
 }
-quiet_podman rm "$CTR" >/dev/null
-STARTED=""
+stop_clean "$CTR"
+RUNNING=()
 phase "stopped cleanly on SIGTERM and removed"
+
+# --- 8. scale-out: compose.yml's "lb" service, by hand ------------------------------
+# Two replicas of the image and nginx started the way compose.yml's lb starts it
+# (docker/nginx mounted read-only, entrypoint.sh renders the template), all on
+# 127.0.0.1 ports. nginx comes from Debian in a local image, since nginx:*-alpine
+# cannot be pulled here.
+if [[ "$SCALE" != 1 ]]; then
+    log "scale-out part skipped (--no-scale)"
+    exit 0
+fi
+NGINX_IMAGE="localhost/gradserve-nginx:${SUITE}-r${BASE_RECIPE}"
+if ! podman image exists "$NGINX_IMAGE"; then
+    log "making $NGINX_IMAGE (Debian nginx-light on the base image)"
+    cat >"$CACHE/Containerfile.nginx" <<EOF
+FROM $BASE_IMAGE
+RUN apt-get update && apt-get install -y --no-install-recommends nginx-light \\
+    && rm -rf /var/lib/apt/lists/* /etc/nginx/sites-enabled/default
+EOF
+    if ! podman build --pull=never --network=host --format docker -t "$NGINX_IMAGE" \
+        -f "$CACHE/Containerfile.nginx" "$CACHE" >"$CACHE/nginx-build.log" 2>&1; then
+        tail -20 "$CACHE/nginx-build.log" >&2
+        die "building $NGINX_IMAGE failed (log: $CACHE/nginx-build.log)"
+    fi
+fi
+P1=$(free_port)
+P2=$(free_port)
+PLB=$(free_port)
+run_replica "$CTR-r1" "$P1"
+run_replica "$CTR-r2" "$P2"
+quiet_podman run -d --pull=never --name "$CTR-lb" --network=host \
+    -v "$ROOT/docker/nginx:/opt/gradserve-nginx:ro" \
+    -e GRADSERVE_UPSTREAMS="127.0.0.1:$P1 127.0.0.1:$P2" -e GRADSERVE_LB_LISTEN="127.0.0.1:$PLB" \
+    --entrypoint '["/bin/sh", "/opt/gradserve-nginx/entrypoint.sh"]' \
+    "$NGINX_IMAGE" >/dev/null || die "podman run of the lb failed"
+RUNNING+=("$CTR-lb")
+wait_http "$CTR-r1" "http://127.0.0.1:$P1/healthz"
+wait_http "$CTR-r2" "http://127.0.0.1:$P2/healthz"
+wait_http "$CTR-lb" "http://127.0.0.1:$PLB/lb-healthz"
+phase "two replicas + nginx up (lb on 127.0.0.1:$PLB)"
+
+python3 - "http://127.0.0.1:$PLB" "127.0.0.1:$P1" "127.0.0.1:$P2" <<'PY' || die "the scale-out check through nginx failed"
+import json
+import sys
+import urllib.error
+import urllib.request
+
+lb, replicas = sys.argv[1], set(sys.argv[2:])
+
+
+def call(method, path, body=None, expect=(200, 201, 204)):
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if data else {}
+    req = urllib.request.Request(lb + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            status, raw, hdrs = r.status, r.read(), r.headers
+    except urllib.error.HTTPError as e:
+        status, raw, hdrs = e.code, e.read(), e.headers
+    if status not in expect:
+        raise SystemExit(f"{method} {path}: HTTP {status}: {raw[:300]!r}")
+    return hdrs.get("X-Gradserve-Upstream", ""), (json.loads(raw) if raw else None)
+
+
+where = {}
+for i in range(12):
+    name = f"scale{i:02d}"
+    up, _ = call("POST", "/v1/sessions", {"name": name}, expect=(201,))
+    steps = [
+        ("PUT", f"/v1/sessions/{name}/tensors/x", {"data": [1.0, 2.0], "requires_grad": True}),
+        ("POST", f"/v1/sessions/{name}/ops", {"out": "y", "op": "pow", "args": ["x", 2]}),
+        ("POST", f"/v1/sessions/{name}/backward",
+         {"tensors": "y", "grad_tensors": [{"data": [1.0, 1.0]}]}),
+        ("GET", f"/v1/sessions/{name}/tensors/x/grad", None),
+    ]
+    for method, path, body in steps:
+        got, doc = call(method, path, body)
+        assert got == up, f"{name}: {method} {path} went to {got}, created on {up}"
+    assert doc["grad"]["data"] == [2.0, 4.0], doc
+    where[name] = up
+up, doc = call("POST", "/v1/sessions", None, expect=(201,))  # no name: nginx gives one
+assert call("GET", f"/v1/sessions/{doc['name']}")[0] == up
+gradient = {
+    "tensors": {"x": {"data": [1.0, 2.0], "requires_grad": True}},
+    "steps": [{"out": "y", "op": "pow", "args": ["x", 2]}],
+    "backward": {"tensors": "y", "grad_tensors": [{"data": [1.0, 1.0]}]},
+    "fetch": ["x.grad"],
+}
+spread = {call("POST", "/v1/gradient", gradient)[0] for _ in range(4)}
+assert set(where.values()) == replicas, f"sessions only on {set(where.values())}"
+assert spread == replicas, f"/v1/gradient only reached {spread}"
+counts = {r: list(where.values()).count(r) for r in sorted(replicas)}
+print(f"  12 sessions pinned {counts}; an unnamed create routed by its nginx-given"
+      " name; /v1/gradient spread over both")
+PY
+phase "scale-out through nginx"
+stop_clean "$CTR-lb"
+stop_clean "$CTR-r1"
+stop_clean "$CTR-r2"
+RUNNING=()
+phase "scale-out containers stopped and removed"

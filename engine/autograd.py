@@ -30,7 +30,7 @@ from .grad_mode import set_grad_enabled
 from .tensor import Tensor
 
 UNUSED_INPUT_MESSAGE = (
-    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "The differentiated Tensor at index {index} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
 )
 
@@ -345,12 +345,12 @@ def backward(
     """``torch.autograd.backward``. Returns the tensors whose ``.grad`` changed;
     ``tag`` is recorded on the nodes this call frees (for error hints)."""
     outputs = _as_list(tensors, "tensors")
-    root_grads = _make_root_grads(outputs, _as_list(grad_tensors, "grad_tensors"), "grad_tensors")
+    root_grads = _make_root_grads(outputs, _as_list(grad_tensors, "grad_tensors"), "grad_output")
     if retain_graph is None:
         retain_graph = create_graph
     wanted = _as_list(inputs, "inputs") if inputs is not None else None
     if wanted is not None and not wanted:
-        raise BadLengthError("'inputs' argument to backward() cannot be empty.")
+        raise BadLengthError("`inputs` argument to `backward()` cannot be empty.")
     leaf_grads, retained, captured, executed = _run(
         outputs, root_grads, create_graph=create_graph, inputs=wanted
     )
@@ -387,14 +387,16 @@ def grad(
             raise TypeError("inputs must be Tensors")
         if not t.requires_grad:
             raise NoGradFnError("One of the differentiated Tensors does not require grad")
-    root_grads = _make_root_grads(outs, _as_list(grad_outputs, "grad_outputs"), "grad_outputs")
+    root_grads = _make_root_grads(outs, _as_list(grad_outputs, "grad_outputs"), "grad_output")
     if retain_graph is None:
         retain_graph = create_graph
     if allow_unused is None:
         allow_unused = materialize_grads
     _, _, captured, executed = _run(outs, root_grads, create_graph=create_graph, inputs=ins)
-    if not allow_unused and any(g is None for g in captured):
-        raise UnusedInputError(UNUSED_INPUT_MESSAGE)
+    if not allow_unused:
+        for index, g in enumerate(captured):
+            if g is None:
+                raise UnusedInputError(UNUSED_INPUT_MESSAGE.format(index=index), index=index)
     if not retain_graph:
         _free(executed, tag)
     if materialize_grads:

@@ -58,6 +58,12 @@ class LeafInplaceError(EngineError):
     code = "leaf_inplace"
 
 
+class InplaceViewError(EngineError):
+    """An in-place write to a view whose base requires grad, while recording."""
+
+    code = "inplace_view"
+
+
 class VersionMismatchError(EngineError):
     code = "version_mismatch"
 

@@ -11,6 +11,7 @@ without ``retain_graph``.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -194,12 +195,13 @@ def _version_message(t: Tensor, now: int, expected: int) -> str:
     )
     desc = f"[torch.{kind}Tensor [{', '.join(map(str, t.shape))}]]"
     if t.grad_fn is not None:
-        desc += f", which is output {t._output_nr} of {t.grad_fn.name},"
+        op = re.sub(r"Backward\d*$", "", t.grad_fn.name)
+        desc += f", which is output {t._output_nr} of {op},"
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: {desc} is at version {now}; expected version {expected} instead. "
-        "Hint: the backtrace further above shows the operation that failed to compute its "
-        "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        "Hint: enable anomaly detection to find the operation that failed to compute its "
+        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
 
 
@@ -223,6 +225,9 @@ class Function:
     # Optional numpy twin of ``backward`` (arrays in, arrays out) for the hot
     # path without create_graph; ``backward`` stays the reference rule.
     vjp: ClassVar[Callable[..., Any] | None] = None
+    # The forward returns a numpy view of input 0: the result shares its memory
+    # and version counter, so writes through either are seen by saved-tensor checks.
+    is_view: ClassVar[bool] = False
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -242,7 +247,13 @@ class Function:
                     return cls._record(inputs, params)
         out = cls.forward(_NoCtx(), *inputs, **params)
         if type(out) is tuple:
-            return tuple(_wrap(o) for o in out)
+            results = tuple(_wrap(o) for o in out)
+            if cls.is_view:
+                for r in results:
+                    r._view_of(inputs[0])
+            return results
+        if cls.is_view:
+            return _wrap(out)._view_of(inputs[0])
         return _wrap(out)
 
     @classmethod
@@ -267,6 +278,8 @@ class Function:
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             result = make(out, True, node, 0) if out.dtype.kind == "f" else make(out)
+            if cls.is_view:
+                result._view_of(inputs[0])
             node.out_shape = out.shape
             node.out_dtype = out.dtype
             if node._saved_result:
@@ -278,6 +291,8 @@ class Function:
                 arr = np.asarray(arr)
             differentiable = arr.dtype.kind == "f"
             results.append(make(arr, differentiable, node if differentiable else None, nr))
+            if cls.is_view:
+                results[-1]._view_of(inputs[0])
         node.output_meta = tuple((r.data.shape, r.data.dtype) for r in results)
         node.n_outputs = len(results)
         if node._saved_result:

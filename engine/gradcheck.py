@@ -80,7 +80,7 @@ class _Problem:
                     f"Input #{i} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are "
                     "not of double precision floating point or complex. ",
-                    stacklevel=4,
+                    stacklevel=3,
                 )
         with enable_grad():
             self.outputs = _as_tuple(fn(*inputs))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
 
@@ -35,6 +36,12 @@ def _reflected(name: str) -> Any:
     return lambda self, other: fn(other, self)
 
 
+def _commuted(name: str) -> Any:
+    """``number + tensor`` records like PyTorch: the tensor is input 0."""
+    fn = OPS[name].fn
+    return lambda self, other: fn(self, other)
+
+
 _OPERATORS = {
     "__add__": "add",
     "__sub__": "sub",
@@ -55,11 +62,8 @@ _OPERATORS = {
     "__invert__": "logical_not",
     "__getitem__": "getitem",
 }
+_COMMUTED = {"__radd__": "add", "__rmul__": "mul"}
 _REFLECTED = {
-    "__radd__": "add",
-    "__rmul__": "mul",
-    "__rsub__": "sub",
-    "__rtruediv__": "div",
     "__rpow__": "pow",
     "__rmatmul__": "matmul",
 }
@@ -108,6 +112,11 @@ def bind() -> None:
     for dunder, name in _REFLECTED.items():
         if name in OPS:
             setattr(Tensor, dunder, _reflected(name))
+    for dunder, name in _COMMUTED.items():
+        setattr(Tensor, dunder, _commuted(name))
+    # ``number - tensor`` is rsub, ``number / tensor`` is reciprocal * number (PyTorch)
+    Tensor.__rsub__ = lambda self, other: OPS["rsub"].fn(self, other)  # type: ignore[attr-defined]
+    Tensor.__rtruediv__ = lambda self, other: rdiv(self, other)  # type: ignore[attr-defined]
     for method, name in _INPLACE.items():
         if name in OPS:
             setattr(Tensor, method, _inplace(name))

@@ -8,7 +8,6 @@ this module holds only state and the rules about that state (leaf flags,
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +16,10 @@ import numpy as np
 from . import dtypes, function
 from .errors import (
     DtypeNotDifferentiableError,
-    LeafInplaceError,
     LEAF_INPLACE_MESSAGE,
+    InplaceViewError,
+    LeafInplaceError,
+    NoGradFnError,
     NotLeafError,
 )
 from .grad_mode import _enabled
@@ -28,15 +29,36 @@ NONLEAF_GRAD_WARNING = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
-REQUIRES_GRAD_DTYPE_MESSAGE = (
-    "only Tensors of floating point and complex dtype can require gradients"
+REQUIRES_GRAD_CONSTRUCT_MESSAGE = (
+    "Only Tensors of floating point and complex dtype can require gradients"
+)
+REQUIRES_GRAD_DTYPE_MESSAGE = "only Tensors of floating point dtype can require gradients"
+VIEW_OF_LEAF_INPLACE_MESSAGE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+INPLACE_VIEW_MESSAGE = (
+    "this tensor was modified in place through one of its views while recording a graph; "
+    "gradserve does not differentiate through such a write (PyTorch's CopySlices). Use the "
+    "out-of-place op on the view, or write under no_grad."
 )
 NOT_LEAF_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
 )
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 class Tensor:
@@ -51,6 +73,7 @@ class Tensor:
         "_retains_grad",
         "_vc",
         "_hooks",
+        "_base",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -66,8 +89,11 @@ class Tensor:
         self._retains_grad = False
         self._vc = [0]
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
+        self._base: Tensor | None = None
         if requires_grad:
-            self.requires_grad_(True)
+            if not dtypes.is_floating(arr.dtype):
+                raise DtypeNotDifferentiableError(REQUIRES_GRAD_CONSTRUCT_MESSAGE)
+            self.requires_grad_flag = True
 
     @classmethod
     def _make(
@@ -89,6 +115,7 @@ class Tensor:
         t._retains_grad = False
         t._vc = [0]
         t._hooks = None
+        t._base = None
         return t
 
     # -- autograd flags -----------------------------------------------------
@@ -127,35 +154,28 @@ class Tensor:
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf during backward (no-op on leaves)."""
         if not self.requires_grad_flag:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            raise NoGradFnError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
         self._retains_grad = True
         self.grad_fn.register_tensor(self._output_nr, self)
 
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
-        replacement. Returns a function that removes the hook."""
+        replacement. Returns a handle whose ``remove()`` unregisters it."""
         if not self.requires_grad_flag:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+            raise NoGradFnError("cannot register a hook on a tensor that doesn't require gradient")
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
         if self.grad_fn is not None:
             self.grad_fn.register_tensor(self._output_nr, self)
-        hooks = self._hooks
-
-        def remove() -> None:
-            if hook in hooks:
-                hooks.remove(hook)
-
-        return remove
+        return RemovableHandle(self._hooks, hook)
 
     @property
     def grad(self) -> Tensor | None:
-        if self.grad_fn is not None and not self._retains_grad:
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
-            return None
         return self._grad
 
     @grad.setter
@@ -246,15 +266,31 @@ class Tensor:
         t._vc = self._vc
         return t
 
+    def _view_of(self, base: Tensor) -> Tensor:
+        """Mark this tensor as a view of ``base``: one memory, one version counter."""
+        self._vc = base._vc
+        self._base = base._base if base._base is not None else base
+        return self
+
     def detach_(self) -> Tensor:
         self.grad_fn = None
         self.requires_grad_flag = False
         return self
 
     # -- in-place writes -----------------------------------------------------
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
     def _check_inplace(self) -> None:
-        if _enabled.get() and self.requires_grad_flag and self.grad_fn is None:
+        """PyTorch's rules for writing in place while grad mode is on."""
+        if not _enabled.get():
+            return
+        if self.requires_grad_flag and self.grad_fn is None:
             raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
+        base = self._base
+        if base is not None and base.requires_grad_flag and base.grad_fn is None:
+            raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
 
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""
@@ -277,8 +313,23 @@ class Tensor:
             self.grad_fn = result.grad_fn
             self._output_nr = result._output_nr
             self.requires_grad_flag = True
-            result.grad_fn.register_tensor(result._output_nr, self) if self._hooks else None
+            if self._hooks:
+                result.grad_fn.register_tensor(result._output_nr, self)
+            if self._base is not None:
+                self._base._history_modified_through_view()
         return self
+
+    def _history_modified_through_view(self) -> None:
+        """This tensor was written through one of its views while recording. PyTorch
+        rebases its history onto a CopySlices node; we record a CopySlices node that
+        refuses to run, so a later backward through this tensor fails loudly instead
+        of using the gradient of values it no longer holds."""
+        node = function.Node(CopySlices)
+        node.next_edges = ()
+        node.out_shape, node.out_dtype = self.data.shape, self.data.dtype
+        self.grad_fn = node
+        self._output_nr = 0
+        self.requires_grad_flag = True
 
     def zero_(self) -> Tensor:
         self._check_inplace()
@@ -295,6 +346,16 @@ class Tensor:
         return self._write(data)
 
 
+class CopySlices(function.Function):
+    """The history of a tensor written in place through a view (see above)."""
+
+    name = "CopySlices"
+
+    @staticmethod
+    def backward(ctx: Any, g: Any) -> Any:
+        raise InplaceViewError(INPLACE_VIEW_MESSAGE)
+
+
 def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t`` that keeps its history: the input to the op an in-place write replaces."""
     s = Tensor._make(t.data.copy(), t.requires_grad_flag, t.grad_fn, t._output_nr)
@@ -302,4 +363,3 @@ def _snapshot(t: Tensor) -> Tensor:
 
 
 function._tensor_cls = Tensor
-_ = weakref  # re-exported for hooks users

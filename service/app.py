@@ -76,4 +76,15 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     components["ProblemOut"] = problem
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
+    schema["components"]["securitySchemes"] = {
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key, needed when the server sets GRADSERVE_API_KEYS.",
+        }
+    }
+    for path, item in schema["paths"].items():
+        if path.startswith("/v1/"):
+            for operation in item.values():
+                operation["security"] = [{"bearer": []}]
     return schema

@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
         http="httptools" if importlib.util.find_spec("httptools") else "h11",
         access_log=False,  # our middleware logs requests (GRADSERVE_ACCESS_LOG=true)
+        log_config=None,  # configure_logging: JSON lines
         log_level=args.log_level,
         server_header=False,
     )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import Depends, Path, Query, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from .errors import UnauthorizedError
 from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
@@ -28,8 +27,6 @@ async def app_settings(request: Request) -> Settings:
 
 SettingsDep = Annotated[Settings, Depends(app_settings)]
 
-_bearer = HTTPBearer(auto_error=False, description="Needed when GRADSERVE_API_KEYS is set.")
-
 
 async def get_store(request: Request) -> SessionStore:
     return request.app.state.store
@@ -38,19 +35,21 @@ async def get_store(request: Request) -> SessionStore:
 StoreDep = Annotated[SessionStore, Depends(get_store)]
 
 
-async def authenticate(
-    settings: SettingsDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str | None:
-    """The caller's owner id: None without API keys; 401 for a missing or wrong key."""
-    if not settings.api_keys:
+async def authenticate(request: Request) -> str | None:
+    """The caller's owner id: None without API keys; 401 for a missing or wrong key.
+
+    Reads the header itself (no sub-dependencies: each costs time on every request);
+    ``app.build_openapi`` documents the bearer scheme."""
+    keys = request.app.state.settings.api_keys
+    if not keys:
         return None
-    if credentials is None or credentials.scheme.lower() != "bearer":
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
         raise UnauthorizedError("this server needs 'Authorization: Bearer <key>'")
-    given = credentials.credentials.encode()
-    if not any(hmac.compare_digest(given, key.encode()) for key in settings.api_keys):
+    given = token.strip().encode()
+    if not any(hmac.compare_digest(given, key.encode()) for key in keys):
         raise UnauthorizedError("the API key is not valid")
-    return owner_of(credentials.credentials)
+    return owner_of(token.strip())
 
 
 AuthDep = Annotated[str | None, Depends(authenticate)]
@@ -73,8 +72,9 @@ TensorPath = Annotated[
 ]
 
 
-async def get_session(session: SessionPath, owner: AuthDep, store: StoreDep) -> Session:
+async def get_session(request: Request, session: SessionPath, owner: AuthDep) -> Session:
     """The caller's session named in the path (``invalid_name`` / ``session_not_found``)."""
+    store: SessionStore = request.app.state.store
     return store.get(check_session_name(session), owner)
 
 

@@ -19,10 +19,14 @@ from fastapi.openapi.docs import (
     get_swagger_ui_oauth2_redirect_html,
 )
 from fastapi.staticfiles import StaticFiles
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 
 ASSETS = Path(fastapi_offline.__file__).parent / "static"
 ASSET_FILES = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js", "favicon.png")
+# ReDoc's side menu shows a "Redocly" logo fetched from a CDN (it hides itself when the fetch
+# fails, but the failed request is still made): served with an empty inline image instead
+REDOC_CDN_LOGO = b"https://cdn.redoc.ly/redoc/logo-mini.svg"
+EMPTY_IMAGE = b"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"
 
 # Swagger UI options: no call-out to the online validator badge, request durations shown,
 # schemas folded so the operations come first.
@@ -50,7 +54,26 @@ def mount_docs(
     oauth2_url = app.swagger_ui_oauth2_redirect_url or "/docs/oauth2-redirect"
     parameters = {**SWAGGER_PARAMETERS, **(app.swagger_ui_parameters or {})}
 
-    app.mount(static_url, StaticFiles(directory=ASSETS), name="docs-assets")
+    redoc_js = (ASSETS / "redoc.standalone.js").read_bytes().replace(REDOC_CDN_LOGO, EMPTY_IMAGE)
+    redoc_js_url = f"{static_url}/redoc.offline.js"
+
+    @app.get(redoc_js_url, include_in_schema=False)
+    async def get_redoc_js() -> Response:
+        return Response(
+            redoc_js,
+            media_type="text/javascript",
+            headers={"Cache-Control": "public, max-age=86400"},
+        )
+
+    favicon = (ASSETS / "favicon.png").read_bytes()
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def get_favicon() -> Response:  # browsers ask for it on every page
+        return Response(
+            favicon, media_type="image/png", headers={"Cache-Control": "public, max-age=86400"}
+        )
+
+    app.mount(static_url, StaticFiles(directory=ASSETS), name="docs-assets")  # after the routes
 
     @app.get(docs_url, include_in_schema=False)
     async def get_docs(request: Request) -> HTMLResponse:
@@ -75,7 +98,7 @@ def mount_docs(
         return get_redoc_html(
             openapi_url=root + openapi_url,
             title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}{static_url}/redoc.standalone.js",
+            redoc_js_url=root + redoc_js_url,
             redoc_favicon_url=f"{root}{static_url}/favicon.png",
             with_google_fonts=False,
         )

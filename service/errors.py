@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -245,6 +246,17 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     return validation_problem(exc.errors())
 
 
+async def _pydantic_error(request: Request, exc: Exception) -> Response:
+    """A model validated inside the service (not by FastAPI): the same 422 shape."""
+    assert isinstance(exc, ValidationError)
+    return validation_problem(exc.errors())
+
+
+async def _memory_error(request: Request, exc: Exception) -> Response:
+    log.warning("out of memory serving %s %s", request.method, request.url.path)
+    return problem("limit_exceeded", "the server ran out of memory for this request", status=507)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "bad_request")
@@ -265,5 +277,7 @@ def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(EngineError, _engine_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ValidationError, _pydantic_error)
+    app.add_exception_handler(MemoryError, _memory_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected_error)

@@ -12,6 +12,7 @@ import logging
 import math
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,7 @@ class Executor:
                 raise BadArgumentsError(
                     f"keyword {key!r}: an object must be a tensor value with 'data' or 'b64'"
                 )
-            return self.constant(TensorIn.model_validate(value))
+            return self.constant(value)
         if isinstance(value, list):
             return [self.resolve_kwarg(key, v) for v in value]
         return value
@@ -130,7 +131,7 @@ class Executor:
 
     def compute(self, step: StepIn) -> Any:
         if step.expr is not None:
-            node = expr.parse(step.expr, max_length=self.settings.max_expr_length, ops=OPS)
+            node = parse_expr(step.expr, self.settings.max_expr_length)
             return expr.evaluate(node, _Env(self))
         assert step.op is not None
         args = [self.resolve(a) for a in step.args]
@@ -164,6 +165,12 @@ class Executor:
         for name, value in zip(outs, results):
             self.bindings[name] = as_tensor(value)
         return outs
+
+
+@lru_cache(maxsize=4096)
+def parse_expr(text: str, max_length: int) -> expr.Node:
+    """Parsed trees are immutable, and a training loop sends the same few expressions."""
+    return expr.parse(text, max_length=max_length, ops=OPS)
 
 
 class _Env:
@@ -306,27 +313,37 @@ def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int |
     """An upper estimate of the largest tensor ``op`` will allocate, before it runs.
 
     Creation ops read their size arguments; ``expand`` its sizes; ``matmul`` the
-    two shapes; anything else the broadcast of its tensor arguments (shapes that
-    cannot broadcast are the engine's ``shape_mismatch`` to report)."""
+    two shapes; ``outer``, ``cat``, ``stack`` and tensor indexing their inputs'
+    sizes; anything else the broadcast of its tensor arguments (shapes that cannot
+    broadcast are the engine's ``shape_mismatch`` to report). The result is
+    checked again after the op, so an estimate only has to catch the huge."""
     try:
         if op in _CREATION:
             return _creation_estimate(op, args, kwargs)
         tensors = _tensors_in(list(args) + list(kwargs.values()))
         if op in ("expand", "broadcast_to") and tensors:
-            shape = _shape_of(args[1:] if "size" not in kwargs else [kwargs["size"]])
-            if shape is not None:
-                known = [d if d != -1 else 1 for d in shape]
-                return math.prod(max(d, 0) for d in known) * max(tensors[0].data.size, 1)
+            sizes = _shape_of(args[1:] if "shape" not in kwargs else [kwargs["shape"]])
+            if sizes is not None:
+                given = tensors[0].shape
+                offset = len(sizes) - len(given)
+                dims = [
+                    given[i - offset] if d == -1 and i >= offset else d for i, d in enumerate(sizes)
+                ]
+                return math.prod(max(d, 0) for d in dims)
         if op in ("matmul", "mm", "bmm") and len(tensors) >= 2:
             a, b = tensors[0].shape, tensors[1].shape
             rows = a[-2] if len(a) >= 2 else 1
             cols = b[-1] if len(b) >= 2 else 1
             batch = np.broadcast_shapes(a[:-2], b[:-2]) if len(a) > 2 or len(b) > 2 else ()
             return math.prod(batch) * rows * cols
-        if op in ("repeat", "tile") and tensors:
-            reps = _shape_of(args[1:])
-            if reps is not None:
-                return math.prod(max(r, 0) for r in reps) * tensors[0].data.size
+        if op in ("outer", "cat", "stack", "getitem") and tensors:
+            # outer: |a| * |b|; cat/stack: the sum; indexing by a tensor: index x rows
+            if op == "outer":
+                return math.prod(t.data.size for t in tensors[:2])
+            if op == "getitem":
+                rows = math.prod(tensors[0].shape[1:]) if tensors[0].ndim else 1
+                return max(tensors[0].data.size, sum(t.data.size for t in tensors[1:]) * rows)
+            return sum(t.data.size for t in tensors)
         if len(tensors) >= 2:
             return math.prod(np.broadcast_shapes(*(t.shape for t in tensors)))
     except (ValueError, TypeError, IndexError):

@@ -413,21 +413,3 @@ def evaluate(node: Node, env: Env) -> Any:
             *(None if p is None else evaluate(p, env) for p in (node.lower, node.upper, node.step))
         )
     raise TypeError(f"not an expression node: {node!r}")
-
-
-def names(node: Node) -> set[str]:
-    """Tensor names the expression reads (``x`` and ``x.grad`` both count as ``x``)."""
-    out: set[str] = set()
-    stack: list[Node | None] = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Name | GradOf):
-            out.add(n.name)
-        elif isinstance(n, Call):
-            stack.extend(n.args)
-            stack.extend(v for _, v in n.kwargs)
-        elif isinstance(n, Seq):
-            stack.extend(n.items)
-        elif isinstance(n, Slice):
-            stack.extend((n.lower, n.upper, n.step))
-    return out

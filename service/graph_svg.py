@@ -10,7 +10,7 @@ freed by a backward without ``retain_graph`` are dashed and grey, tagged
 
 The layout is a plain layered one, without graphviz: a node's layer is its
 longest distance from a root (computed iteratively, so deep chains are fine),
-and two barycenter sweeps order each layer to reduce crossings. Pure Python,
+and a few barycenter sweeps order each layer to reduce crossings. Pure Python,
 no dependencies; every label is XML-escaped.
 """
 
@@ -84,12 +84,14 @@ def _order(rows: list[list[str]], ups: dict[str, list[str]], downs: dict[str, li
             rows[r].sort(key=key)
 
     last = len(rows) - 1
-    for _ in range(2):
+    for _ in range(4):
         sweep(range(last - 1, -1, -1), downs, +1)  # bottom-up: follow consumers below
         sweep(range(1, last + 1), ups, -1)  # top-down: follow inputs above
 
 
-def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: int = MAX_NODES) -> str:
+def render_svg(
+    graph: dict[str, Any], *, title: str | None = None, max_nodes: int = MAX_NODES
+) -> str:
     """An SVG document for a ``GraphOut`` dict (``roots``, ``nodes``, ``edges``, ``leaves``)."""
     all_nodes = {n["id"]: n for n in graph.get("nodes", [])}
     root_names = set(graph.get("roots", []))
@@ -156,9 +158,8 @@ def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: in
     widths = {d: DUMMY_W for row in rows for d in row if d not in all_nodes}
     for i in ids:
         main, sub = labels(all_nodes[i])
-        widths[i] = max(
-            70.0, _text_width(main, FONT_SIZE) + 20, _text_width(sub, SMALL_SIZE) + 20
-        )
+        widths[i] = max(70.0, _text_width(main, FONT_SIZE) + 20, _text_width(sub, SMALL_SIZE) + 20)
+
     def gap(a: str, b: str) -> float:
         return H_GAP if a in all_nodes and b in all_nodes else H_GAP / 3
 
@@ -166,9 +167,8 @@ def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: in
         sum(widths[i] for i in row) + sum(gap(a, b) for a, b in zip(row, row[1:])) for row in rows
     ]
     heading = title or "backward graph"
-    counts = (
-        f"{len(all_nodes)} nodes, {len(graph.get('leaves', []))} leaves"
-        + (", truncated by the server" if graph.get("truncated") else "")
+    counts = f"{len(all_nodes)} nodes, {len(graph.get('leaves', []))} leaves" + (
+        ", truncated by the server" if graph.get("truncated") else ""
     )
     legend = f"{counts} · blue: leaf tensors · grey: grad_fn · green: roots · dashed: freed"
     header_w = max(_text_width(heading, 15) * 1.1, _text_width(legend, SMALL_SIZE))
@@ -219,13 +219,13 @@ def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: in
 
     out.append('<g class="edges">')
     for source, target, chain in routes:
-        x, y = pos[target]  # input above, consumer below: forward direction, as torchviz
-        points = [(x, y + NODE_H)]
+        px, py = pos[target]  # input above, consumer below: forward direction, as torchviz
+        points = [(px, py + NODE_H)]
         for dummy in chain:
-            x, y = pos[dummy]
-            points += [(x, y), (x, y + NODE_H)]
-        x, y = pos[source]
-        points.append((x, y - 1))
+            px, py = pos[dummy]
+            points += [(px, py), (px, py + NODE_H)]
+        px, py = pos[source]
+        points.append((px, py - 1))
         d = [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
         for (x1, y1), (x2, y2) in zip(points, points[1:]):
             if x1 == x2:
@@ -248,13 +248,13 @@ def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: in
     for i in ids:
         node = all_nodes[i]
         k = kind(node)
-        fill, stroke, color, dash = STYLES[k]
+        fill, stroke, color, dashes = STYLES[k]
         cx, top = pos[i]
         w = widths[i]
         main, sub = labels(node)
         radius = 18 if node["name"] == "AccumulateGrad" else 4
         tip = f"{node['name']} {', '.join(node.get('tensors', []))}".strip()
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        dash_attr = f' stroke-dasharray="{dashes}"' if dashes else ""
         out.append(
             f'<g class="node {k}" data-id={quoteattr(i)} data-name={quoteattr(node["name"])}>'
             f"<title>{escape(tip)}</title>"
@@ -282,3 +282,38 @@ def render_svg(graph: dict[str, Any], *, title: str | None = None, max_nodes: in
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def render_page(graph: dict[str, Any], *, session: str, svg_url: str | None = None) -> str:
+    """A small HTML page around the SVG (``/ui/sessions/{s}``): no script, no external assets."""
+    svg = render_svg(graph, title=f"session {session}")
+    svg = svg.split("?>", 1)[1] if svg.startswith("<?xml") else svg  # inline: no XML prolog
+    roots = ", ".join(graph.get("roots", [])) or "none"
+    leaves = ", ".join(graph.get("leaves", [])) or "none"
+    freed = sum(1 for n in graph.get("nodes", []) if n.get("freed"))
+    links = '<a href="/docs">API docs</a>'
+    if svg_url:
+        links = f"<a href={quoteattr(svg_url)}>SVG</a> · " + links
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<title>gradserve · {escape(session)}</title>
+<style>
+ body {{ font-family: {FONT}; margin: 24px; color: #111827; background: #f9fafb; }}
+ h1 {{ font-size: 20px; margin: 0 0 4px; }}
+ p.meta {{ color: #4b5563; font-size: 13px; margin: 0 0 16px; }}
+ .graph {{ background: #fff; border: 1px solid #e5e7eb; border-radius: 8px; padding: 8px;
+          overflow: auto; max-width: 100%; }}
+ a {{ color: #1d4ed8; }}
+</style>
+</head>
+<body>
+<h1>Backward graph of session <code>{escape(session)}</code></h1>
+<p class="meta">roots: {escape(roots)} · leaves: {escape(leaves)} · {len(graph.get("nodes", []))} nodes,
+{freed} freed · {links} · reload the page after a step or a backward</p>
+<div class="graph" id="graph">{svg}</div>
+</body>
+</html>
+"""

@@ -42,12 +42,14 @@ class JSONFormatter(logging.Formatter):
 
 
 def configure_logging(level: str) -> None:
+    """JSON lines on stderr for our loggers and uvicorn's (whose own config is off)."""
     handler = logging.StreamHandler()
     handler.setFormatter(JSONFormatter())
-    root = logging.getLogger("gradserve")
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    root.propagate = False
+    for name in ("gradserve", "uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler] if name != "uvicorn.error" else []
+        logger.setLevel(level.upper())
+        logger.propagate = name == "uvicorn.error"
 
 
 class Metrics:

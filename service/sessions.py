@@ -207,13 +207,3 @@ class SessionStore:
     def delete(self, name: str, owner: str | None) -> None:
         self.get(name, owner)
         del self._sessions[(owner, name)]
-
-    def check_bytes(self, session_name: str, total: int) -> None:
-        """Refuse (507) a session whose tensors would exceed the memory limit."""
-        limit = self.settings.max_session_bytes
-        if total > limit:
-            raise LimitExceededError(
-                f"session {session_name!r} would hold {total} bytes; the limit is {limit}",
-                status=507,
-                hint="delete tensors or grads you no longer need",
-            )

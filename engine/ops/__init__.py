@@ -10,3 +10,4 @@ from . import shape
 from . import indexing
 from . import loss
 from . import linalg
+from . import creation_ops

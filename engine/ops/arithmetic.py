@@ -320,19 +320,36 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
 @register(samples=S.binary)
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise difference ``input - alpha * other``, broadcasting."""
-    if not isinstance(input, Tensor) and isinstance(other, Tensor):
-        return rsub(other, input)
-    rt, (a, b) = operands(input, other)
+    rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
     return SubBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3), 2.0), sample(S.rand(rng, 2, 3), S.rand(rng, 3))], method=False)
+class RsubBackward0(Function):
+    """``torch.rsub(input, other)`` with two tensors: ``other - input``."""
+
+    name = "RsubBackward0"
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
+        return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+        return -g, g
+
+
+@register(
+    samples=lambda rng: [sample(S.rand(rng, 3), 2.0), sample(S.rand(rng, 2, 3), S.rand(rng, 3))],
+    method=False,
+)
 def rsub(input: Any, other: Any) -> Tensor:
-    """``other - input`` (PyTorch's ``torch.rsub``)."""
+    """``other - input`` (PyTorch's ``torch.rsub``; ``number - tensor`` records RsubBackward1)."""
     if isinstance(other, Tensor):
-        return sub(other, input)
-    rt, (a,) = dtypes.result_type(input, other), [as_tensor(input)]
-    return RsubBackward1.apply(a, other=other, dtype=rt)
+        rt, (a, b) = operands(as_tensor(input), other)
+        return RsubBackward0.apply(a, b, dtype=rt)
+    a = as_tensor(input)
+    return RsubBackward1.apply(a, other=other, dtype=dtypes.result_type(a, other))
 
 
 @register(samples=S.binary)
@@ -345,11 +362,13 @@ def mul(input: Any, other: Any) -> Tensor:
 @register(samples=lambda rng: S.binary(rng, S.rand, S.away_from_zero))
 def div(input: Any, other: Any) -> Tensor:
     """Elementwise true division, broadcasting (integers divide to float)."""
-    if not isinstance(input, Tensor) and isinstance(other, Tensor):
-        # PyTorch computes ``number / tensor`` as ``tensor.reciprocal() * number``
-        return mul(reciprocal(other), input)
-    rt, (a, b) = operands(input, other)
+    rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
     return DivBackward0.apply(a, b, dtype=rt)
+
+
+def rdiv(input: Tensor, other: Any) -> Tensor:
+    """``number / tensor`` as PyTorch computes it: ``tensor.reciprocal() * number``."""
+    return mul(reciprocal(input), other)
 
 
 @register(samples=S.unary)

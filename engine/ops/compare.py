@@ -9,13 +9,13 @@ import numpy as np
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._util import as_tensor, broadcast_shape, cast, operands
+from ._util import arr, as_tensor, broadcast_shape, operands
 
 
 def _compare(np_fn: Any, input: Any, other: Any) -> Tensor:
     rt, (a, b) = operands(input, other)
-    broadcast_shape(a.shape, b.shape)
-    return Tensor._make(np.asarray(np_fn(cast(a.data, rt), cast(b.data, rt))))
+    broadcast_shape(np.shape(arr(a, rt)), np.shape(arr(b, rt)))
+    return Tensor._make(np.asarray(np_fn(arr(a, rt), arr(b, rt))))
 
 
 def _compare_samples(rng: np.random.Generator) -> list[Any]:

@@ -48,14 +48,17 @@ def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
 
 
+_SAME_SIZE_INT = {4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+
+
 def _mask_grad(g: Any, keep: Any) -> Any:
-    """``where(keep, g, 0)`` as PyTorch computes it. Multiplying by the mask is
-    several times faster than ``np.where`` on a random mask; the rare infinite or
-    NaN gradient at a dropped position (inf * 0) falls back to the exact form."""
-    out = np.multiply(g, keep)
-    if np.isnan(out).any():
-        out = np.where(keep, g, np.zeros((), np.result_type(g)))
-    return out
+    """``where(keep, g, 0)`` exactly as PyTorch computes it (an infinite or NaN
+    gradient at a dropped position gives 0, not inf * 0), as a bitwise and of the
+    float bits with an all-ones/all-zeros mask: faster than ``np.where`` on a
+    random mask, and no floating-point warnings."""
+    g = np.asarray(g)
+    ints = _SAME_SIZE_INT[g.dtype.itemsize]
+    return np.bitwise_and(g.view(ints), np.negative(keep, dtype=ints)).view(g.dtype)
 
 
 class MaskedGrad(Function):
@@ -545,22 +548,21 @@ _GELU_BETA = math.sqrt(2.0 / math.pi)
 _GELU_KAPPA = 0.044715
 
 
-def _gelu_forward(x: np.ndarray, approximate: str) -> np.ndarray:
-    if approximate == "tanh":
-        inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
-        return 0.5 * x * (1 + np.tanh(inner))
-    y = x * 0.5 * (1.0 + _erf(x * _SQRT1_2))
-    return y.astype(x.dtype, copy=False)
+def _gelu_cdf(x: np.ndarray) -> np.ndarray:
+    """Φ(x) = (1 + erf(x/√2)) / 2 in float64."""
+    return 0.5 * (1.0 + _erf(x * _SQRT1_2))
 
 
-def _gelu_kernel(g: Any, x: Any, *, approximate: str) -> Any:
+def _gelu_kernel(g: Any, x: Any, *, approximate: str, cdf: Any = None) -> Any:
+    """PyTorch's gelu_backward: g · d/dx gelu(x)."""
     if approximate == "tanh":
         x_sq = x * x
         t = np.tanh(_GELU_BETA * (x + _GELU_KAPPA * x_sq * x))
         left = 0.5 * (1 + t)
         right = 0.5 * x * (1 - t * t) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * x_sq)
         return g * (left + right)
-    cdf = 0.5 * (1.0 + _erf(x * _SQRT1_2))
+    if cdf is None:
+        cdf = _gelu_cdf(x)
     pdf = np.exp(-0.5 * np.square(x, dtype=np.float64)) * _INV_SQRT_2PI
     return (g * (cdf + x * pdf)).astype(np.result_type(g, x), copy=False)
 
@@ -585,20 +587,29 @@ class GeluBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, approximate: str) -> Any:
-        ctx.save_for_backward(a)
         ctx.approximate = approximate
-        with np.errstate(over="ignore", invalid="ignore"):
-            return _gelu_forward(_floating_only(a, "GeluKernelImpl"), approximate)
+        x = _floating_only(a, "GeluKernelImpl")
+        if approximate == "tanh":
+            ctx.save_for_backward(a)
+            with np.errstate(over="ignore", invalid="ignore"):
+                inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
+                return 0.5 * x * (1 + np.tanh(inner))
+        cdf = _gelu_cdf(x).astype(x.dtype, copy=False)
+        # the backward reuses Φ(x): erf is most of gelu's cost
+        ctx.save_for_backward(a, cdf)
+        return x * cdf
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        (a,) = ctx.saved_tensors
+        a = ctx.saved_tensors[0]
         return GeluBackwardBackward0.apply(g, a, approximate=ctx.approximate)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
+        saved = ctx.saved_tensors
+        cdf = saved[1] if len(saved) > 1 else None
         with np.errstate(over="ignore", invalid="ignore"):
-            return _gelu_kernel(g, ctx.saved_tensors[0].data, approximate=ctx.approximate)
+            return _gelu_kernel(g, saved[0].data, approximate=ctx.approximate, cdf=cdf)
 
 
 @register(
@@ -816,8 +827,12 @@ class ClampMaxBackward1(ClampBackward0):
 
 
 def _as_number(bound: Any) -> Any:
-    """PyTorch's number overload of clamp also takes a one-element tensor."""
     return bound.item() if isinstance(bound, Tensor) else bound
+
+
+def _number_like(bound: Any) -> bool:
+    """PyTorch's number overload of clamp also takes a 0-d tensor that needs no grad."""
+    return not isinstance(bound, Tensor) or (bound.ndim == 0 and not bound.requires_grad)
 
 
 def _clamp(
@@ -826,7 +841,9 @@ def _clamp(
     a = as_tensor(input)
     bounds = [b for b in (lo, hi) if b is not None]
     tensors = [b for b in bounds if isinstance(b, (Tensor, list, tuple, np.ndarray))]
-    if tensors and len(bounds) == 2 and len(tensors) == 1 and as_tensor(tensors[0]).ndim == 0:
+    if len(bounds) == 2 and len(tensors) == 1 and all(_number_like(b) for b in bounds):
+        # clamp(x, 0-d tensor, number) picks PyTorch's number overload; other mixes
+        # are a TypeError there and take the tensor path here
         lo, hi = _as_number(lo), _as_number(hi)
         tensors = []
     if not tensors:

@@ -45,10 +45,13 @@ class SelectBackward0(Function):
     """``x[i]`` along ``dim`` (``index`` already non-negative)."""
 
     name = "SelectBackward0"
+    is_view = True
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: int) -> np.ndarray:
         ctx.dim, ctx.index, ctx.in_shape = dim, index, a.data.shape
+        if dim == 0:
+            return a.data[index, ...]
         return a.data[_prefix(dim, index)]
 
     @staticmethod
@@ -84,6 +87,7 @@ class SliceBackward0(Function):
     """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
 
     name = "SliceBackward0"
+    is_view = True
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, key: tuple[Any, ...]) -> np.ndarray:
@@ -118,6 +122,7 @@ class AliasBackward0(Function):
     """``x[...]``: a new tensor viewing the same memory."""
 
     name = "AliasBackward0"
+    is_view = True
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -347,7 +352,9 @@ def _getitem_samples(rng: np.random.Generator) -> list[Any]:
 )
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]``: ints, slices, None, Ellipsis, bools, integer arrays and masks."""
-    t = as_tensor(input)
+    t = input if type(input) is Tensor else as_tensor(input)
+    if type(index) is int:  # the common case, first
+        return _select(t, 0, index, 0)
     items = _as_tuple(index)
     if items is None:
         # a single index: PyTorch's fast paths (a lone slice is recorded even when full)

@@ -42,7 +42,7 @@ def _type(dt: np.dtype) -> str:
 
 def _no_bool(kernel: str, dt: np.dtype) -> None:
     if dt == dtypes.bool_:
-        raise DtypeMismatchError(f'"{kernel}" not implemented for \'Bool\'')
+        raise DtypeMismatchError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _check_mm(m1: tuple[int, int], m2: tuple[int, int], dt1: np.dtype, dt2: np.dtype) -> None:
@@ -99,6 +99,7 @@ def _check_bmm(b1: int, m1: int, b2: int, m2: int, dt1: np.dtype, dt2: np.dtype)
 
 class TBackward0(Function):
     name = "TBackward0"
+    is_view = True
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -115,6 +116,7 @@ class TBackward0(Function):
 
 class TransposeBackward0(Function):
     name = "TransposeBackward0"
+    is_view = True
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim0: int, dim1: int) -> np.ndarray:
@@ -139,7 +141,14 @@ def _mT(a: Tensor) -> Tensor:
     return TransposeBackward0.apply(a, dim0=n - 2, dim1=n - 1)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3)), sample(S.rand(rng, 4), note="1-d"), sample(S.rand(rng), note="0-d"), sample(S.rand(rng, 0, 3), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3)),
+        sample(S.rand(rng, 4), note="1-d"),
+        sample(S.rand(rng), note="0-d"),
+        sample(S.rand(rng, 0, 3), note="empty"),
+    ]
+)
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (0-d and 1-d tensors are returned as they are, as a view)."""
     a = as_tensor(input)
@@ -314,9 +323,7 @@ class _MatmulBackward(Function):
                 ga = _matmul_any(g, _t(b))
             if need_b:
                 rows = math.prod(sa[:-1])
-                gb = MmBackward0.apply(
-                    _t(reshape(a, (rows, sa[-1]))), reshape(g, (rows, sg[-1]))
-                )
+                gb = MmBackward0.apply(_t(reshape(a, (rows, sa[-1]))), reshape(g, (rows, sg[-1])))
         else:
             if need_a:
                 ga = _matmul_any(g, _mT(b))
@@ -334,7 +341,8 @@ class _MatmulBackward(Function):
             if need_a:
                 ga = np.multiply(g[..., None], y)
             if need_b:
-                gb = np.matmul(x.reshape(-1, x.shape[-1]).T, g.reshape(-1))
+                rows = math.prod(x.shape[:-1])
+                gb = np.matmul(x.reshape(rows, x.shape[-1]).T, g.reshape(rows))
         elif x.ndim == 1:
             if need_a:
                 ga = np.matmul(y, g[..., None])[..., 0]
@@ -380,7 +388,12 @@ def _matmul_any(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _should_fold(
-    sa: tuple[int, ...], sb: tuple[int, ...], grad_a: bool, grad_b: bool, strides_a: tuple[int, ...], strides_b: tuple[int, ...]
+    sa: tuple[int, ...],
+    sb: tuple[int, ...],
+    grad_a: bool,
+    grad_b: bool,
+    strides_a: tuple[int, ...],
+    strides_b: tuple[int, ...],
 ) -> bool:
     """PyTorch's ``should_fold``: fold the batch of the larger operand into one mm/mv."""
     a_larger = len(sa) >= len(sb)
@@ -496,7 +509,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return _matmul_node(a, b).apply(a, b)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), S.rand(rng, 3, 4)), sample(S.rand(rng, 0, 3), S.rand(rng, 3, 2), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3), S.rand(rng, 3, 4)),
+        sample(S.rand(rng, 0, 3), S.rand(rng, 3, 2), note="empty"),
+    ]
+)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two matrices."""
     a, b = as_tensor(input), as_tensor(mat2)
@@ -508,7 +526,12 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return MmBackward0.apply(a, b)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 2, 3), S.rand(rng, 2, 3, 4)), sample(S.rand(rng, 0, 2, 3), S.rand(rng, 0, 3, 1), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 2, 3), S.rand(rng, 2, 3, 4)),
+        sample(S.rand(rng, 0, 2, 3), S.rand(rng, 0, 3, 1), note="empty"),
+    ]
+)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two stacks of matrices with the same batch size."""
     a, b = as_tensor(input), as_tensor(mat2)
@@ -521,26 +544,32 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return BmmBackward0.apply(a, b)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 2, 3), S.rand(rng, 3)), sample(S.rand(rng, 0, 3), S.rand(rng, 3), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3), S.rand(rng, 3)),
+        sample(S.rand(rng, 0, 3), S.rand(rng, 3), note="empty"),
+    ]
+)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Product of a matrix and a vector."""
     a, v = as_tensor(input), as_tensor(vec)
     if a.ndim != 2 or v.ndim != 1:
-        raise ShapeMismatchError(
-            f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}"
-        )
+        raise ShapeMismatchError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     _check_mv(a.data.shape, v.data.shape[0], a.data.dtype, v.data.dtype)  # type: ignore[arg-type]
     return MvBackward0.apply(a, v)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3), S.rand(rng, 3)), sample(S.rand(rng, 0), S.rand(rng, 0), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 3), S.rand(rng, 3)),
+        sample(S.rand(rng, 0), S.rand(rng, 0), note="empty"),
+    ]
+)
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two vectors of the same length."""
     a, b = as_tensor(input), as_tensor(other)
     if a.ndim != 1 or b.ndim != 1:
-        raise ShapeMismatchError(
-            f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
-        )
+        raise ShapeMismatchError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     _check_dot(a.data.shape[0], b.data.shape[0], a.data.dtype, b.data.dtype)
     return DotBackward0.apply(a, b)
 
@@ -552,7 +581,12 @@ def _outer(a: Tensor, b: Tensor) -> Tensor:
     return mul(reshape(a, (a.data.shape[0], 1)), b)
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3), S.rand(rng, 4)), sample(S.rand(rng, 0), S.rand(rng, 2), note="empty")])
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 3), S.rand(rng, 4)),
+        sample(S.rand(rng, 0), S.rand(rng, 2), note="empty"),
+    ]
+)
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of two vectors: ``input[:, None] * vec2``, as PyTorch computes it."""
     a, b = as_tensor(input), as_tensor(vec2)
@@ -602,7 +636,9 @@ class AddmmBackward0(Function):
         return gx, gw, (g if need_b else None)
 
     @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    def vjp(
+        ctx: Any, g: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         xd, shape = x.data, ctx.x_shape
@@ -673,7 +709,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and {w.ndim}D"
         )
     if w.ndim > 2:
-        raise ShapeMismatchError(f"t() expects a tensor with <= 2 dimensions, but self is {w.ndim}D")
+        raise ShapeMismatchError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {w.ndim}D"
+        )
     b = None if bias is None else as_tensor(bias)
     if b is not None and (x.ndim == 2 or (b.ndim == 1 and x.data.flags.c_contiguous)):
         if w.ndim != 2:

@@ -241,29 +241,25 @@ def smooth_l1_loss(
 
 
 class _NllPlan:
-    """Which entry of each row the loss picks, and with what weight (shared by the
-    loss and its adjoint, which is the same linear map transposed)."""
+    """Which entry of each row the loss picks, as flat positions in the row-major input,
+    and with what weight: shared by the loss and its adjoint, the same linear map
+    transposed. When some targets are ignored, ``kept`` lists the other rows and
+    ``flat``/``weights`` cover only those (ignored rows take no part at all, so a
+    -inf log-probability there gives 0, not 0 * inf)."""
 
-    __slots__ = ("rows", "cols", "weights", "kept", "total", "reduction", "in_shape", "out_shape")
+    __slots__ = ("flat", "weights", "kept", "total", "reduction", "in_shape", "out_shape")
 
-    def __init__(
-        self,
-        rows: np.ndarray,
-        cols: np.ndarray,
-        weights: np.ndarray | None,
-        kept: np.ndarray | None,
-        total: float,
-        reduction: str,
-        in_shape: tuple[int, ...],
-        out_shape: tuple[int, ...],
-    ) -> None:
-        self.rows, self.cols, self.weights, self.kept = rows, cols, weights, kept
-        self.total, self.reduction, self.in_shape, self.out_shape = (
-            total,
-            reduction,
-            in_shape,
-            out_shape,
-        )
+    def __init__(self, **fields: Any) -> None:
+        for key, value in fields.items():
+            setattr(self, key, value)
+
+
+def _divide(x: Any, total: float) -> Any:
+    """``x / total`` in x's dtype; all targets ignored gives 0/0 = nan, as in PyTorch."""
+    if total:
+        return x / x.dtype.type(total)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return x / x.dtype.type(total)
 
 
 class NllLossBackward0(Function):
@@ -272,16 +268,17 @@ class NllLossBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
         ctx.save_for_backward(a, plan)  # PyTorch saves self, target, weight and total_weight
-        x = a.data.reshape(-1, plan.in_shape[-1]) if a.data.ndim < 2 else a.data
-        picked = x[plan.rows, plan.cols]
-        losses = -picked if plan.weights is None else -(picked * plan.weights)
+        picked = np.take(a.data.reshape(-1), plan.flat)
+        if plan.weights is not None:
+            picked = picked * plan.weights
         if plan.reduction == "none":
-            return losses.reshape(plan.out_shape)
-        total = losses.sum()
-        if plan.reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                total = total / np.asarray(plan.total, x.dtype)
-        return np.asarray(total, x.dtype)
+            if plan.kept is None:
+                return np.negative(picked).reshape(plan.out_shape)
+            out = np.zeros(plan.out_shape, picked.dtype)
+            out.reshape(-1)[plan.kept] = np.negative(picked)
+            return out
+        total = -picked.sum()
+        return np.asarray(_divide(total, plan.total) if plan.reduction == "mean" else total)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -295,23 +292,16 @@ class NllLossBackward0(Function):
 
 
 def _nll_adjoint(g: np.ndarray, plan: _NllPlan) -> np.ndarray:
-    """Zeros with ``-weight * g`` (over the total weight for a mean) at each row's target."""
-    n, c = len(plan.rows), plan.in_shape[-1]
-    out = np.zeros((n, c), g.dtype)
+    """Zeros with ``-weight * g`` (over the total weight for a mean) at each row's target;
+    ignored rows get nothing at all (not 0 * g, which is nan when g is inf)."""
+    out = np.zeros(int(np.prod(plan.in_shape)), g.dtype)
     if plan.reduction == "none":
-        vals = -g.reshape(-1)
+        vals = np.negative(g.reshape(-1) if plan.kept is None else g.reshape(-1)[plan.kept])
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):  # all targets ignored: 0/0
-            scale = g / np.asarray(plan.total, g.dtype) if plan.reduction == "mean" else g
-        vals = np.broadcast_to(-scale, (n,))
+        vals = -(_divide(g, plan.total) if plan.reduction == "mean" else g)
     if plan.weights is not None:
-        with np.errstate(invalid="ignore"):
-            vals = vals * plan.weights
-    if plan.kept is None:
-        out[plan.rows, plan.cols] = vals
-    else:  # ignored rows get no gradient at all (not 0 * g, which is nan for g = inf)
-        k = plan.kept
-        out[plan.rows[k], plan.cols[k]] = vals[k]
+        vals = vals * plan.weights
+    out[plan.flat] = vals
     return out.reshape(plan.in_shape)
 
 
@@ -366,12 +356,17 @@ def _nll_plan(a: Tensor, target: Any, weight: Any, ignore_index: int, reduction:
             f"Expected input batch_size ({n}) to match target batch_size ({tn})."
         )
     cols = t.data.reshape(-1)
-    ignored = cols == ignore_index
-    any_ignored = bool(ignored.any())
-    valid = cols[~ignored] if any_ignored else cols
-    bad = (valid < 0) | (valid >= c)
-    if bad.any():
-        raise IndexOutOfRangeError(f"Target {int(valid[bad][0])} is out of bounds.")
+    lo, hi = (int(cols.min()), int(cols.max())) if cols.size else (0, -1)
+    kept = None
+    valid = cols
+    if not (lo >= 0 and hi < c and not lo <= ignore_index <= hi):  # else: all valid, none ignored
+        ignored = cols == ignore_index
+        if ignored.any():
+            kept = np.flatnonzero(~ignored)
+            valid = cols[kept]
+        bad = valid[(valid < 0) | (valid >= c)]
+        if bad.size:
+            raise IndexOutOfRangeError(f"Target {int(bad[0])} is out of bounds.")
     w = None
     if weight is not None:
         wt = _tensor_arg(weight, "nll_loss", "weight")
@@ -384,21 +379,21 @@ def _nll_plan(a: Tensor, target: Any, weight: Any, ignore_index: int, reduction:
             raise DtypeMismatchError(
                 f"expected scalar type {_type_name(a.data.dtype)} but found {_type_name(wt.data.dtype)}"
             )
-    if any_ignored:
-        cols = np.where(ignored, 0, cols)
+    rows = np.arange(0, n * c, c) if kept is None else kept * c
     if weight is not None:
-        w = wt.data[cols]
-        if any_ignored:
-            w = np.where(ignored, 0, w).astype(a.data.dtype)
+        w = wt.data[valid]
         total = float(w.sum())
-    elif any_ignored:
-        w = (~ignored).astype(a.data.dtype)
-        total = float(n - int(ignored.sum()))
     else:
-        total = float(n)
-    out_shape = (n,) if a.data.ndim == 2 else ()
-    kept = np.flatnonzero(~ignored) if any_ignored else None
-    return _NllPlan(np.arange(n), cols, w, kept, total, reduction, shape, out_shape)
+        total = float(valid.size)
+    return _NllPlan(
+        flat=rows + valid,
+        weights=w,
+        kept=kept,
+        total=total,
+        reduction=reduction,
+        in_shape=shape,
+        out_shape=(n,) if a.data.ndim == 2 else (),
+    )
 
 
 def _class_samples(rng: np.random.Generator, make: Any) -> list[Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import namedtuple
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,20 +42,26 @@ def _restore(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdi
     return reshape(g, _kept_shape(in_shape, dims))
 
 
-def _restore_np(g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+def _restore_np(
+    g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+) -> np.ndarray:
     if keepdim or not dims or len(in_shape) == 0:
         return g
     return g.reshape(_kept_shape(in_shape, dims))
 
 
-def expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
+def expand_back(
+    g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+) -> Tensor:
     """The gradient of a reduction over ``dims``: reshape to keepdim form, then expand."""
     from .shape import expand
 
     return expand(_restore(g, in_shape, dims, keepdim), in_shape)
 
 
-def _expand_back_np(g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+def _expand_back_np(
+    g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+) -> np.ndarray:
     return np.broadcast_to(_restore_np(g, in_shape, dims, keepdim), in_shape)
 
 
@@ -192,9 +198,10 @@ def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
 def _mean_array(x: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool) -> np.ndarray:
     """Sum over count without NumPy's "Mean of empty slice" warning (empty gives nan)."""
     n = x.size if dims is None else _count(x.shape, dims)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = x.sum(axis=dims, keepdims=keepdim)
-        return np.asarray(np.divide(total, n, dtype=x.dtype), dtype=x.dtype)
+    total = x.sum(axis=dims, keepdims=keepdim)
+    if n == 0:
+        return np.full(np.shape(total), np.nan, x.dtype)
+    return np.asarray(total / n, dtype=x.dtype)
 
 
 class MeanBackward0(Function):
@@ -211,8 +218,8 @@ class MeanBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.broadcast_to(g / math.prod(ctx.in_shape), ctx.in_shape)
+        n = math.prod(ctx.in_shape)
+        return np.broadcast_to(g / n if n else g, ctx.in_shape)
 
 
 class MeanBackward1(Function):
@@ -231,8 +238,9 @@ class MeanBackward1(Function):
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         n = _count(ctx.in_shape, ctx.dims)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return _expand_back_np(g / n, ctx.in_shape, ctx.dims, ctx.keepdim)
+        if n == 0:  # an empty input: its gradient is empty too
+            return np.zeros(ctx.in_shape, g.dtype)
+        return _expand_back_np(g / n, ctx.in_shape, ctx.dims, ctx.keepdim)
 
 
 def _require_floating(a: Tensor, message: str) -> None:
@@ -305,7 +313,7 @@ class ProdBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.asarray(np.prod(a.data, dtype=_sum_dtype(a.data.dtype)))
+        return np.asarray(a.data.prod(dtype=_sum_dtype(a.data.dtype)))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -324,7 +332,7 @@ class ProdBackward1(Function):
         x = a.data
         if x.ndim == 0:
             return np.asarray(x, dtype=_sum_dtype(x.dtype)).copy()
-        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype)))
+        return np.asarray(x.prod(axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype)))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -395,7 +403,7 @@ class MaxBackward1(Function):
     """``max()`` of the whole tensor."""
 
     name = "MaxBackward1"
-    _np = staticmethod(np.max)
+    _np = staticmethod(np.ndarray.max)
 
     @classmethod
     def forward(cls, ctx: Any, a: Tensor) -> np.ndarray:  # type: ignore[override]
@@ -416,28 +424,33 @@ class MaxBackward1(Function):
 
 class MinBackward1(MaxBackward1):
     name = "MinBackward1"
-    _np = staticmethod(np.min)
+    _np = staticmethod(np.ndarray.min)
 
 
 class MaxBackward0(Function):
     """``max(dim)``: values and indices; the gradient goes to the returned index."""
 
     name = "MaxBackward0"
-    _arg = staticmethod(np.argmax)
+    _arg: ClassVar[Any] = staticmethod(np.ndarray.argmax)
+    _np = staticmethod(np.ndarray.max)
 
     @classmethod
-    def forward(cls, ctx: Any, a: Tensor, *, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
+    def forward(
+        cls, ctx: Any, a: Tensor, *, dim: int, keepdim: bool
+    ) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
         x = a.data
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        idx: Any
         if x.ndim == 0:
             idx = np.zeros((), dtypes.int64)
             ctx.save_for_backward(idx)
             return x.copy(), idx
-        idx = np.expand_dims(cls._arg(x, axis=dim), dim)
-        values = np.take_along_axis(x, idx, axis=dim)
+        # max and argmax agree, NaN included (both pick the first NaN)
+        idx = cls._arg(x, axis=dim, keepdims=True)
         ctx.save_for_backward(idx)
+        values = np.asarray(cls._np(x, axis=dim, keepdims=keepdim))
         if not keepdim:
-            idx, values = idx.squeeze(dim), values.squeeze(dim)
+            idx = idx.squeeze(dim)
         return values, idx.astype(dtypes.int64, copy=False)
 
     @staticmethod
@@ -464,13 +477,16 @@ class MaxBackward0(Function):
             return g
         out = np.zeros(ctx.in_shape, g.dtype)
         (idx,) = ctx.saved_tensors
-        np.put_along_axis(out, idx, _restore_np(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), axis=ctx.dim)
+        np.put_along_axis(
+            out, idx, _restore_np(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), axis=ctx.dim
+        )
         return out
 
 
 class MinBackward0(MaxBackward0):
     name = "MinBackward0"
-    _arg = staticmethod(np.argmin)
+    _arg: ClassVar[Any] = staticmethod(np.ndarray.argmin)
+    _np = staticmethod(np.ndarray.min)
 
 
 def _nonempty_dim(op: str, a: Tensor, d: int) -> None:
@@ -478,7 +494,15 @@ def _nonempty_dim(op: str, a: Tensor, d: int) -> None:
         raise IndexOutOfRangeError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def _select(op: str, whole: type[Function], along: type[Function], result: Any, input: Any, dim: Any, keepdim: bool) -> Any:
+def _select(
+    op: str,
+    whole: type[Function],
+    along: type[Function],
+    result: Any,
+    input: Any,
+    dim: Any,
+    keepdim: bool,
+) -> Any:
     a = as_tensor(input)
     if dim is None:
         if a.data.size == 0:
@@ -539,7 +563,7 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 class AmaxBackward0(Function):
     name = "AmaxBackward0"
-    _np = staticmethod(np.amax)
+    _np = staticmethod(np.ndarray.max)
 
     @classmethod
     def forward(cls, ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:  # type: ignore[override]
@@ -571,7 +595,7 @@ class AmaxBackward0(Function):
 
 class AminBackward0(AmaxBackward0):
     name = "AminBackward0"
-    _np = staticmethod(np.amin)
+    _np = staticmethod(np.ndarray.min)
 
 
 def _amax_samples(rng: np.random.Generator) -> list[Any]:
@@ -669,17 +693,13 @@ class LinalgVectorNormBackward0(Function):
     name = "LinalgVectorNormBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, *, p: float, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, *, p: float, dims: tuple[int, ...], keepdim: bool
+    ) -> np.ndarray:
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        x = a.data
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if x.ndim == 0:
-                out = np.abs(x) if p != 0 else (x != 0).astype(x.dtype)
-            else:
-                out = np.linalg.vector_norm(x, ord=p, axis=dims, keepdims=keepdim)
-        return np.asarray(out, dtype=x.dtype)
+        return _vector_norm(a.data, p, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None]:
@@ -689,7 +709,32 @@ class LinalgVectorNormBackward0(Function):
         return (_norm_grad(g, a, ctx.result, ctx.p, ctx.dims, ctx.keepdim),)
 
 
-def _norm_grad(g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
+def _vector_norm(x: np.ndarray, p: float, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    """The forward, by cases (NumPy's linalg.vector_norm costs 20 us on a tiny input)."""
+    if p == 2:
+        if len(dims) == x.ndim:
+            flat = x.ravel()
+            out = np.sqrt(np.dot(flat, flat))
+            return np.asarray(out, dtype=x.dtype).reshape((1,) * x.ndim if keepdim else ())
+        return np.sqrt(np.multiply(x, x).sum(axis=dims, keepdims=keepdim))
+    ax = np.abs(x)
+    if p == 1:
+        out = ax.sum(axis=dims, keepdims=keepdim)
+    elif p == math.inf:
+        out = ax.max(axis=dims, keepdims=keepdim)
+    elif p == -math.inf:
+        out = ax.min(axis=dims, keepdims=keepdim)
+    elif p == 0:
+        out = (x != 0).sum(axis=dims, keepdims=keepdim, dtype=x.dtype)
+    else:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            out = np.power(np.power(ax, p).sum(axis=dims, keepdims=keepdim), 1.0 / p)
+    return np.asarray(out, dtype=x.dtype)
+
+
+def _norm_grad(
+    g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...], keepdim: bool
+) -> Tensor:
     """PyTorch's norm_backward, p by p (a zero norm gives a zero gradient)."""
     from .arithmetic import abs as abs_
     from .arithmetic import pow as pow_
@@ -798,19 +843,32 @@ _DOF_WARNING = (
 )
 
 
-def _var_array(x: np.ndarray, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> np.ndarray:
+def _var_array(
+    x: np.ndarray, dims: tuple[int, ...] | None, correction: float, keepdim: bool
+) -> np.ndarray:
     n = x.size if dims is None else _count(x.shape, dims)
     if n - correction <= 0:
         warnings.warn(_DOF_WARNING, UserWarning, stacklevel=4)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.divide(x.sum(axis=dims, keepdims=True), n, dtype=x.dtype)
-        dev = np.asarray(x - mean)
-        np.multiply(dev, dev, out=dev)
-        total = dev.sum(axis=dims, keepdims=keepdim)
-        return np.asarray(np.divide(total, np.maximum(n - correction, 0), dtype=x.dtype))
+    if n == 0 or n - correction <= 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _var_array_unchecked(x, dims, n, correction, keepdim)
+    return _var_array_unchecked(x, dims, n, correction, keepdim)
 
 
-def _var_grad(g: Tensor, a: Tensor, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> Tensor:
+def _var_array_unchecked(
+    x: np.ndarray, dims: tuple[int, ...] | None, n: int, correction: float, keepdim: bool
+) -> np.ndarray:
+    mean = np.divide(x.sum(axis=dims, keepdims=True), n, dtype=x.dtype)
+    dev = np.asarray(x - mean)
+    np.multiply(dev, dev, out=dev)
+    total = dev.sum(axis=dims, keepdims=keepdim)
+    dof = n - correction
+    return np.asarray(np.divide(total, dof if dof > 0 else 0, dtype=x.dtype))
+
+
+def _var_grad(
+    g: Tensor, a: Tensor, dims: tuple[int, ...] | None, correction: float, keepdim: bool
+) -> Tensor:
     """PyTorch's var_backward: ``2 / (n - correction) * g * (x - mean)``."""
     if a.ndim == 0 or dims is None:
         dof = a.data.size - correction
@@ -830,7 +888,9 @@ class VarBackward0(Function):
     name = "VarBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, correction: float, keepdim: bool
+    ) -> np.ndarray:
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         ctx.save_for_backward(a)
         return _var_array(a.data, dims, correction, keepdim)
@@ -845,7 +905,9 @@ class StdBackward0(Function):
     name = "StdBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, correction: float, keepdim: bool) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, correction: float, keepdim: bool
+    ) -> np.ndarray:
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
@@ -861,7 +923,9 @@ class StdBackward0(Function):
         return _var_grad(grad_var, a, ctx.dims, ctx.correction, ctx.keepdim)
 
 
-def _var_args(op: str, input: Any, dim: Any, unbiased: Any, correction: Any) -> tuple[Tensor, tuple[int, ...] | None, float]:
+def _var_args(
+    op: str, input: Any, dim: Any, unbiased: Any, correction: Any
+) -> tuple[Tensor, tuple[int, ...] | None, float]:
     a = as_tensor(input)
     if isinstance(dim, bool):  # ``x.var(False)``: the legacy (bool unbiased) overload
         if unbiased is not None:
@@ -897,14 +961,28 @@ def _var_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_var_samples)
-def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+def var(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+) -> Tensor:
     """Variance over all elements or ``dim``, dividing by ``n - correction`` (default 1)."""
     a, dims, corr = _var_args("var", input, dim, unbiased, correction)
     return VarBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
 
 
 @register(samples=_var_samples)
-def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+def std(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+) -> Tensor:
     """Standard deviation: the square root of ``var`` (gradient 0 where it is 0)."""
     a, dims, corr = _var_args("std", input, dim, unbiased, correction)
     return StdBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
@@ -917,15 +995,27 @@ def _as_float(x: np.ndarray) -> np.ndarray:
     return x if dtypes.is_floating(x.dtype) else x.astype(dtypes.DEFAULT_FLOAT)
 
 
-def _safe_max(x: np.ndarray, axis: Any) -> np.ndarray:
-    """The max along ``axis`` (keepdims) for shifting exponentials; 0 where it is infinite
-    or the slice is empty, as PyTorch does."""
+def _all_finite(m: np.ndarray) -> bool:
+    """Whether no entry is inf or NaN (an overflowing sum only sends finite input to
+    the careful path; this is twice as fast as ``np.isfinite(m).all()``)."""
+    return math.isfinite(m.sum(dtype=np.float64))
+
+
+def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``x - m`` (a fresh array) with ``m`` its max along ``axis`` (keepdims), and whether
+    ``m`` is finite. An infinite max is replaced by 0, as PyTorch does, so a slice with
+    +inf does not become inf - inf; then the caller computes under ``np.errstate``
+    (entering it costs more than the arithmetic on small inputs, so only then)."""
     if x.size == 0:
         shape = tuple(1 if (axis is None or i in axis) else s for i, s in enumerate(x.shape))
-        return np.zeros(shape, x.dtype)
-    m = np.array(np.amax(x, axis=axis, keepdims=True))
+        return np.array(x), np.zeros(shape, x.dtype), True
+    m = np.asarray(x.max(axis=axis, keepdims=True))
+    if _all_finite(m):
+        return np.asarray(x - m), m, True
+    m = np.array(m)
     m[np.isinf(m)] = 0
-    return m
+    with np.errstate(invalid="ignore"):
+        return np.asarray(x - m), m, False
 
 
 class LogsumexpBackward0(Function):
@@ -936,14 +1026,14 @@ class LogsumexpBackward0(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        x = _as_float(a.data)
-        m = _safe_max(x, dims)
+        e, m, finite = _shifted(_as_float(a.data), dims)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            e = np.asarray(np.subtract(x, m))
             np.exp(e, out=e)
             out = np.asarray(np.log(e.sum(axis=dims, keepdims=True)))
             out += m
-        return out if keepdim else out.reshape([s for i, s in enumerate(out.shape) if i not in dims])
+        return (
+            out if keepdim else out.reshape([s for i, s in enumerate(out.shape) if i not in dims])
+        )
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -959,10 +1049,13 @@ class LogsumexpBackward0(Function):
         (a,) = ctx.saved_tensors
         shape = a.data.shape
         out = _restore_np(ctx.result.data, shape, ctx.dims, ctx.keepdim)
-        with np.errstate(invalid="ignore", over="ignore"):
+        g = _restore_np(g, shape, ctx.dims, ctx.keepdim)
+        if _all_finite(out):
             e = np.asarray(np.subtract(a.data, out))
             np.exp(e, out=e)
-            return e * _restore_np(g, shape, ctx.dims, ctx.keepdim)
+            return e * g
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.exp(np.subtract(a.data, out)) * g
 
 
 @register(
@@ -988,10 +1081,12 @@ class SoftmaxBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
         ctx.dim = dim
         ctx.save_result()
-        x = a.data
-        axis = None if dim is None else (dim,)
+        e, _, finite = _shifted(a.data, None if dim is None else (dim,))
+        if finite:
+            np.exp(e, out=e)
+            e /= e.sum(axis=dim, keepdims=True)
+            return e
         with np.errstate(invalid="ignore", over="ignore"):
-            e = np.asarray(np.subtract(x, _safe_max(x, axis) if x.size else 0))
             np.exp(e, out=e)
             e /= e.sum(axis=dim, keepdims=True)
         return e
@@ -1004,7 +1099,7 @@ class SoftmaxBackward0(Function):
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         out = ctx.result.data
-        gy = g * out
+        gy = np.asarray(g * out)
         gy -= out * gy.sum(axis=ctx.dim, keepdims=True)
         return gy
 
@@ -1016,12 +1111,12 @@ class LogSoftmaxBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
         ctx.dim = dim
         ctx.save_result()
-        x = a.data
-        axis = None if dim is None else (dim,)
+        shifted, _, finite = _shifted(a.data, None if dim is None else (dim,))
+        if finite:  # the shifted values are <= 0 and each slice holds a 0: no overflow
+            shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+            return shifted
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            shifted = np.subtract(x, _safe_max(x, axis) if x.size else 0)
-            e = np.exp(shifted)
-            shifted -= np.log(e.sum(axis=dim, keepdims=True))
+            shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
 
     @staticmethod
@@ -1033,9 +1128,7 @@ class LogSoftmaxBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        out = ctx.result.data
-        with np.errstate(over="ignore"):
-            e = np.exp(out)
+        e = np.exp(ctx.result.data)  # log-probabilities: never overflows
         e *= g.sum(axis=ctx.dim, keepdims=True)
         return g - e
 
@@ -1049,7 +1142,7 @@ def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, i
     if not dtypes.is_floating(a.data.dtype):
         d = normalize_dim(dim, a.ndim)
         kernel = f"{op}_lastdim_kernel_impl" if d >= a.ndim - 1 else f"{op}_kernel_impl"
-        raise DtypeMismatchError(f'"{kernel}" not implemented for \'{_type_name(a.data.dtype)}\'')
+        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(a.data.dtype)}'")
     d = normalize_dim(dim, a.ndim)
     return a, (d if a.ndim else None)
 

@@ -323,7 +323,9 @@ def _flaky(fail: int) -> tuple[httpx.Client, list[str]]:
             raise httpx.ConnectError("connection refused", request=request)
         return httpx.Response(200, json={"ok": True})
 
-    return httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(handler)), calls
+    return httpx.Client(
+        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(handler)
+    ), calls
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
@@ -370,7 +372,11 @@ def test_one_connection_is_reused(session: Session) -> None:
 
 
 def test_api_key_is_sent() -> None:
-    env = {"PYTHONPATH": str(ROOT), "GRADSERVE_API_KEYS": "k-one,k-two", "GRADSERVE_LOG_LEVEL": "warning"}
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "GRADSERVE_API_KEYS": "k-one,k-two",
+        "GRADSERVE_LOG_LEVEL": "warning",
+    }
     with LocalServer(cwd=ROOT, env={**os.environ, **env}) as url:
         with pytest.raises(errors.UnauthorizedError):
             Session(url, name="locked")

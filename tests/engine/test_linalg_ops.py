@@ -34,7 +34,13 @@ def _name(t: Any) -> str | None:
     return fn.name if isinstance(t, E.Tensor) else type(fn).__name__
 
 
-def _compare(fn_e: Any, fn_t: Any, arrays: list[np.ndarray | None], grads: tuple[bool, ...], create_graph: bool = False) -> None:
+def _compare(
+    fn_e: Any,
+    fn_t: Any,
+    arrays: list[np.ndarray | None],
+    grads: tuple[bool, ...],
+    create_graph: bool = False,
+) -> None:
     """Run both, compare value, dtype, grad_fn name and every input's gradient; with
     ``create_graph`` also a second-order vector-Hessian product."""
     xs_e = [None if a is None else _leaf(E, a, g) for a, g in zip(arrays, grads)]
@@ -51,7 +57,9 @@ def _compare(fn_e: Any, fn_t: Any, arrays: list[np.ndarray | None], grads: tuple
     g = rng.standard_normal(out_e.shape).astype(out_e.dtype)
     wanted = [(x, y) for x, y, r in zip(xs_e, xs_t, grads) if r and x is not None]
     ge = E.grad(out_e, [x for x, _ in wanted], E.Tensor(g), create_graph=create_graph)
-    gt = torch.autograd.grad(out_t, [y for _, y in wanted], torch.from_numpy(g), create_graph=create_graph)
+    gt = torch.autograd.grad(
+        out_t, [y for _, y in wanted], torch.from_numpy(g), create_graph=create_graph
+    )
     for a, b in zip(ge, gt):
         assert a.shape == tuple(b.shape)
         np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=tol, atol=tol)
@@ -91,6 +99,11 @@ SHAPES = [
     ((2, 0), (0, 3)),
     ((0, 3, 4), (4, 2)),
     ((3, 4), (0, 4, 2)),
+    ((2, 3, 0), (0,)),
+    ((0,), (2, 0, 4)),
+    ((2, 0, 3), (3,)),
+    ((2, 3, 0), (0, 4)),
+    ((0,), (0,)),
 ]
 REQUIRES = [(True, True), (True, False), (False, True), (False, False)]
 
@@ -112,7 +125,10 @@ def test_matmul_double_backward(shapes: Any) -> None:
 
 def test_matmul_operator_and_float32() -> None:
     rng = np.random.default_rng(3)
-    arrays = [rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)]
+    arrays = [
+        rng.standard_normal((4, 3)).astype(np.float32),
+        rng.standard_normal((3, 2)).astype(np.float32),
+    ]
     _compare(lambda a, b: a @ b, lambda a, b: a @ b, arrays, (True, True))
 
 
@@ -170,7 +186,11 @@ LINEAR = [
 ]
 
 
-@pytest.mark.parametrize("requires", [(True, True, True), (True, False, False), (False, True, True)], ids=["all", "x", "params"])
+@pytest.mark.parametrize(
+    "requires",
+    [(True, True, True), (True, False, False), (False, True, True)],
+    ids=["all", "x", "params"],
+)
 @pytest.mark.parametrize("shapes", LINEAR, ids=[str(s) for s in LINEAR])
 def test_linear_matches_torch(shapes: Any, requires: tuple[bool, ...]) -> None:
     rng = np.random.default_rng(6)
@@ -297,12 +317,21 @@ def _messages(fe: Any, ft: Any, args: tuple[Any, ...]) -> tuple[EngineError, str
     return mine.value, str(theirs.value)
 
 
-@pytest.mark.parametrize("case", ERRORS, ids=[f"{n}{tuple(getattr(a, 'shape', a) for a in args)}-{i}" for i, (n, args) in enumerate(ERRORS)])
+@pytest.mark.parametrize(
+    "case",
+    ERRORS,
+    ids=[
+        f"{n}{tuple(getattr(a, 'shape', a) for a in args)}-{i}"
+        for i, (n, args) in enumerate(ERRORS)
+    ],
+)
 def test_errors_match_torch(case: Any) -> None:
     name, args = case
     mine, theirs = _messages(getattr(E, name), getattr(torch, name), args)
     assert str(mine) == theirs
-    assert isinstance(mine, (ShapeMismatchError, DtypeMismatchError)) or mine.code in ("index_out_of_range",)
+    assert isinstance(mine, (ShapeMismatchError, DtypeMismatchError)) or mine.code in (
+        "index_out_of_range",
+    )
 
 
 @pytest.mark.parametrize("args", LINEAR_ERRORS, ids=[str(i) for i in range(len(LINEAR_ERRORS))])
@@ -329,6 +358,29 @@ def test_integer_matmul_has_no_grad() -> None:
         theirs = torch.matmul(torch.from_numpy(a), torch.from_numpy(b))
         assert mine.dtype == np.int64 and not mine.requires_grad
         np.testing.assert_array_equal(mine.data, theirs.numpy())
+
+
+@pytest.mark.parametrize("view", ["t", "transpose"])
+def test_views_share_the_version_counter(view: str) -> None:
+    """t/transpose are views: writing through them bumps the base's version, and an
+    in-place write on a view of a leaf that requires grad raises, as in PyTorch."""
+
+    def make(T: Any, x: Any) -> Any:
+        return x.t() if view == "t" else T.transpose(x, 0, 1)
+
+    for T in (E, torch):
+        x = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        with T.no_grad():
+            make(T, x).mul_(2)
+        assert x._version == 1
+        with pytest.raises((EngineError, RuntimeError)):
+            make(T, x).mul_(2)
+        y = x * 1
+        z = y**2  # saves y
+        make(T, y).mul_(2)
+        with pytest.raises((EngineError, RuntimeError)) as err:
+            z.sum().backward()
+        assert "modified by an inplace operation" in str(err.value)
 
 
 def test_views_share_memory_and_freeing() -> None:
@@ -375,7 +427,15 @@ def test_hessian_of_quadratic_form(create_graph: bool) -> None:
 
 def test_every_shape_case_is_covered_by_samples() -> None:
     notes = {s.note for s in E.OPS["matmul"].samples(np.random.default_rng(0))}
-    for needed in ["1-d @ 1-d", "2-d @ 2-d", "2-d @ 1-d", "1-d @ 2-d", "3-d @ 3-d", "3-d @ 2-d", "broadcast batch"]:
+    for needed in [
+        "1-d @ 1-d",
+        "2-d @ 2-d",
+        "2-d @ 1-d",
+        "1-d @ 2-d",
+        "3-d @ 3-d",
+        "3-d @ 2-d",
+        "broadcast batch",
+    ]:
         assert needed in notes
 
 

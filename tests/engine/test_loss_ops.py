@@ -107,6 +107,11 @@ CASES = {
         leaf(lib, np.array([0, -100, 1, 2, 3, 0]), False),
         reduction="none",
     ),
+    "nll -inf at an ignored row": lambda lib, d: fn(lib, "nll_loss")(
+        leaf(lib, np.where(np.eye(6, 4, dtype=bool), -np.inf, np.log(PROBS)), dtype=d),
+        leaf(lib, np.array([-100, 1, 2, 0, 3, 0]), False),
+        reduction="none",
+    ),
     "bce": lambda lib, d: fn(lib, "binary_cross_entropy")(
         leaf(lib, PROBS, dtype=d), leaf(lib, SOFT, dtype=d)
     ),

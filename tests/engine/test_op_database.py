@@ -262,6 +262,19 @@ def test_gradgradcheck_rejects_non_differentiable_vjp() -> None:
     assert "Numerical gradient for function expected to be zero" in str(info.value)
 
 
+def test_missing_torch_fails_under_require_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI sets REQUIRE_TORCH=1: a missing oracle must fail the run, not skip it."""
+    from tests.engine import torch_oracle
+
+    monkeypatch.setattr(torch_oracle, "_torch", None)
+    monkeypatch.setenv("REQUIRE_TORCH", "1")
+    with pytest.raises(pytest.fail.Exception, match="REQUIRE_TORCH=1"):
+        torch_oracle.require_torch()
+    monkeypatch.delenv("REQUIRE_TORCH")
+    with pytest.raises(pytest.skip.Exception):
+        torch_oracle.require_torch()
+
+
 # -- (e) Hypothesis: broadcasting binary elementwise ops -----------------------------------
 
 

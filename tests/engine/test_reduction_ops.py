@@ -57,7 +57,9 @@ def check(call: Any, x: np.ndarray, create_graph: bool = False, grad: bool = Tru
         return
     g = np.random.default_rng(0).uniform(-1, 1, oe[0].shape).astype(oe[0].dtype)
     (ge,) = E.grad(oe[0], xe, E.Tensor(g), create_graph=create_graph, allow_unused=True)
-    (gt,) = torch.autograd.grad(ot[0], xt, torch.from_numpy(g), create_graph=create_graph, allow_unused=True)
+    (gt,) = torch.autograd.grad(
+        ot[0], xt, torch.from_numpy(g), create_graph=create_graph, allow_unused=True
+    )
     if gt is None:
         assert ge is None
         return
@@ -181,7 +183,11 @@ CASES: list[tuple[str, Any, np.ndarray]] = [
     ("logsumexp keepdim", lambda T, x: x.logsumexp(0, True), M),
     ("logsumexp dims", lambda T, x: x.logsumexp((0, 2)), M3),
     ("logsumexp large", lambda T, x: x.logsumexp(1), M * 500),
-    ("logsumexp -inf", lambda T, x: x.logsumexp(1), np.array([[-INF, 0.0, 1.0], [-INF, -INF, -INF]])),
+    (
+        "logsumexp -inf",
+        lambda T, x: x.logsumexp(1),
+        np.array([[-INF, 0.0, 1.0], [-INF, -INF, -INF]]),
+    ),
     ("logsumexp 0-d", lambda T, x: x.logsumexp(0), ZERO_D),
     ("logsumexp empty", lambda T, x: x.logsumexp(0), EMPTY),
     ("softmax", lambda T, x: x.softmax(1), M),
@@ -209,7 +215,11 @@ def test_first_order_matches_torch(case: Any, dtype: str) -> None:
         check(call, x.astype(dtype))
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in SECOND_ORDER_SKIP], ids=[c[0] for c in CASES if c[0] not in SECOND_ORDER_SKIP])
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if c[0] not in SECOND_ORDER_SKIP],
+    ids=[c[0] for c in CASES if c[0] not in SECOND_ORDER_SKIP],
+)
 def test_second_order_matches_torch(case: Any) -> None:
     _, call, x = case
     with warnings.catch_warnings():
@@ -352,9 +362,21 @@ ERRORS = [
     ("norm inf empty", lambda T, x: x.norm(INF), EMPTY),
     ("norm inf empty dim", lambda T, x: x.norm(-INF, dim=0), EMPTY),
     ("norm fro 3 dims", lambda T, x: x.norm("fro", dim=(0, 1, 2)), M3),
-    ("softmax int", lambda T, x: x.long().softmax(0) if T is torch else T.to(x, "int64").softmax(0), M),
-    ("softmax int last dim", lambda T, x: x.long().softmax(1) if T is torch else T.to(x, "int64").softmax(1), M),
-    ("log_softmax int", lambda T, x: x.long().log_softmax(-1) if T is torch else T.to(x, "int64").log_softmax(-1), M),
+    (
+        "softmax int",
+        lambda T, x: x.long().softmax(0) if T is torch else T.to(x, "int64").softmax(0),
+        M,
+    ),
+    (
+        "softmax int last dim",
+        lambda T, x: x.long().softmax(1) if T is torch else T.to(x, "int64").softmax(1),
+        M,
+    ),
+    (
+        "log_softmax int",
+        lambda T, x: x.long().log_softmax(-1) if T is torch else T.to(x, "int64").log_softmax(-1),
+        M,
+    ),
     ("norm -1 empty", lambda T, x: x.norm(-1), EMPTY),
     ("norm -1.5 empty dims", lambda T, x: x.norm(-1.5, dim=(1, -2)), EMPTY),
     ("mean int", lambda T, x: x.long().mean() if T is torch else T.to(x, "int64").mean(), M),

@@ -19,7 +19,9 @@ API_KEY = "generated-clients-key"
 
 def need(tool: str, what: str) -> str:
     """The path of ``tool``; a skip with the reason when it is absent, a failure under CI."""
-    found = shutil.which(tool, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    found = shutil.which(
+        tool, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    )
     if found:
         return found
     message = f"{tool} is not installed: {what}"

@@ -37,7 +37,10 @@ PACKAGE = "gradserve_api"
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 300) -> str:
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+    }
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise AssertionError(
@@ -55,7 +58,16 @@ def api(spec: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     tool = need("openapi-python-client", "pip install openapi-python-client (a test extra)")
     out = tmp_path_factory.mktemp("generated-python")
     log = _run(
-        [tool, "generate", "--path", str(spec), "--output-path", str(out / PACKAGE), "--meta", "none"],
+        [
+            tool,
+            "generate",
+            "--path",
+            str(spec),
+            "--output-path",
+            str(out / PACKAGE),
+            "--meta",
+            "none",
+        ],
         cwd=out,
     )
     assert "Warning" not in log, f"the generator warned about the spec:\n{log}"
@@ -82,7 +94,9 @@ def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> Non
     backward = endpoint("autograd.backward")
     m = importlib.import_module(f"{PACKAGE}.models")
 
-    client = api.AuthenticatedClient(base_url=server, token=API_KEY, raise_on_unexpected_status=True)
+    client = api.AuthenticatedClient(
+        base_url=server, token=API_KEY, raise_on_unexpected_status=True
+    )
     name = f"gen-py-{uuid.uuid4().hex[:8]}"
 
     created = create_session.sync(client=client, body=m.SessionIn(name=name))
@@ -101,7 +115,10 @@ def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> Non
         ),
     )
     assert isinstance(batch, m.TensorListOut)
-    assert [(t.name, t.grad_fn) for t in batch.tensors] == [("y", "PowBackward0"), ("z", "PowBackward0")]
+    assert [(t.name, t.grad_fn) for t in batch.tensors] == [
+        ("y", "PowBackward0"),
+        ("z", "PowBackward0"),
+    ]
 
     for expected in ([6.0, 192.0], [12.0, 384.0]):
         out = backward.sync(
@@ -150,7 +167,9 @@ def _npm_tools() -> Path:
     lock = (TS_DIR / "package-lock.json").read_bytes()
     stamp = NPM_CACHE / ".lock-sha256"
     digest = hashlib.sha256(lock).hexdigest()
-    if not (stamp.is_file() and stamp.read_text() == digest and (NPM_CACHE / "node_modules").is_dir()):
+    if not (
+        stamp.is_file() and stamp.read_text() == digest and (NPM_CACHE / "node_modules").is_dir()
+    ):
         shutil.rmtree(NPM_CACHE, ignore_errors=True)
         NPM_CACHE.mkdir(parents=True)
         for name in ("package.json", "package-lock.json"):

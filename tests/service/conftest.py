@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
+from svc_helpers import SyncClient, make_settings, put
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # the package may not be installed (pip install -e .)
-    sys.path.insert(0, str(ROOT))
-
-from fastapi import FastAPI  # noqa: E402
-from svc_helpers import SyncClient, make_settings, put  # noqa: E402
-
-from service.app import create_app  # noqa: E402
-from service.sessions import SessionStore  # noqa: E402
+from service.app import create_app
+from service.sessions import SessionStore
 
 
 @pytest.fixture(scope="session")

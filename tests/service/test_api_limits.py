@@ -41,6 +41,16 @@ def test_op_results_checked_before_allocation(small: SyncClient) -> None:
     assert_problem(r, 413, "limit_exceeded")
     r = small.post(f"{NB}/ops", json={"out": "big", "op": "expand", "args": ["col", 20, 10**9]})
     assert_problem(r, 413, "limit_exceeded")
+    put(small, "nb", "v", [1.0] * 20)
+    for text in (
+        "outer(v, v)",
+        "stack([v, v, v, v, v, v])",
+        "col @ row",
+        "row[(v * 0).to('int64')]",
+    ):
+        r = small.post(f"{NB}/ops", json={"out": "big", "expr": text})
+        assert_problem(r, 413, "limit_exceeded")
+    small.delete(f"{NB}/tensors/v")
     assert snapshot(small, "nb") == before
 
 

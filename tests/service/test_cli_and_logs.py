@@ -21,6 +21,7 @@ def test_serve_runs_uvicorn_with_the_settings(monkeypatch: pytest.MonkeyPatch) -
     assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
     (call,) = calls
     assert (call["host"], call["port"], call["access_log"]) == ("0.0.0.0", 9001, False)
+    assert call["log_config"] is None
     assert call["loop"] in ("uvloop", "asyncio") and call["http"] in ("httptools", "h11")
     assert call["app"].title == "gradserve"
 

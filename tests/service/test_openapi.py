@@ -67,4 +67,7 @@ def test_operations_and_problems_are_documented() -> None:
         "ProblemOut",
     } <= names
     assert "HTTPValidationError" not in names
-    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    assert all(
+        op["security"] == [{"bearer": []}] for path, op in ops.values() if path.startswith("/v1")
+    )

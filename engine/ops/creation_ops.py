@@ -1,0 +1,494 @@
+"""Creation ops: zeros, ones, full, arange, linspace, eye, the ``*_like`` family, and
+rand/randn from an explicit seed or ``Generator`` (no global random state).
+
+Each returns a new leaf. ``dtype`` defaults to float32 as in PyTorch (``arange`` of
+integers and ``full`` with an integer or bool fill infer int64/bool);
+``requires_grad=True`` on an integer or bool dtype raises PyTorch's error.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import BadArgumentsError, DtypeMismatchError, DtypeNotDifferentiableError
+from ..registry import Const, register, sample
+from ..tensor import Tensor
+from ._util import as_tensor
+
+REQUIRES_GRAD_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
+_KERNEL_TYPE = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": "Double"}
+
+
+class Generator:
+    """A seeded source of random numbers for rand/randn (PyTorch's ``torch.Generator``),
+    wrapping ``np.random.Generator``. Its state advances with each draw."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int | None) -> Generator:
+        """Restart the stream from ``seed`` (a fresh OS-entropy seed when None)."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy) % 2**63  # type: ignore[arg-type]
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise BadArgumentsError(f"seed must be a non-negative integer, got {seed!r}")
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def __repr__(self) -> str:
+        return f"Generator(seed={self._seed})"
+
+
+# -- argument handling --------------------------------------------------------------------
+
+
+def _size(op: str, size: tuple[Any, ...], negative: str | None = None) -> tuple[int, ...]:
+    """A shape given as ints or one sequence (``zeros(2, 3)`` or ``zeros((2, 3))``),
+    checked with PyTorch's messages."""
+    nested = len(size) == 1 and isinstance(size[0], (list, tuple))
+    items = tuple(size[0]) if nested else size
+    out = []
+    for pos, s in enumerate(items, start=1):
+        value = None
+        if not isinstance(s, (bool, np.bool_, float, np.floating)):
+            try:
+                value = operator.index(s)
+            except TypeError:
+                value = None
+        if value is None:
+            kind = type(s).__name__
+            if nested or len(items) > 1:
+                raise BadArgumentsError(
+                    f"{op}(): argument 'size' failed to unpack the object at pos {pos} with "
+                    f'error "type must be tuple of ints,but got {kind}"'
+                )
+            raise BadArgumentsError(
+                f"{op}(): argument 'size' (position 1) must be tuple of ints, not {kind}"
+            )
+        out.append(value)
+    shape = tuple(out)
+    for d in shape:
+        if d < 0:
+            raise BadArgumentsError(
+                negative or f"Trying to create tensor with negative dimension {d}: {list(shape)}"
+            )
+    return shape
+
+
+def _dtype(dtype: Any, default: np.dtype = dtypes.DEFAULT_FLOAT) -> np.dtype:
+    return default if dtype is None else dtypes.to_dtype(dtype)
+
+
+def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
+    if requires_grad and data.dtype.kind != "f":
+        raise DtypeNotDifferentiableError(REQUIRES_GRAD_MESSAGE)
+    return Tensor._make(data, bool(requires_grad))
+
+
+def _number(value: Any, what: str) -> Any:
+    """A Python number from a number or a one-element tensor."""
+    if isinstance(value, Tensor):
+        return value.item()
+    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+        return value.item() if isinstance(value, (np.number, np.bool_)) else value
+    raise BadArgumentsError(f"{what} must be a number, got {type(value).__name__}")
+
+
+def _not_implemented(kernel: str, dtype: np.dtype) -> DtypeMismatchError:
+    kind = _KERNEL_TYPE.get(dtypes.torch_name(dtype), str(dtype))
+    return DtypeMismatchError(f"\"{kernel}\" not implemented for '{kind}'")
+
+
+def _like(input: Any) -> Tensor:
+    return input if isinstance(input, Tensor) else as_tensor(input)
+
+
+# -- sample builders ----------------------------------------------------------------------
+
+
+def _sized_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(2, 3, note="ints"),
+        sample((2, 3), note="one tuple"),
+        sample([4], dtype="float64", note="list, float64"),
+        sample((), note="0-d"),
+        sample(0, 3, note="empty"),
+        sample(3, dtype="int64", note="int64"),
+        sample(2, dtype="bool", note="bool"),
+        sample(2, 2, requires_grad=True, note="requires_grad"),
+    ]
+
+
+def _like_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(Const(rng.uniform(-1, 1, (2, 3))), note="float"),
+        sample(Const(np.array([1, 2, 3])), note="int64 keeps its dtype"),
+        sample(Const(rng.uniform(-1, 1, ())), note="0-d"),
+        sample(Const(np.zeros((0, 2))), note="empty"),
+        sample(Const(np.array([1, 2])), dtype="float64", note="dtype override"),
+        sample(Const(rng.uniform(-1, 1, (2,))), requires_grad=True, note="requires_grad"),
+    ]
+
+
+# -- constant fills -----------------------------------------------------------------------
+
+
+@register(samples=_sized_samples, differentiable=False, method=False)
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of the given shape."""
+    shape = _size("zeros", size, "zeros: Dimension size must be non-negative.")
+    return _leaf(np.zeros(shape, _dtype(dtype)), requires_grad)
+
+
+@register(samples=_sized_samples, differentiable=False, method=False)
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of the given shape."""
+    return _leaf(np.ones(_size("ones", size), _dtype(dtype)), requires_grad)
+
+
+def _fill_dtype(fill_value: Any) -> np.dtype:
+    """full's dtype from its fill: bool, int64 for integers, else the default float."""
+    return dtypes.scalar_dtype(_number(fill_value, "fill_value"))
+
+
+@register(
+    samples=lambda rng: [
+        sample((2, 3), 1.5, note="float fill"),
+        sample((2,), 3, note="int fill gives int64"),
+        sample((2,), True, note="bool fill gives bool"),
+        sample((), 2.0, note="0-d"),
+        sample((0, 2), 1.0, note="empty"),
+        sample((2,), 3, dtype="float64", note="dtype override"),
+        sample((2, 2), -0.5, requires_grad=True, note="requires_grad"),
+    ],
+    differentiable=False,
+    method=False,
+)
+def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given shape filled with ``fill_value``."""
+    shape = _size("full", size if isinstance(size, (list, tuple)) else (size,))
+    dt = _dtype(dtype, _fill_dtype(fill_value))
+    return _leaf(np.full(shape, _number(fill_value, "fill_value"), dt), requires_grad)
+
+
+@register(samples=_like_samples, differentiable=False, method=False)
+def zeros_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros with the shape (and, by default, the dtype) of ``input``; no history."""
+    a = _like(input)
+    return _leaf(np.zeros(a.shape, _dtype(dtype, a.dtype)), requires_grad)
+
+
+@register(samples=_like_samples, differentiable=False, method=False)
+def ones_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones with the shape (and, by default, the dtype) of ``input``; no history."""
+    a = _like(input)
+    return _leaf(np.ones(a.shape, _dtype(dtype, a.dtype)), requires_grad)
+
+
+@register(
+    samples=lambda rng: [
+        sample(Const(rng.uniform(-1, 1, (2, 3))), 2.5, note="float"),
+        sample(Const(np.array([1, 2])), 2.7, note="int64 input truncates the fill"),
+        sample(Const(rng.uniform(-1, 1, ())), 3, note="0-d"),
+        sample(Const(np.zeros((0, 2))), 1.0, note="empty"),
+        sample(Const(np.array([1, 2])), 2, dtype="float64", note="dtype override"),
+        sample(Const(rng.uniform(-1, 1, (2,))), 1.0, requires_grad=True, note="requires_grad"),
+    ],
+    differentiable=False,
+    method=False,
+)
+def full_like(
+    input: Tensor, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``fill_value`` in the shape (and, by default, the dtype) of ``input``."""
+    a = _like(input)
+    dt = _dtype(dtype, a.dtype)
+    return _leaf(np.full(a.shape, _number(fill_value, "fill_value"), dt), requires_grad)
+
+
+# -- ranges -------------------------------------------------------------------------------
+
+
+def _cpp(value: Any) -> str:
+    """A number as PyTorch's C++ error messages print it (``0``, ``1.5``, ``inf``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@register(
+    samples=lambda rng: [
+        sample(5, note="end only: int64"),
+        sample(1, 2.5, 0.5, note="float step: float32"),
+        sample(0, 10, 3, note="int step"),
+        sample(0, -3, -1, note="negative step"),
+        sample(0.0, 1.0, 0.1, dtype="float64", note="float64"),
+        sample(0.5, 3, dtype="int64", note="int64 truncates the start"),
+        sample(0, note="empty"),
+        sample(4.0, requires_grad=True, note="requires_grad"),
+    ],
+    differentiable=False,
+    method=False,
+)
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Values from ``start`` (default 0) up to but excluding ``end``, ``step`` apart."""
+    if end is None:
+        start, end = 0, start
+    xs, xe, xst = (_number(v, name) for v, name in ((start, "start"), (end, "end"), (step, "step")))
+    integral = all(isinstance(v, (bool, int)) for v in (xs, xe, xst))
+    dt = _dtype(dtype, dtypes.int64 if integral else dtypes.DEFAULT_FLOAT)
+    if dt == dtypes.bool_:
+        raise _not_implemented("arange_cpu", dt)
+    if dt == dtypes.int64:  # PyTorch converts the bounds to the dtype first
+        xs, xe, xst = (
+            math.trunc(float(v)) if isinstance(v, float) else int(v) for v in (xs, xe, xst)
+        )
+    else:
+        xs, xe, xst = float(xs), float(xe), float(xst)
+    if xst == 0:
+        raise BadArgumentsError("step must be nonzero")
+    if not (math.isfinite(xs) and math.isfinite(xe)):
+        raise BadArgumentsError(f"unsupported range: {_cpp(xs)} -> {_cpp(xe)}")
+    if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
+        raise BadArgumentsError("upper bound and lower bound inconsistent with step sign")
+    if dt == dtypes.int64:
+        # PyTorch's exact integer size; both operands share a sign here, so floor
+        # division truncates as C++ does
+        n = (xe - xs + xst - (1 if xst > 0 else -1)) // xst
+        data = np.arange(n, dtype=np.int64) * xst + xs
+    else:
+        n = math.ceil((xe - xs) / xst)
+        data = (np.arange(n, dtype=np.float64) * xst + xs).astype(dt)
+    return _leaf(data, requires_grad)
+
+
+@register(
+    samples=lambda rng: [
+        sample(0, 1, 5, note="float32 by default"),
+        sample(0.1, 1.1, 7, dtype="float64", note="float64"),
+        sample(-2.0, 2.0, 1, note="one step"),
+        sample(0, 1, 0, note="empty"),
+        sample(2, 2, 3, note="constant"),
+        sample(0, 10, 5, dtype="int64", note="int64 truncates"),
+        sample(0.0, 1.0, 4, requires_grad=True, note="requires_grad"),
+    ],
+    differentiable=False,
+    method=False,
+)
+def linspace(
+    start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise BadArgumentsError(
+            f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}"
+        )
+    steps = int(steps)
+    if steps < 0:
+        raise BadArgumentsError("number of steps must be non-negative")
+    s, e = _number(start, "start"), _number(end, "end")
+    dt = _dtype(dtype)
+    if dt == dtypes.bool_:
+        raise _not_implemented("linspace_cpu", dt)
+    if dt == dtypes.int64:
+        # PyTorch converts the bounds to integers, steps in double, then truncates
+        first, last = float(math.trunc(s)), float(math.trunc(e))
+        step = (last - first) / (steps - 1) if steps > 1 else 0.0
+        work = np.float64
+    else:
+        work = dt.type
+        first, last = work(s), work(e)
+        step = (work(e) - work(s)) / work(steps - 1) if steps > 1 else work(0)
+    # PyTorch's symmetric formula: the first half from start, the second half from end
+    idx = np.arange(steps)
+    half = steps // 2
+    head = first + step * idx[:half].astype(work)
+    tail = last - step * (steps - 1 - idx[half:]).astype(work)
+    if steps == 1:
+        head, tail = np.array([first], dtype=work), tail[:0]
+    data = np.concatenate([head, tail]).astype(dt)
+    return _leaf(data, requires_grad)
+
+
+@register(
+    samples=lambda rng: [
+        sample(3, note="square"),
+        sample(2, 3, note="rectangular"),
+        sample(0, note="empty"),
+        sample(3, dtype="bool", note="bool"),
+        sample(2, dtype="float64", requires_grad=True, note="requires_grad"),
+    ],
+    differentiable=False,
+    method=False,
+)
+def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""
+    for pos, name, value in ((1, "n", n), (2, "m", m)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise BadArgumentsError(
+                f"eye(): argument '{name}' (position {pos}) must be int, not {type(value).__name__}"
+            )
+        if value < 0:
+            raise BadArgumentsError(f"{name} must be greater or equal to 0, got {value}")
+    return _leaf(np.eye(int(n), None if m is None else int(m), dtype=_dtype(dtype)), requires_grad)
+
+
+# -- random -------------------------------------------------------------------------------
+
+
+def _rng(seed: Any, generator: Any) -> np.random.Generator:
+    """The random source: a ``Generator`` (advances), a seed (fresh stream), or OS entropy."""
+    if generator is not None and seed is not None:
+        raise BadArgumentsError("pass either seed or generator, not both")
+    if generator is not None:
+        if isinstance(generator, Generator):
+            return generator.rng
+        if isinstance(generator, np.random.Generator):
+            return generator
+        raise BadArgumentsError(
+            f"generator must be an engine.Generator, got {type(generator).__name__}"
+        )
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise BadArgumentsError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
+def _draw(kind: str, shape: tuple[int, ...], dt: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    if dt.kind != "f":
+        raise _not_implemented(
+            "check_uniform_bounds" if kind == "rand" else "normal_kernel_cpu", dt
+        )
+    if kind == "rand":
+        return rng.random(shape, dtype=dt.type)
+    return rng.standard_normal(shape, dtype=dt.type)
+
+
+def _torch_random(kind: str, like: bool) -> Callable[..., Any]:
+    """PyTorch's call for shape, dtype and flags; the values are ours (the same seed
+    draws the same numbers here), since no two RNGs agree."""
+
+    def call(torch: Any, *args: Any, seed: Any = None, generator: Any = None, **kwargs: Any) -> Any:
+        name = f"{kind}_like" if like else kind
+        out = getattr(torch, name)(*args, **kwargs)
+        dt = np.dtype(str(out.dtype).removeprefix("torch."))
+        values = _draw(kind, tuple(out.shape), dt, _rng(seed, generator))
+        with torch.no_grad():
+            out.copy_(torch.from_numpy(values))
+        return out
+
+    return call
+
+
+def _random_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(2, 3, seed=0, note="ints"),
+        sample((4,), seed=1, dtype="float64", note="tuple, float64"),
+        sample((), seed=2, note="0-d"),
+        sample(0, 2, seed=3, note="empty"),
+        sample(2, 2, seed=4, requires_grad=True, note="requires_grad"),
+    ]
+
+
+def _random_like_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(Const(rng.uniform(-1, 1, (2, 3))), seed=0, note="float"),
+        sample(Const(rng.uniform(-1, 1, ())), seed=1, note="0-d"),
+        sample(Const(np.zeros((0, 2))), seed=2, note="empty"),
+        sample(Const(np.array([1, 2])), seed=3, dtype="float64", note="dtype override"),
+        sample(Const(rng.uniform(-1, 1, (2,))), seed=4, requires_grad=True, note="requires_grad"),
+    ]
+
+
+@register(
+    samples=_random_samples,
+    differentiable=False,
+    method=False,
+    torch=_torch_random("rand", like=False),
+)
+def rand(
+    *size: Any,
+    generator: Any = None,
+    seed: int | None = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Uniform samples from [0, 1), from ``seed`` or ``generator`` (else OS entropy)."""
+    shape = _size("rand", size)
+    return _leaf(_draw("rand", shape, _dtype(dtype), _rng(seed, generator)), requires_grad)
+
+
+@register(
+    samples=_random_samples,
+    differentiable=False,
+    method=False,
+    torch=_torch_random("randn", like=False),
+)
+def randn(
+    *size: Any,
+    generator: Any = None,
+    seed: int | None = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Standard normal samples, from ``seed`` or ``generator`` (else OS entropy)."""
+    shape = _size("randn", size)
+    return _leaf(_draw("randn", shape, _dtype(dtype), _rng(seed, generator)), requires_grad)
+
+
+@register(
+    samples=_random_like_samples,
+    differentiable=False,
+    method=False,
+    torch=_torch_random("rand", like=True),
+)
+def rand_like(
+    input: Tensor,
+    *,
+    generator: Any = None,
+    seed: int | None = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``rand`` in the shape (and, by default, the dtype) of ``input``."""
+    a = _like(input)
+    dt = _dtype(dtype, a.dtype)
+    return _leaf(_draw("rand", a.shape, dt, _rng(seed, generator)), requires_grad)
+
+
+@register(
+    samples=_random_like_samples,
+    differentiable=False,
+    method=False,
+    torch=_torch_random("randn", like=True),
+)
+def randn_like(
+    input: Tensor,
+    *,
+    generator: Any = None,
+    seed: int | None = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``randn`` in the shape (and, by default, the dtype) of ``input``."""
+    a = _like(input)
+    dt = _dtype(dtype, a.dtype)
+    return _leaf(_draw("randn", a.shape, dt, _rng(seed, generator)), requires_grad)

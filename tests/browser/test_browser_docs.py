@@ -1,0 +1,123 @@
+"""What a person sees, in headless Chromium, offline: Swagger UI's "Try it out", ReDoc,
+and the graph view. Screenshots go to artifacts/browser/."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from browser_support import screenshot
+
+from client import Session
+
+pytestmark = pytest.mark.integration
+
+WAIT = 60  # seconds; a loaded 2-core CI machine renders Swagger UI slowly
+
+
+def _wait(driver: Any) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT)
+
+
+def _offline_checks(driver: Any, server: str, *, assets: bool = True) -> None:
+    """Every resource the page loaded came from the server; no console errors."""
+    urls = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert bool(urls) == assets, urls
+    foreign = [u for u in urls if not u.startswith(server) and not u.startswith("data:")]
+    assert not foreign, f"loaded from outside the server: {foreign}"
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+def test_swagger_ui_try_it_out_runs_a_call(browser: Any, server: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as EC
+
+    driver = browser
+    driver.get(f"{server}/docs")
+    wait = _wait(driver)
+    op_id = "operations-sessions-createSession"
+    op = wait.until(EC.presence_of_element_located((By.ID, op_id)))
+    assert "gradserve" in driver.title
+    op.find_element(By.CSS_SELECTOR, ".opblock-summary").click()  # expand
+    wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, f"#{op_id} .try-out__btn"))).click()
+    body = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#{op_id} textarea")))
+    assert '"name"' in body.get_attribute("value")  # prefilled from the schema's example
+    name = f"browser-{uuid.uuid4().hex[:8]}"
+    body.send_keys(Keys.CONTROL, "a")
+    body.send_keys(Keys.DELETE)
+    body.send_keys(f'{{"name": "{name}"}}')
+    driver.find_element(By.CSS_SELECTOR, f"#{op_id} .execute").click()
+    status = wait.until(
+        EC.visibility_of_element_located(
+            (By.CSS_SELECTOR, f"#{op_id} .live-responses-table tr.response .response-col_status")
+        )
+    )
+    answer = driver.find_element(
+        By.CSS_SELECTOR, f"#{op_id} .live-responses-table tr.response .response-col_description pre"
+    ).text
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", status)
+    screenshot(driver, "docs-try-it-out.png")
+    assert status.text.strip() == "201", answer
+    assert f'"name": "{name}"' in answer
+    _offline_checks(driver, server)
+    with Session(server, name=name, create=False) as s:  # the call really ran
+        assert s.info()["tensor_count"] == 0
+        s.delete()
+
+
+def test_redoc_renders_offline(browser: Any, server: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    driver = browser
+    driver.get(f"{server}/redoc")
+    wait = _wait(driver)
+    heading = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "h1")))
+    assert "gradserve" in heading.text
+    wait.until(
+        EC.presence_of_element_located(
+            (By.XPATH, "//*[@role='menuitem']//*[contains(text(), 'Backward')]")
+        )
+    )
+    screenshot(driver, "redoc.png")
+    _offline_checks(driver, server)
+
+
+def test_graph_view_draws_the_backward_graph(browser: Any, server: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    with Session(server, name=f"graph-{uuid.uuid4().hex[:8]}") as s:
+        s.tensor([1.0, 2.0], requires_grad=True, name="x")
+        s.tensor([0.5, -1.0], requires_grad=True, name="w")
+        s.expr("x ** 2", name="y")
+        s.expr("y ** 3", name="z")
+        out = s.expr("z.sum() + (w * x).sum()", name="out")
+        out.backward()  # without retain_graph: the nodes that saved tensors are freed
+
+        driver = browser
+        driver.get(f"{server}/ui/sessions/{s.name}")
+        nodes = _wait(driver).until(
+            EC.presence_of_all_elements_located((By.CSS_SELECTOR, "svg.gradserve-graph g.node"))
+        )
+        screenshot(driver, "graph-view.png")
+        names = {n.get_attribute("data-name") for n in nodes}
+        assert {"AccumulateGrad", "PowBackward0", "SumBackward0", "AddBackward0"} <= names
+        assert "MulBackward0" in names
+        texts = driver.find_element(By.CSS_SELECTOR, "svg.gradserve-graph").text
+        assert "x" in texts.split() and "w" in texts.split()
+        freed = driver.find_elements(By.CSS_SELECTOR, "svg.gradserve-graph g.node.freed")
+        assert freed and all("freed" in f.text for f in freed)
+        assert driver.find_elements(By.CSS_SELECTOR, "svg.gradserve-graph path.edge")
+        _offline_checks(driver, server, assets=False)  # one self-contained page
+
+        driver.get(f"{server}/v1/sessions/{s.name}/graph?format=svg")  # the SVG alone
+        root = _wait(driver).until(lambda d: d.execute_script("return document.documentElement"))
+        assert root.tag_name == "svg"
+        assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == len(nodes)
+        s.delete()

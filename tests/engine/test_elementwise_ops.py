@@ -1,0 +1,416 @@
+"""Elementwise ops beyond the op database: integer inputs, kinks and boundaries,
+non-finite gradients, saved-tensor rules, higher order, and the erf behind gelu.
+
+The database (test_op_database.py) already runs gradcheck, gradgradcheck and
+PyTorch parity over every sample; these tests pin down what samples cannot.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import engine as E
+from engine.errors import (
+    BadArgumentsError,
+    DtypeMismatchError,
+    GraphFreedError,
+    ShapeMismatchError,
+    VersionMismatchError,
+)
+from engine.ops.elementwise import _erf
+from tests.engine.torch_oracle import require_torch
+
+torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
+F = torch.nn.functional
+
+pytestmark = pytest.mark.torch
+
+# name -> (engine call, torch call)
+UNARY: dict[str, tuple[Any, Any]] = {
+    "exp": (E.exp, torch.exp),
+    "log": (E.log, torch.log),
+    "log1p": (E.log1p, torch.log1p),
+    "expm1": (E.expm1, torch.expm1),
+    "sqrt": (E.sqrt, torch.sqrt),
+    "rsqrt": (E.rsqrt, torch.rsqrt),
+    "sin": (E.sin, torch.sin),
+    "cos": (E.cos, torch.cos),
+    "tan": (E.tan, torch.tan),
+    "tanh": (E.tanh, torch.tanh),
+    "sigmoid": (E.sigmoid, torch.sigmoid),
+}
+ACTIVATIONS: dict[str, tuple[Any, Any]] = {
+    "relu": (E.relu, torch.relu),
+    "leaky_relu": (E.leaky_relu, F.leaky_relu),
+    "leaky_relu(0.2)": (lambda x: E.leaky_relu(x, 0.2), lambda x: F.leaky_relu(x, 0.2)),
+    "elu": (E.elu, F.elu),
+    "elu(0.5)": (lambda x: E.elu(x, alpha=0.5), lambda x: F.elu(x, alpha=0.5)),
+    "gelu": (E.gelu, F.gelu),
+    "gelu(tanh)": (
+        lambda x: E.gelu(x, approximate="tanh"),
+        lambda x: F.gelu(x, approximate="tanh"),
+    ),
+    "silu": (E.silu, F.silu),
+    "softplus": (E.softplus, F.softplus),
+    "softplus(2, 1)": (
+        lambda x: E.softplus(x, beta=2.0, threshold=1.0),
+        lambda x: F.softplus(x, beta=2.0, threshold=1.0),
+    ),
+}
+ALL = {**UNARY, **ACTIVATIONS}
+
+
+def _pair(values: Any, dtype: str = "float64") -> tuple[E.Tensor, Any]:
+    data = np.asarray(values, dtype=dtype)
+    return (
+        E.tensor(data, requires_grad=True),
+        torch.tensor(data, requires_grad=True),
+    )
+
+
+def _close(mine: Any, theirs: Any, **kw: Any) -> None:
+    np.testing.assert_allclose(
+        mine.data if isinstance(mine, E.Tensor) else mine,
+        theirs.detach().numpy(),
+        equal_nan=True,
+        **({"rtol": 1e-7, "atol": 1e-12} | kw),
+    )
+
+
+def _grads(fn: Any, x: Any, lib: Any) -> tuple[Any, Any]:
+    y = fn(x)
+    y.backward(lib.ones_like(y) if lib is torch else E.ones_like(y))
+    return y, x.grad
+
+
+# -- dtypes -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_float_functions_of_integers_compute_in_float32(name: str, dtype: str) -> None:
+    mine_fn, torch_fn = UNARY[name]
+    data = np.array([1, 0, 3]).astype(dtype)
+    mine, theirs = mine_fn(E.tensor(data)), torch_fn(torch.tensor(data))
+    assert mine.dtype == np.float32 and theirs.dtype == torch.float32
+    _close(mine, theirs, rtol=1e-6)
+
+
+def test_relu_keeps_integers_and_refuses_bools() -> None:
+    y = E.relu(E.tensor([1, -2, 3]))
+    assert y.dtype == np.int64 and y.tolist() == [1, 0, 3]
+    with pytest.raises(DtypeMismatchError) as err:
+        E.relu(E.tensor([True, False]))
+    assert str(err.value) == "Boolean inputs not supported for relu"
+
+
+@pytest.mark.parametrize(
+    ("name", "kernel"),
+    [
+        ("leaky_relu", "leaky_relu_cpu"),
+        ("elu", "elu_cpu"),
+        ("gelu", "GeluKernelImpl"),
+        ("silu", "silu_cpu"),
+        ("softplus", "softplus_cpu"),
+    ],
+)
+def test_float_only_activations_refuse_integers_as_torch(name: str, kernel: str) -> None:
+    mine_fn, torch_fn = ACTIVATIONS[name]
+    with pytest.raises(NotImplementedError) as theirs:
+        torch_fn(torch.tensor([1, 2]))
+    with pytest.raises(DtypeMismatchError) as mine:
+        mine_fn(E.tensor([1, 2]))
+    assert str(mine.value) == str(theirs.value) == f"\"{kernel}\" not implemented for 'Long'"
+    assert mine.value.code == "dtype_mismatch"
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_float32_stays_float32(name: str) -> None:
+    mine_fn, _ = ALL[name]
+    x = E.tensor(np.linspace(-2, 2, 5, dtype=np.float32) + 2.5, requires_grad=True)
+    y = mine_fn(x)
+    y.sum().backward()
+    assert y.dtype == np.float32 and x.grad.dtype == np.float32
+
+
+# -- values and gradients at kinks, boundaries and extremes -------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_gradients_at_zero_and_extremes(name: str) -> None:
+    """relu'(0) = 0, leaky_relu'(0) = slope, elu'(0) = alpha, saturated tails, NaN."""
+    mine_fn, torch_fn = ACTIVATIONS[name]
+    values = [0.0, -0.0, -1e-300, 1e-300, -50.0, 50.0, -800.0, 800.0, 19.99, 20.01, math.nan]
+    x, tx = _pair(values)
+    y, g = _grads(mine_fn, x, E)
+    ty, tg = _grads(torch_fn, tx, torch)
+    _close(y, ty)
+    _close(g, tg)
+
+
+def test_relu_grad_at_zero_is_zero() -> None:
+    x = E.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    E.relu(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_infinite_gradient_does_not_leak_through_a_dead_relu() -> None:
+    """log(relu(x)): the infinite d/dy log(0) meets relu's zero; PyTorch gives 0, not nan."""
+    x, tx = _pair([-1.0, 0.0, 2.0])
+    E.log(E.relu(x)).sum().backward()
+    torch.log(torch.relu(tx)).sum().backward()
+    _close(x.grad, tx.grad)
+    assert x.grad.tolist() == [0.0, 0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [(-1.0, 1.0), (None, 0.0), (0.0, None), (1.0, -1.0), (math.nan, None)],
+    ids=["both", "max", "min", "min above max", "nan min"],
+)
+def test_clamp_gradient_passes_at_the_boundary(bounds: tuple[Any, Any]) -> None:
+    lo, hi = bounds
+    values = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, math.inf, math.nan]
+    x, tx = _pair(values)
+    y, g = _grads(lambda t: E.clamp(t, lo, hi), x, E)
+    ty, tg = _grads(lambda t: torch.clamp(t, lo, hi), tx, torch)
+    assert y.grad_fn.name == ty.grad_fn.name() == "ClampBackward1"
+    _close(y, ty)
+    _close(g, tg)
+
+
+def test_clamp_tensor_bounds_get_gradients() -> None:
+    x, tx = _pair([[1.0, 0.0, 3.0, 5.0], [-1.0, 2.0, 2.5, 0.0]])
+    lo, tlo = _pair([1.0, 2.0, 3.0, 4.0])
+    hi, thi = _pair([[2.0], [2.0]])
+    y = E.clamp(x, lo, hi)
+    ty = torch.clamp(tx, tlo, thi)
+    assert y.grad_fn.name == ty.grad_fn.name() == "ClampBackward0"
+    g = np.arange(8.0).reshape(2, 4)
+    y.backward(E.tensor(g, dtype="float64"))
+    ty.backward(torch.tensor(g))
+    _close(y, ty)
+    for mine, theirs in ((x, tx), (lo, tlo), (hi, thi)):
+        _close(mine.grad, theirs.grad)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda T, x, b: T.clamp(x, min=b), "ClampBackward0"),
+        (lambda T, x, b: T.clamp(x, max=b), "ClampBackward0"),
+        # a 0-d bound that needs no grad counts as a number
+        (lambda T, x, b: T.clamp(x, b.detach(), 1.0), "ClampBackward1"),
+        (lambda T, x, b: T.clamp_min(x, b), "ClampMinBackward1"),
+        (lambda T, x, b: T.clamp_max(x, b), "ClampMaxBackward1"),
+        (lambda T, x, b: T.clamp_min(x, 0.5), "ClampMinBackward0"),
+        (lambda T, x, b: T.clamp_max(x, 0.5), "ClampMaxBackward0"),
+    ],
+)
+def test_clamp_variants_record_torch_nodes(call: Any, name: str) -> None:
+    x, tx = _pair([-1.0, 0.5, 2.0])
+    b, tb = _pair(0.5)
+    y, ty = call(E, x, b), call(torch, tx, tb)
+    assert y.grad_fn.name == ty.grad_fn.name() == name
+    y.sum().backward()
+    ty.sum().backward()
+    _close(x.grad, tx.grad)
+    if tb.grad is None:
+        assert b.grad is None
+    else:
+        _close(b.grad, tb.grad)
+
+
+def test_clamp_dtypes_follow_torch_promotion() -> None:
+    assert E.clamp(E.tensor([1, 5]), 0, 3).dtype == np.int64
+    assert E.clamp(E.tensor([1, 5]), 0.5).dtype == np.float32
+    assert E.clamp(E.tensor([True, False]), -1, 1).dtype == np.int64
+    assert E.clamp(E.tensor([1.0], dtype="float32"), E.tensor(0.0, dtype="float64")).dtype == (
+        np.float32
+    )
+
+
+def test_clamp_needs_a_bound() -> None:
+    with pytest.raises(RuntimeError) as theirs:
+        torch.clamp(torch.ones(2))
+    with pytest.raises(BadArgumentsError) as mine:
+        E.clamp(E.ones(2))
+    assert str(mine.value) == str(theirs.value)
+    assert E.clip(E.tensor([-2.0, 2.0]), -1, 1).tolist() == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_ties_split_and_nan(op: str) -> None:
+    a, ta = _pair([1.0, 2.0, 3.0, math.nan, 0.0])
+    b, tb = _pair([1.0, 1.0, 4.0, 0.0, math.nan])
+    y = getattr(E, op)(a, b)
+    ty = getattr(torch, op)(ta, tb)
+    y.backward(E.tensor([1.0, 2.0, 4.0, 8.0, 16.0], dtype="float64"))
+    ty.backward(torch.tensor([1.0, 2.0, 4.0, 8.0, 16.0], dtype=torch.float64))
+    assert y.grad_fn.name == ty.grad_fn.name()
+    _close(y, ty)
+    _close(a.grad, ta.grad)
+    _close(b.grad, tb.grad)
+    assert a.grad.tolist()[0] == b.grad.tolist()[0] == 0.5
+
+
+def test_maximum_broadcast_errors_and_promotion() -> None:
+    with pytest.raises(RuntimeError) as theirs:
+        torch.maximum(torch.ones(2, 3), torch.ones(4))
+    with pytest.raises(ShapeMismatchError) as mine:
+        E.maximum(E.ones(2, 3), E.ones(4))
+    assert str(mine.value) == str(theirs.value)
+    f32 = E.ones(3)
+    assert E.maximum(f32, E.tensor(0.5, dtype="float64")).dtype == np.float32
+    assert E.maximum(E.tensor([1, 2]), E.tensor([0.5])).dtype == np.float32
+    assert E.maximum(f32, 2).tolist() == [2.0, 2.0, 2.0]  # a number is a wrapped scalar here
+
+
+def test_gelu_rejects_unknown_approximation() -> None:
+    with pytest.raises(RuntimeError) as theirs:
+        F.gelu(torch.ones(2), approximate="fast")
+    with pytest.raises(BadArgumentsError) as mine:
+        E.gelu(E.ones(2), approximate="fast")
+    assert str(mine.value) == str(theirs.value)
+
+
+# -- erf ----------------------------------------------------------------------------------
+
+
+def test_erf_within_a_few_ulp_of_libm() -> None:
+    x = np.concatenate(
+        [
+            np.linspace(-7.0, 7.0, 20001),
+            np.geomspace(1e-300, 1.0, 200),
+            -np.geomspace(1e-300, 1.0, 200),
+            [0.0, -0.0, 1.0, 2.0, 3.5, 6.0, -6.0, 1e300],
+        ]
+    )
+    ref = np.array([math.erf(v) for v in x])
+    got = _erf(x)
+    assert np.all(np.abs(got - ref) <= 8 * np.spacing(np.abs(ref)))
+    assert np.signbit(_erf(np.array([-0.0]))).all()
+    assert _erf(np.array([math.inf, -math.inf])).tolist() == [1.0, -1.0]
+    assert np.isnan(_erf(np.array([math.nan]))).all()
+    assert _erf(np.zeros((0, 3))).shape == (0, 3)
+
+
+# -- graph semantics ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_second_derivative_matches_torch(name: str) -> None:
+    mine_fn, torch_fn = ALL[name]
+    values = [0.3, -1.2, 2.1, 0.9, -0.4]
+    x, tx = _pair(values)
+    (g,) = E.grad(mine_fn(x).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad(torch_fn(tx).sum(), tx, create_graph=True)
+    _close(g, tg)
+    assert g.requires_grad == tg.requires_grad
+    (gg,) = E.grad(g.sum(), x, allow_unused=True)
+    (tgg,) = torch.autograd.grad(tg.sum(), tx, allow_unused=True)
+    _close(gg, tgg)
+
+
+@pytest.mark.parametrize(
+    ("name", "node"),
+    [
+        ("relu", "ThresholdBackwardBackward0"),
+        ("sigmoid", "SigmoidBackwardBackward0"),
+        ("tanh", "TanhBackwardBackward0"),
+        ("leaky_relu", "LeakyReluBackwardBackward0"),
+        ("elu", "EluBackwardBackward0"),
+        ("gelu", "GeluBackwardBackward0"),
+        ("softplus", "SoftplusBackwardBackward0"),
+        ("silu", "MulBackward0"),
+    ],
+)
+def test_backward_graph_names_match_torch(name: str, node: str) -> None:
+    mine_fn, torch_fn = ALL[name]
+    x, tx = _pair([0.5, -1.0])
+    (g,) = E.grad(mine_fn(x).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad(torch_fn(tx).sum(), tx, create_graph=True)
+    assert g.grad_fn.name == type(tg.grad_fn).__name__ == node
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_numpy_vjp_agrees_with_engine_backward(name: str) -> None:
+    """Each op's numpy ``vjp`` (plain backward) and its engine-op rule (create_graph)."""
+    mine_fn, _ = ALL[name]
+    x = E.tensor(np.array([0.3, -1.2, 2.1, 0.9, -0.4, 3.0]), requires_grad=True)
+    v = E.tensor(np.linspace(-1.0, 1.0, 6))
+    (fast,) = E.grad(mine_fn(x), x, v)
+    (graph,) = E.grad(mine_fn(x), x, v, create_graph=True)
+    np.testing.assert_allclose(fast.data, graph.data, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("name", "saves_result"),
+    [
+        ("relu", True),
+        ("sigmoid", True),
+        ("tanh", True),
+        ("exp", True),
+        ("sqrt", True),
+        ("sin", False),
+        ("log", False),
+        ("gelu", False),
+        ("softplus", False),
+    ],
+)
+def test_in_place_edit_of_a_saved_tensor_fails_backward_as_torch(
+    name: str, saves_result: bool
+) -> None:
+    """What each op saves (its input or its result) decides which edit breaks backward."""
+    mine_fn, torch_fn = ALL[name]
+
+    def run(T: Any, fn: Any) -> str:
+        x = T.tensor([0.5, 1.5], requires_grad=True)
+        h = x * 1.0
+        y = fn(h)
+        (y if saves_result else h).mul_(2.0)
+        try:
+            y.sum().backward()
+        except (RuntimeError, VersionMismatchError) as exc:
+            return str(exc)
+        return "ok"
+
+    theirs, mine = run(torch, torch_fn), run(E, mine_fn)
+    assert theirs.startswith("one of the variables needed for gradient computation")
+    assert mine == theirs
+
+
+def test_in_place_edit_is_a_version_error() -> None:
+    x = E.tensor([0.5, 1.5], requires_grad=True)
+    y = E.sigmoid(x * 1.0)
+    y.mul_(2.0)
+    with pytest.raises(VersionMismatchError):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["relu", "sigmoid", "tanh", "gelu", "clamp", "maximum"])
+def test_second_backward_through_a_freed_node_raises(name: str) -> None:
+    fns = {
+        **ALL,
+        "clamp": (lambda t: E.clamp(t, 0.0, 1.0), None),
+        "maximum": (lambda t: E.maximum(t, t * 0.5), None),
+    }
+    x = E.tensor([0.5, -1.0], requires_grad=True)
+    y = fns[name][0](x).sum()
+    y.backward(retain_graph=False)
+    with pytest.raises(GraphFreedError):
+        y.backward()
+
+
+def test_methods_exist_where_torch_has_them() -> None:
+    x = E.tensor([-1.0, 0.5])
+    for name in ("exp", "log1p", "sqrt", "sigmoid", "tanh", "relu", "clamp", "clip", "maximum"):
+        assert hasattr(x, name), name
+        assert hasattr(torch.Tensor, name), name
+    for name in ("leaky_relu", "elu", "gelu", "silu", "softplus"):
+        assert not hasattr(torch.Tensor, name), name
+    assert x.clamp(min=0.0).tolist() == [0.0, 0.5]
