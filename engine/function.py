@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from . import dtypes
-from .errors import GRAPH_FREED_MESSAGE, GraphFreedError, VersionMismatchError
+from .errors import (
+    GRAPH_FREED_MESSAGE,
+    GraphFreedError,
+    ShapeMismatchError,
+    VersionMismatchError,
+)
 from .grad_mode import _enabled
 
 if TYPE_CHECKING:
@@ -118,7 +123,9 @@ class Node:
             return ()
         for t, version in zip(saved, self._versions):
             if type(t) is _tensor_cls and t._vc[0] != version:
-                raise VersionMismatchError(_version_message(t, t._vc[0], version), node=self)
+                raise VersionMismatchError(
+                    _version_message(t, t._vc[0], version), node=self, tensor=t
+                )
         return saved
 
     @property
@@ -134,7 +141,9 @@ class Node:
             if vc[0] != version:
                 t = _tensor_cls._make(data)
                 t.grad_fn = self
-                raise VersionMismatchError(_version_message(t, vc[0], version), node=self)
+                raise VersionMismatchError(
+                    _version_message(t, vc[0], version), node=self, tensor=t
+                )
             t = _tensor_cls._make(data, True, self, nr)
             t._vc = vc
             out.append(t)
@@ -245,7 +254,10 @@ class Function:
             for t in inputs:
                 if type(t) is _tensor_cls and t.requires_grad_flag:
                     return cls._record(inputs, params)
-        out = cls.forward(_NoCtx(), *inputs, **params)
+        try:
+            out = cls.forward(_NoCtx(), *inputs, **params)
+        except ValueError as exc:
+            raise _shape_error(cls, inputs, exc) from None
         if type(out) is tuple:
             results = tuple(_wrap(o) for o in out)
             if cls.is_view:
@@ -259,7 +271,10 @@ class Function:
     @classmethod
     def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
         node = Node(cls)
-        out = cls.forward(node, *inputs, **params)
+        try:
+            out = cls.forward(node, *inputs, **params)
+        except ValueError as exc:
+            raise _shape_error(cls, inputs, exc) from None
         if len(inputs) == 1:
             t = inputs[0]
             fn = t.grad_fn
@@ -298,6 +313,16 @@ class Function:
         if node._saved_result:
             node._result = [(r.data, r._vc, 0) for r in results]
         return tuple(results)
+
+
+def _shape_error(cls: type[Function], inputs: tuple[Any, ...], exc: ValueError) -> Exception:
+    """NumPy's ValueError from a broadcasting forward, as PyTorch's shape error."""
+    if not cls.broadcasts:
+        return exc
+    from .ops._util import broadcast_message
+
+    shapes = tuple(np.shape(t.data if type(t) is _tensor_cls else t) for t in inputs)
+    return ShapeMismatchError(broadcast_message(shapes))
 
 
 def function(

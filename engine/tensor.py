@@ -21,6 +21,7 @@ from .errors import (
     LeafInplaceError,
     NoGradFnError,
     NotLeafError,
+    ShapeMismatchError,
 )
 from .grad_mode import _enabled
 
@@ -181,7 +182,7 @@ class Tensor:
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise RuntimeError("assigned grad has data of a different size")
+            raise ShapeMismatchError("assigned grad has data of a different size")
         self._grad = value
 
     # -- plain array facts ---------------------------------------------------

@@ -64,10 +64,10 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise ShapeMismatchError(_broadcast_message(shapes)) from None
+        raise ShapeMismatchError(broadcast_message(shapes)) from None
 
 
-def _broadcast_message(shapes: tuple[tuple[int, ...], ...]) -> str:
+def broadcast_message(shapes: tuple[tuple[int, ...], ...]) -> str:
     a, b = shapes[0], shapes[-1]
     for i in range(1, max(len(a), len(b)) + 1):
         da = a[-i] if i <= len(a) else 1

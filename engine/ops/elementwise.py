@@ -325,8 +325,11 @@ def _grad_function(
 
 
 def _threshold_kernel(g: Any, out: Any) -> Any:
-    # PyTorch's threshold_backward: out <= 0 ? 0 : g (a NaN result passes the gradient)
-    return _mask_grad(g, np.logical_not(np.less_equal(out, 0)))
+    """PyTorch's threshold_backward(g, relu(x), 0): out <= 0 ? 0 : g. A relu result is
+    +0, positive or NaN, so "keep" is its bits read as an integer being > 0: one
+    comparison, and a NaN result passes the gradient as in PyTorch."""
+    out = np.asarray(out)
+    return _mask_grad(g, np.greater(out.view(_SAME_SIZE_INT[out.dtype.itemsize]), 0))
 
 
 def _sigmoid_kernel(g: Any, y: Any) -> Any:

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from fastapi import Query, Response
 
-from .. import executor, graph, offload, views
+from .. import executor, graph, graph_svg, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep
 from ..http import JSONBody
 from ..names import check_tensor_name
@@ -60,7 +60,7 @@ async def run_grad(
         return JSONBody({"grads": [views.value(g, out) for g in grads]})
 
 
-GRAPH_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/vnd.mermaid"}
+GRAPH_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/vnd.mermaid", "svg": "image/svg+xml"}
 
 
 @router.get(
@@ -69,7 +69,7 @@ GRAPH_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/vnd.mermaid"}
     response_model=GraphOut,
     responses={
         200: {
-            "description": "The graph as JSON, Graphviz DOT or Mermaid (see `format`).",
+            "description": "The graph as JSON, Graphviz DOT, Mermaid or SVG (see `format`).",
             "content": {m: {"schema": {"type": "string"}} for m in GRAPH_MEDIA.values()},
         },
         **documented(*TENSOR),
@@ -82,7 +82,7 @@ async def get_graph(
         Query(description="Root tensor names (repeat or comma-separate); default: every non-leaf."),
     ] = None,
     format: Annotated[  # noqa: A002 - the query parameter's public name
-        Literal["json", "dot", "mermaid"], Query(description="json, dot or mermaid.")
+        Literal["json", "dot", "mermaid", "svg"], Query(description="json, dot, mermaid or svg.")
     ] = "json",
 ) -> Response:
     """The backward graph from the roots: grad_fn nodes (freed or not), edges, leaves."""
@@ -93,5 +93,8 @@ async def get_graph(
         result = graph.build(session, names)
     if format == "json":
         return JSONBody(result)
-    text = graph.to_dot(result) if format == "dot" else graph.to_mermaid(result)
+    if format == "svg":
+        text = graph_svg.render_svg(result, title=f"backward graph of session {session.name!r}")
+    else:
+        text = graph.to_dot(result) if format == "dot" else graph.to_mermaid(result)
     return Response(text, media_type=GRAPH_MEDIA[format])

@@ -86,14 +86,23 @@ def _cases() -> list[np.ndarray]:
     ]
 
 
-@pytest.mark.parametrize("data", _cases(), ids=lambda a: f"{a.dtype}{list(a.shape)}")
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("mode", ["plain", "requires_grad", "grad_fn"])
-def test_repr_matches_torch(data: np.ndarray, dtype: str, mode: str, torch: Any) -> None:
-    if data.dtype.kind == "f":
-        data = data.astype(dtype)
-    elif dtype == "float64" or mode != "plain":
-        pytest.skip("integer and bool tensors print once, without autograd flags")
+def _torch_cases() -> list[Any]:
+    """Float cases in both float dtypes, plain, requiring grad and with a grad_fn;
+    integer and bool cases once (they cannot require grad)."""
+    out = []
+    for data in _cases():
+        label = f"{data.dtype.kind}{list(data.shape)}"
+        if data.dtype.kind != "f":
+            out.append(pytest.param(data, "plain", id=f"{label}-plain"))
+            continue
+        for dtype in ("float32", "float64"):
+            for mode in ("plain", "requires_grad", "grad_fn"):
+                out.append(pytest.param(data.astype(dtype), mode, id=f"{label}-{dtype}-{mode}"))
+    return out
+
+
+@pytest.mark.parametrize(("data", "mode"), _torch_cases())
+def test_repr_matches_torch(data: np.ndarray, mode: str, torch: Any) -> None:
     mine, theirs = E.Tensor(data.copy()), torch.from_numpy(data.copy())
     if mode != "plain":
         mine.requires_grad_()
