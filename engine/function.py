@@ -226,7 +226,8 @@ class Function:
 
     A hot op may also define ``vjp(ctx, *grads)`` on ndarrays, used when no
     graph of the backward pass is wanted; the op database checks it against
-    ``backward`` and PyTorch.
+    ``backward`` and PyTorch. A ``vjp`` must never write into an incoming
+    gradient: it may be a read-only broadcast view, or shared with another edge.
     """
 
     name: ClassVar[str] = "Function"

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from . import dtypes
+from .errors import DtypeMismatchError, ShapeMismatchError
+from .grad_mode import _enabled
+from .ops._util import broadcast_message
 from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
@@ -18,11 +24,45 @@ def _op(name: str) -> Any:
     return OPS[name].fn
 
 
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _inplace_shape_message(target: tuple[int, ...], other: tuple[int, ...]) -> str:
+    try:
+        shape = list(np.broadcast_shapes(target, other))
+    except ValueError:
+        return broadcast_message((target, other))
+    return f"output with shape {list(target)} doesn't match the broadcast shape {shape}"
+
+
+def _records(*values: Any) -> bool:
+    return _enabled.get() and any(isinstance(v, Tensor) and v.requires_grad for v in values)
+
+
 def _inplace(name: str) -> Any:
     fn = OPS[name].fn
+    ufunc = _UFUNCS.get(name)
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
+        if not _records(self, *args, *kwargs.values()):
+            if ufunc is not None and len(args) == 1 and not kwargs and self.data.flags.writeable:
+                # the SGD update ``w -= lr * w.grad`` under no_grad: no copy, no graph
+                other = args[0].data if isinstance(args[0], Tensor) else args[0]
+                try:
+                    ufunc(self.data, other, out=self.data, casting="same_kind")
+                except ValueError:
+                    message = _inplace_shape_message(self.shape, np.shape(other))
+                    raise ShapeMismatchError(message) from None
+                except TypeError:
+                    raise DtypeMismatchError(
+                        f"result type can't be cast to the desired output type "
+                        f"{dtypes.torch_name(self.dtype)}"
+                    ) from None
+                self._vc[0] += 1
+                return self
+            return self._inplace(fn(self, *args, **kwargs))
+        # the op reads the old values while this tensor is overwritten: give it a copy
         source = _snapshot(self) if self.requires_grad else self
         return self._inplace(fn(source, *args, **kwargs))
 
@@ -101,8 +141,22 @@ def _backward(
     )
 
 
+def _T(self: Tensor) -> Tensor:
+    """``x.T``: all dims reversed (PyTorch records PermuteBackward0)."""
+    if self.ndim < 2:
+        return self
+    return OPS["permute"].fn(self, *reversed(range(self.ndim)))
+
+
+def _mT(self: Tensor) -> Tensor:
+    """``x.mT``: the last two dims swapped."""
+    return OPS["transpose"].fn(self, -2, -1)
+
+
 def bind() -> None:
     Tensor.backward = _backward  # type: ignore[attr-defined]
+    Tensor.T = property(_T)  # type: ignore[attr-defined]
+    Tensor.mT = property(_mT)  # type: ignore[attr-defined]
     for spec in OPS.values():
         if spec.method and not hasattr(Tensor, spec.name):
             setattr(Tensor, spec.name, spec.fn)

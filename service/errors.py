@@ -60,6 +60,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "graph_freed": (409, "Graph already freed"),
     "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
     "version_mismatch": (409, "Saved tensor modified in place"),
+    "inplace_view": (409, "Tensor modified in place through a view"),
     # bugs: answered as problems too, but no test may ever reach them
     "internal_vjp_error": (500, "Internal error in a backward rule"),
     "engine_error": (500, "Internal engine error"),

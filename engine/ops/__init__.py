@@ -1,7 +1,7 @@
 """Op modules; importing this package fills the registry (one import per line,
 so engineers adding modules never edit the same line)."""
 
-# ruff: noqa: F401
+# ruff: noqa: F401, I001
 from . import arithmetic
 from . import compare
 from . import elementwise

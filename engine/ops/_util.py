@@ -98,9 +98,13 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if not isinstance(dim, (list, tuple)) else tuple(dim)
-    out = tuple(sorted({normalize_dim(d, ndim) for d in dims}))
-    if len(out) != len(dims):
-        raise BadArgumentsError(f"dim {list(dims)} appears multiple times in the list of dims")
+    seen: list[int] = []
+    for d in dims:
+        n = normalize_dim(d, ndim)
+        if n in seen:
+            raise BadArgumentsError(f"dim {n} appears multiple times in the list of dims")
+        seen.append(n)
+    out = tuple(sorted(seen))
     return out if ndim else ()
 
 

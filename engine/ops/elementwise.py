@@ -30,6 +30,29 @@ from ._util import arr, as_tensor, broadcast_shape, cast, operands
 _KERNEL_TYPE = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": "Double"}
 
 
+try:  # numpy's own switch behind np.errstate, without its ~5 us of Python per use
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _IGNORE_FP = _make_extobj(all="ignore")
+
+    class _quiet:  # noqa: N801 - used like np.errstate
+        """``np.errstate(all="ignore")`` for one numpy call: inf/nan results are
+        PyTorch's answers here (exp overflow, log(0)), not warnings."""
+
+        __slots__ = ("token",)
+
+        def __enter__(self) -> None:
+            self.token = _extobj_contextvar.set(_IGNORE_FP)
+
+        def __exit__(self, *exc: object) -> None:
+            _extobj_contextvar.reset(self.token)
+
+except ImportError:  # pragma: no cover - a numpy without the private switch
+
+    def _quiet() -> Any:  # type: ignore[misc]
+        return np.errstate(all="ignore")
+
+
 def _float(a: Tensor) -> np.ndarray:
     """Integer inputs to unary float functions compute in the default float dtype."""
     return a.data if dtypes.is_floating(a.data.dtype) else a.data.astype(dtypes.DEFAULT_FLOAT)
@@ -168,7 +191,7 @@ def _unary(
             ctx.save_result()
         else:
             ctx.save_for_backward(a)
-        with np.errstate(all="ignore"):
+        with _quiet():
             return forward(_float(a))
 
     def bwd(ctx: Any, g: Tensor) -> Tensor:
@@ -176,7 +199,7 @@ def _unary(
 
     def raw(ctx: Any, g: np.ndarray) -> np.ndarray:
         saved = ctx.result.data if use_result else ctx.saved_tensors[0].data
-        with np.errstate(all="ignore"):
+        with _quiet():
             return vjp(g, saved)
 
     return type(
@@ -305,7 +328,7 @@ def _grad_function(
     def forward(ctx: Any, g: Tensor, saved: Tensor, **params: Any) -> Any:
         ctx.save_for_backward(g, saved)
         ctx.params = params
-        with np.errstate(all="ignore"):
+        with _quiet():
             return kernel(g.data, saved.data, **params)
 
     def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -375,7 +398,7 @@ class ReluBackward0(Function):
 
 
 def _sigmoid_array(x: np.ndarray) -> Any:
-    with np.errstate(over="ignore"):
+    with _quiet():
         e = np.exp(-x)
     e += 1
     if type(e) is np.ndarray:
@@ -594,13 +617,14 @@ class GeluBackward0(Function):
         x = _floating_only(a, "GeluKernelImpl")
         if approximate == "tanh":
             ctx.save_for_backward(a)
-            with np.errstate(over="ignore", invalid="ignore"):
+            with _quiet():
                 inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
                 return 0.5 * x * (1 + np.tanh(inner))
         cdf = _gelu_cdf(x).astype(x.dtype, copy=False)
         # the backward reuses Φ(x): erf is most of gelu's cost
         ctx.save_for_backward(a, cdf)
-        return x * cdf
+        with _quiet():
+            return x * cdf
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -611,7 +635,7 @@ class GeluBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> Any:
         saved = ctx.saved_tensors
         cdf = saved[1] if len(saved) > 1 else None
-        with np.errstate(over="ignore", invalid="ignore"):
+        with _quiet():
             return _gelu_kernel(g, saved[0].data, approximate=ctx.approximate, cdf=cdf)
 
 
@@ -638,7 +662,7 @@ class SiluBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> Any:
         ctx.save_for_backward(a)
         x = _floating_only(a, "silu_cpu")
-        with np.errstate(over="ignore"):
+        with _quiet():
             return x / (1 + np.exp(-x))
 
     @staticmethod
@@ -652,7 +676,8 @@ class SiluBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> Any:
         x = ctx.saved_tensors[0].data
         s = _sigmoid_array(x)
-        return g * s * (1 + x * (1 - s))
+        with _quiet():
+            return g * s * (1 + x * (1 - s))
 
 
 @register(samples=S.unary, method=False, torch=_nn("silu"))
@@ -688,7 +713,7 @@ class SoftplusBackward0(Function):
         ctx.beta, ctx.threshold = beta, threshold
         x = _floating_only(a, "softplus_cpu")
         bx = x * beta
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        with _quiet():
             return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / beta)
 
     @staticmethod
@@ -698,7 +723,7 @@ class SoftplusBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        with np.errstate(over="ignore", invalid="ignore"):
+        with _quiet():
             return _softplus_kernel(
                 g, ctx.saved_tensors[0].data, beta=ctx.beta, threshold=ctx.threshold
             )

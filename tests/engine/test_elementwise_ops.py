@@ -8,6 +8,7 @@ PyTorch parity over every sample; these tests pin down what samples cannot.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -414,3 +415,19 @@ def test_methods_exist_where_torch_has_them() -> None:
     for name in ("leaky_relu", "elu", "gelu", "silu", "softplus"):
         assert not hasattr(torch.Tensor, name), name
     assert x.clamp(min=0.0).tolist() == [0.0, 0.5]
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_overflow_and_domain_edges_are_silent(name: str) -> None:
+    """inf and nan are PyTorch's answers at the edges (exp(1000), log(0), sqrt(-1)):
+    no numpy RuntimeWarning leaks into logs."""
+    mine_fn, torch_fn = ALL[name]
+    x, tx = _pair([1000.0, -1000.0, 0.0, -1.0, math.inf, -math.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, g = _grads(mine_fn, x, E)
+        y2 = mine_fn(x)
+        E.grad(y2, x, E.ones_like(y2), create_graph=True)
+    ty, tg = _grads(torch_fn, tx, torch)
+    _close(y, ty)
+    _close(g, tg)

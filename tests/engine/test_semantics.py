@@ -457,6 +457,7 @@ def test_higher_order_gradients_of_x_cubed() -> None:
     np.testing.assert_array_equal(arr(ours[2]), [6.0, 6.0])
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_backward_with_create_graph_gives_a_differentiable_grad() -> None:
     def scenario(T: Any) -> Any:
         x = T.tensor([2.0], requires_grad=True)
