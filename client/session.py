@@ -373,6 +373,13 @@ class Session:
         """``left <symbol> right`` as an expression step (the server records it as PyTorch's
         operator does), or as an op step when an operand is an array constant."""
         a, b = self._operand(left), self._operand(right)
+        if a is not None and b is not None and not isinstance(left, Tensor):
+            # a scalar on the left: PyTorch's reflected operators record rsub (RsubBackward1)
+            # and reciprocal-then-mul (MulBackward0); spelled as those ops, not as expressions
+            if symbol == "-":
+                return self._apply("rsub", (right, left), {})
+            if symbol == "/":
+                return self._apply("mul", (self._apply("reciprocal", (right,), {}), left), {})
         if a is None or b is None:
             if isinstance(left, Tensor) or isinstance(right, Tensor):
                 if not isinstance(left, Tensor) and not isinstance(left, np.ndarray):

@@ -236,10 +236,10 @@ def _run(
                 if type(target) is Node:
                     if needed is not None and target not in needed:
                         continue
-                    buf = buffers.get(target)
-                    if buf is None:
-                        buf = buffers[target] = [None] * target.n_outputs
-                    buf[nr] = _add(buf[nr], g)
+                    pending = buffers.get(target)
+                    if pending is None:
+                        pending = buffers[target] = [None] * target.n_outputs
+                    pending[nr] = _add(pending[nr], g)
                 elif inputs is None or id(target) in capture_leaf:
                     leaf_grads[target] = _add(leaf_grads.get(target), g)
     if inputs is not None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 
-class EngineError(Exception):
-    """Base class: ``code`` is stable, ``str(err)`` is the user-facing message."""
+class EngineError(RuntimeError):
+    """Base class: ``code`` is stable, ``str(err)`` is the user-facing message. A
+    RuntimeError, as PyTorch raises, so tutorial code that catches one still works."""
 
     code = "engine_error"
 

@@ -70,6 +70,13 @@ class Node:
         "__dict__",
     )
 
+    fn: type[Function]
+    seq: int
+    next_edges: tuple[tuple[Any, int] | None, ...]
+    out_shape: tuple[int, ...]
+    out_dtype: np.dtype
+    _versions: tuple[int, ...]
+
     output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] | None = None  # several outputs
     n_outputs = 1
     _saved_result = False
@@ -281,7 +288,7 @@ class Function:
             fn = t.grad_fn
             node.next_edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
         else:
-            edges = []
+            edges: list[tuple[Any, int] | None] = []
             for t in inputs:
                 if type(t) is _tensor_cls and t.requires_grad_flag:
                     fn = t.grad_fn

@@ -169,12 +169,12 @@ def bind() -> None:
     for dunder, name in _COMMUTED.items():
         setattr(Tensor, dunder, _commuted(name))
     # ``number - tensor`` is rsub, ``number / tensor`` is reciprocal * number (PyTorch)
-    Tensor.__rsub__ = lambda self, other: OPS["rsub"].fn(self, other)  # type: ignore[attr-defined]
-    Tensor.__rtruediv__ = lambda self, other: rdiv(self, other)  # type: ignore[attr-defined]
+    Tensor.__rsub__ = lambda self, other: OPS["rsub"].fn(self, other)  # type: ignore[method-assign]
+    Tensor.__rtruediv__ = lambda self, other: rdiv(self, other)  # type: ignore[method-assign]
     for method, name in _INPLACE.items():
         if name in OPS:
             setattr(Tensor, method, _inplace(name))
     for dunder, method in _IOPERATORS.items():
         if hasattr(Tensor, method):
             setattr(Tensor, dunder, getattr(Tensor, method))
-    Tensor.__hash__ = object.__hash__  # type: ignore[method-assign]
+    Tensor.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]

@@ -97,6 +97,12 @@ class MulBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
+        if a is b and edge_a is not None:
+            # x * x: both gradients go to x, so send their sum down one edge
+            # (one product instead of two and an addition)
+            out = g * a.data
+            out *= 2
+            return out, None
         return (
             g * _data(b) if edge_a is not None else None,
             g * _data(a) if edge_b is not None else None,

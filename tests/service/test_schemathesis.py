@@ -105,7 +105,9 @@ def _mostly(real: st.SearchStrategy[Any], drawn: Any) -> st.SearchStrategy[Any]:
 
 
 @schema.hook
-def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> Any:
+def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None) -> Any:
+    if not path_parameters:
+        return st.just(path_parameters)
     out: dict[str, Any] = {}
     for key, value in path_parameters.items():
         if key == "session":
