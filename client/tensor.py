@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import errors
-from .printing import tensor_repr
+from .printing import MAX_ELEMENTS, tensor_repr
 
 if TYPE_CHECKING:
     from .session import Session
@@ -288,10 +288,13 @@ class Tensor:
         if self._failed is not None or self._stale:
             return f"<gradserve.Tensor {self._name!r} (unusable: {'failed' if self._failed else 'rebound'})>"
         meta = self._metadata()
+        shape = tuple(meta["shape"])
+        if self._value is None and int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+            values = np.broadcast_to(np.zeros((), meta["dtype"]), shape)  # summarized, not fetched
+        else:
+            values = self._values()
         return tensor_repr(
-            self._values(),
-            grad_fn=meta.get("grad_fn"),
-            requires_grad=meta.get("requires_grad", False),
+            values, grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
         )
 
     def __iter__(self) -> Iterator[Tensor]:

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# docker/smoke.sh: build the gradserve image from docker/Dockerfile, run it, check
-# /healthz, the image's HEALTHCHECK, that one non-root server process runs, and a
-# tutorial example over HTTP (y = x**2, backward, x.grad == [2, 4]); then stop it.
+# docker/smoke.sh [--no-scale]: build the gradserve image from docker/Dockerfile,
+# run it, check /healthz, the image's HEALTHCHECK, that one non-root server
+# process runs, and a tutorial example over HTTP (y = x**2, backward,
+# x.grad == [2, 4]; the same by stateless /v1/gradient); then stop it (a clean
+# exit 0 on SIGTERM). Then, unless --no-scale: compose.yml's scale-out "lb" by
+# hand: two containers of the image and nginx (docker/nginx/entrypoint.sh, as in
+# compose.yml) on 127.0.0.1 ports; sessions must stay pinned to one replica.
 #
 # There is no Docker engine on our machines and Docker Hub is out of reach, so:
 #   * the container engine is podman with runc (Debian packages, installed here
@@ -25,6 +29,8 @@
 #                           /etc/apt/sources.list*)
 #   GRADSERVE_SMOKE_KEEP=1  keep the container running at the end (debugging)
 #   GRADSERVE_SMOKE_NO_INSTALL=1  never apt-get install; fail if a tool is missing
+#   GRADSERVE_SMOKE_SCALE=0 the same as --no-scale
+#   GRADSERVE_SMOKE_CONTEXT another build context (only to test this script)
 set -Eeuo pipefail
 
 readonly BASE_RECIPE=1   # bump when the debootstrap recipe below changes
@@ -71,20 +77,20 @@ cleanup() {
         printf '[smoke] FAILED with exit code %s after %s s\n' "$rc" "$(($(date +%s) - T0))" >&2
     fi
 }
-trap cleanup EXIT
-
 SCALE=${GRADSERVE_SMOKE_SCALE:-1}
 for arg in "$@"; do
     case "$arg" in
         --no-scale) SCALE=0 ;;
         --scale) SCALE=1 ;;
         -h | --help)
-            sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed '$d'
+            sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed '$d' | cut -c3-
             exit 0
             ;;
         *) die "unknown argument $arg (--scale, --no-scale)" ;;
     esac
 done
+
+trap cleanup EXIT
 
 # --- 1. prerequisites ---------------------------------------------------------
 [[ "$(uname -s)" == Linux ]] || die "needs Linux (podman + runc); this is $(uname -s)"

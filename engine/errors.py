@@ -22,7 +22,7 @@ class EngineError(RuntimeError):
 
     def __getattr__(self, name: str) -> Any:
         # context entries (node, index, ...) read as attributes; absent ones are None
-        if name in ("message", "context"):
+        if name in ("message", "context") or name.startswith("__"):
             raise AttributeError(name)
         return self.context.get(name)
 

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from .docs import mount_docs
 from .errors import install_handlers
 from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
 from .routes import ROUTERS
@@ -31,12 +32,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="gradserve",
         version=VERSION,
         description=DESCRIPTION,
+        docs_url=None,
         redoc_url=None,
     )
     app.state.settings = settings
     app.state.store = SessionStore(settings)
     app.state.metrics = Metrics(lambda: len(app.state.store))
     install_handlers(app)
+    mount_docs(app)
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)

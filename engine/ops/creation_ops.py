@@ -176,7 +176,7 @@ def _fill_dtype(fill_value: Any) -> np.dtype:
 )
 def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given shape filled with ``fill_value``."""
-    shape = _size("full", size if isinstance(size, (list, tuple)) else (size,))
+    shape = _size("full", tuple(size) if isinstance(size, (list, tuple)) else (size,))
     dt = _dtype(dtype, _fill_dtype(fill_value))
     return _leaf(np.full(shape, _number(fill_value, "fill_value"), dt), requires_grad)
 

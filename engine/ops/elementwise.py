@@ -31,7 +31,10 @@ _KERNEL_TYPE = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": 
 
 
 try:  # numpy's own switch behind np.errstate, without its ~5 us of Python per use
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar,
+        _make_extobj,
+    )
 
     _IGNORE_FP = _make_extobj(all="ignore")
 
@@ -49,7 +52,7 @@ try:  # numpy's own switch behind np.errstate, without its ~5 us of Python per u
 
 except ImportError:  # pragma: no cover - a numpy without the private switch
 
-    def _quiet() -> Any:  # type: ignore[misc]
+    def _quiet() -> Any:  # type: ignore[misc,no-redef]
         return np.errstate(all="ignore")
 
 
@@ -81,7 +84,10 @@ def _mask_grad(g: Any, keep: Any) -> Any:
     random mask, and no floating-point warnings."""
     g = np.asarray(g)
     ints = _SAME_SIZE_INT[g.dtype.itemsize]
-    return np.bitwise_and(g.view(ints), np.negative(keep, dtype=ints)).view(g.dtype)
+    bits = np.negative(keep, dtype=ints)  # type: ignore[call-overload]
+    out = np.empty(np.broadcast_shapes(g.shape, bits.shape), g.dtype)  # owned: no copy later
+    np.bitwise_and(g.view(ints), bits, out=out.view(ints))
+    return out
 
 
 class MaskedGrad(Function):
@@ -339,7 +345,7 @@ def _grad_function(
             second(gg, g, saved, **ctx.params) if need_saved else None,
         )
 
-    cls = type(
+    cls: type[Function] = type(
         name,
         (Function,),
         {"name": name, "forward": staticmethod(forward), "backward": staticmethod(backward)},
@@ -813,8 +819,8 @@ class ClampBackward0(Function):
     def masks(ctx: Any) -> tuple[Any, Any, Any]:
         a, lo, hi = ctx.saved_tensors
         x = a.data
-        lo_d = None if lo is None else lo.data
-        hi_d = None if hi is None else hi.data
+        lo_d: Any = None if lo is None else lo.data
+        hi_d: Any = None if hi is None else hi.data
         need_a, need_lo, need_hi = ctx.needs_input_grad
         shape = broadcast_shape(*(t.data.shape for t in (a, lo, hi) if t is not None))
         keep_a = keep_lo = keep_hi = None
@@ -1002,7 +1008,7 @@ MaximumBackward0 = _extremum("MaximumBackward0", np.maximum, np.less)
 MinimumBackward0 = _extremum("MinimumBackward0", np.minimum, np.greater)
 
 
-def _pair(fn: Callable[..., Tensor], input: Any, other: Any) -> Tensor:
+def _pair(fn: type[Function], input: Any, other: Any) -> Tensor:
     rt, (a, b) = operands(input, other)
     if type(a) is Tensor and type(b) is Tensor and a.data.shape != b.data.shape:
         broadcast_shape(a.data.shape, b.data.shape)

@@ -22,6 +22,16 @@ def _wait(driver: Any) -> Any:
     return WebDriverWait(driver, WAIT)
 
 
+def _local_scripts(driver: Any, server: str) -> None:
+    """Fail early, with the reason, when a page is missing or would need a CDN."""
+    from selenium.webdriver.common.by import By
+
+    assert "urn:gradserve:problem:" not in driver.page_source, driver.page_source[:300]
+    sources = [e.get_attribute("src") for e in driver.find_elements(By.TAG_NAME, "script")]
+    foreign = [u for u in sources if u and not u.startswith(server)]
+    assert not foreign, f"the page loads scripts from outside the server: {foreign}"
+
+
 def _offline_checks(driver: Any, server: str, *, assets: bool = True) -> None:
     """Every resource the page loaded came from the server; no console errors."""
     urls = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
@@ -39,6 +49,7 @@ def test_swagger_ui_try_it_out_runs_a_call(browser: Any, server: str) -> None:
 
     driver = browser
     driver.get(f"{server}/docs")
+    _local_scripts(driver, server)
     wait = _wait(driver)
     op_id = "operations-sessions-createSession"
     op = wait.until(EC.presence_of_element_located((By.ID, op_id)))
@@ -76,6 +87,7 @@ def test_redoc_renders_offline(browser: Any, server: str) -> None:
 
     driver = browser
     driver.get(f"{server}/redoc")
+    _local_scripts(driver, server)
     wait = _wait(driver)
     heading = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "h1")))
     assert "gradserve" in heading.text
@@ -102,6 +114,7 @@ def test_graph_view_draws_the_backward_graph(browser: Any, server: str) -> None:
 
         driver = browser
         driver.get(f"{server}/ui/sessions/{s.name}")
+        _local_scripts(driver, server)
         nodes = _wait(driver).until(
             EC.presence_of_all_elements_located((By.CSS_SELECTOR, "svg.gradserve-graph g.node"))
         )

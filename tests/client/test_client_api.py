@@ -431,3 +431,60 @@ def test_training_loop_in_batch_mode_learns_like_torch(server: str, torch: Any) 
         assert per_step <= 3.05, per_step
         assert s.info()["tensor_count"] < 20  # generated names recycled across iterations
         s.delete()
+
+
+def _const(like: Any, values: list[float]) -> Any:
+    """A constant operand: a numpy array for the client, a plain tensor for torch."""
+    arr = np.array(values, dtype=np.float32)
+    return arr if isinstance(like, Tensor) else type(like)(arr)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: 2 - x,
+        lambda x: 2 / x,
+        lambda x: 2**x,
+        lambda x: 2 * x,
+        lambda x: 2 + x,
+        lambda x: x - 2,
+        lambda x: x / 2,
+        lambda x: -x,
+        lambda x: np.float32(0.5) * x,
+        lambda x: x * _const(x, [1.0, -1.0]),
+        lambda x: _const(x, [1.0, -1.0]) - x,
+        lambda x: x[1:] * x[:1],
+    ],
+    ids=[
+        "rsub",
+        "rdiv",
+        "rpow",
+        "rmul",
+        "radd",
+        "sub",
+        "div",
+        "neg",
+        "npscalar",
+        "const",
+        "rconst",
+        "slices",
+    ],
+)
+def test_operators_record_torch_grad_fns(session: Session, torch: Any, fn: Any) -> None:
+    x = session.tensor([1.5, 2.5], requires_grad=True)
+    t = torch.tensor([1.5, 2.5], requires_grad=True)
+    ours, ref = fn(x), fn(t)
+    assert ours.grad_fn == type(ref.grad_fn).__name__
+    ours.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(ours.numpy(), ref.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+
+
+def test_repr_of_a_large_tensor_fetches_nothing(session: Session) -> None:
+    x = session.tensor(np.zeros((100, 50), dtype=np.float32), requires_grad=True)
+    y = x * 2
+    before = session.requests
+    assert repr(y) == "tensor([...], size=(100, 50), grad_fn=<MulBackward0>)"
+    assert session.requests == before

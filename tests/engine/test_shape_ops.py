@@ -242,3 +242,37 @@ def test_chunk_and_split_edge_sizes() -> None:
     x, tx = pair(np.zeros((0, 3)))
     assert_same(x.split(0), tx.split(0))
     assert_same(x.split(2), tx.split(2))
+
+
+VIEW_OPS = {
+    "permute": lambda t: t.permute(1, 0),
+    "squeeze": lambda t: t.unsqueeze(0).squeeze(0),
+    "select": lambda t: t[0],
+    "alias": lambda t: t[...],
+    "slice with step": lambda t: t[:, ::2],
+    "expand": lambda t: t.expand(2, 2, 3),
+    "reshape alias": lambda t: t[:, :2].reshape(2, 2, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_OPS))
+def test_views_write_through_like_torch(name: str) -> None:
+    """A view shares its base's memory and version counter; writing it in place is
+    refused on a leaf that requires grad, and allowed (and seen by the base) under no_grad."""
+    from engine.errors import LeafInplaceError
+
+    data = np.arange(6.0).reshape(2, 3)
+    x, tx = E.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    make = VIEW_OPS[name]
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        make(tx).mul_(2)
+    with pytest.raises(LeafInplaceError):
+        make(x).mul_(2)
+    if name == "expand":
+        return  # PyTorch refuses to write an expanded view at all
+    with E.no_grad():
+        make(x).mul_(2)
+    with torch.no_grad():
+        make(tx).mul_(2)
+    np.testing.assert_array_equal(x.data, tx.detach().numpy())
+    assert x._version == tx._version
