@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench docker-smoke clean
+.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,8 +41,13 @@ bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py
 	$(PY) bench/service.py
 
+# heavy checks, kept out of `make test` and run by .ci/run after it
 docker-smoke:
 	bash docker/smoke.sh
+
+test-scaleout: $(VENV)/.test-installed
+	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }
+	$(PY) -m pytest -m scaleout tests/deploy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

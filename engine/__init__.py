@@ -15,6 +15,7 @@ from .errors import EngineError
 from .function import Function, Node
 from .functional import hessian, jacobian, jvp, vjp
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .ops.creation_ops import Generator
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
@@ -27,6 +28,7 @@ __all__ = [
     "NONLEAF_GRAD_WARNING",
     "EngineError",
     "Function",
+    "Generator",
     "GradcheckError",
     "Node",
     "Tensor",

@@ -117,7 +117,20 @@ _INPLACE = {
     "masked_fill_": "masked_fill",
     "neg_": "neg",
     "exp_": "exp",
+    "log_": "log",
+    "sqrt_": "sqrt",
+    "sigmoid_": "sigmoid",
+    "tanh_": "tanh",
     "relu_": "relu",
+    "clamp_min_": "clamp_min",
+    "clamp_max_": "clamp_max",
+    "clip_": "clip",
+    "abs_": "abs",
+    "square_": "square",
+    "reciprocal_": "reciprocal",
+    "floor_": "floor",
+    "ceil_": "ceil",
+    "round_": "round",
 }
 _IOPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_"}
 

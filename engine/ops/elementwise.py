@@ -74,7 +74,7 @@ def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
 
 
-_SAME_SIZE_INT = {4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+_SAME_SIZE_INT: dict[int, Any] = {4: np.dtype(np.int32), 8: np.dtype(np.int64)}
 
 
 def _mask_grad(g: Any, keep: Any) -> Any:
@@ -98,16 +98,17 @@ class MaskedGrad(Function):
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, keep: np.ndarray, half: np.ndarray | None = None) -> Any:
-        ctx.keep, ctx.half = keep, half
+        ctx.save_for_backward(keep, half)  # saved, so freed after backward like PyTorch's
         return _select(g.data, keep, half)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
-        return MaskedGrad.apply(gg, keep=ctx.keep, half=ctx.half)
+        keep, half = ctx.saved_tensors
+        return MaskedGrad.apply(gg, keep=keep, half=half)
 
     @staticmethod
     def vjp(ctx: Any, gg: np.ndarray) -> Any:
-        return _select(gg, ctx.keep, ctx.half)
+        return _select(gg, *ctx.saved_tensors)
 
 
 def _select(g: Any, keep: np.ndarray, half: np.ndarray | None) -> Any:

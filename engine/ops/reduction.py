@@ -838,17 +838,21 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
 # -- var / std ---------------------------------------------------------------------------------
 
 _DOF_WARNING = (
-    "var(): degrees of freedom is <= 0. Correction should be strictly less than the "
+    "{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
     "reduction factor (input numel divided by output numel)."
 )
 
 
 def _var_array(
-    x: np.ndarray, dims: tuple[int, ...] | None, correction: float, keepdim: bool
+    x: np.ndarray,
+    dims: tuple[int, ...] | None,
+    correction: float,
+    keepdim: bool,
+    op: str = "var",
 ) -> np.ndarray:
     n = x.size if dims is None else _count(x.shape, dims)
     if n - correction <= 0:
-        warnings.warn(_DOF_WARNING, UserWarning, stacklevel=4)
+        warnings.warn(_DOF_WARNING.format(op=op), UserWarning, stacklevel=4)
     if n == 0 or n - correction <= 0:
         with np.errstate(divide="ignore", invalid="ignore"):
             return _var_array_unchecked(x, dims, n, correction, keepdim)
@@ -911,7 +915,7 @@ class StdBackward0(Function):
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.sqrt(_var_array(a.data, dims, correction, keepdim))
+        return np.sqrt(_var_array(a.data, dims, correction, keepdim, "std"))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

@@ -26,7 +26,8 @@ def _local_scripts(driver: Any, server: str) -> None:
     """Fail early, with the reason, when a page is missing or would need a CDN."""
     from selenium.webdriver.common.by import By
 
-    assert "urn:gradserve:problem:" not in driver.page_source, driver.page_source[:300]
+    text = driver.execute_script("return document.body ? document.body.innerText : ''") or ""
+    assert not text.lstrip().startswith('{"type":"urn:gradserve:problem:'), text[:300]
     sources = [e.get_attribute("src") for e in driver.find_elements(By.TAG_NAME, "script")]
     foreign = [u for u in sources if u and not u.startswith(server)]
     assert not foreign, f"the page loads scripts from outside the server: {foreign}"
@@ -100,37 +101,58 @@ def test_redoc_renders_offline(browser: Any, server: str) -> None:
     _offline_checks(driver, server)
 
 
-def test_graph_view_draws_the_backward_graph(browser: Any, server: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as EC
-
+@pytest.fixture
+def graph_session(server: str) -> Any:
+    """x, w leaves; y = x**2, z = y**3, out = z.sum() + (w*x).sum(); out.backward() without
+    retain_graph, so the nodes that saved tensors are freed."""
     with Session(server, name=f"graph-{uuid.uuid4().hex[:8]}") as s:
         s.tensor([1.0, 2.0], requires_grad=True, name="x")
         s.tensor([0.5, -1.0], requires_grad=True, name="w")
         s.expr("x ** 2", name="y")
         s.expr("y ** 3", name="z")
-        out = s.expr("z.sum() + (w * x).sum()", name="out")
-        out.backward()  # without retain_graph: the nodes that saved tensors are freed
-
-        driver = browser
-        driver.get(f"{server}/ui/sessions/{s.name}")
-        _local_scripts(driver, server)
-        nodes = _wait(driver).until(
-            EC.presence_of_all_elements_located((By.CSS_SELECTOR, "svg.gradserve-graph g.node"))
-        )
-        screenshot(driver, "graph-view.png")
-        names = {n.get_attribute("data-name") for n in nodes}
-        assert {"AccumulateGrad", "PowBackward0", "SumBackward0", "AddBackward0"} <= names
-        assert "MulBackward0" in names
-        texts = driver.find_element(By.CSS_SELECTOR, "svg.gradserve-graph").text
-        assert "x" in texts.split() and "w" in texts.split()
-        freed = driver.find_elements(By.CSS_SELECTOR, "svg.gradserve-graph g.node.freed")
-        assert freed and all("freed" in f.text for f in freed)
-        assert driver.find_elements(By.CSS_SELECTOR, "svg.gradserve-graph path.edge")
-        _offline_checks(driver, server, assets=False)  # one self-contained page
-
-        driver.get(f"{server}/v1/sessions/{s.name}/graph?format=svg")  # the SVG alone
-        root = _wait(driver).until(lambda d: d.execute_script("return document.documentElement"))
-        assert root.tag_name == "svg"
-        assert len(driver.find_elements(By.CSS_SELECTOR, "g.node")) == len(nodes)
+        s.expr("z.sum() + (w * x).sum()", name="out").backward()
+        yield s
         s.delete()
+
+
+def _check_drawing(driver: Any, scope: str) -> int:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    nodes = _wait(driver).until(
+        EC.presence_of_all_elements_located((By.CSS_SELECTOR, f"{scope} g.node"))
+    )
+    names = {n.get_attribute("data-name") for n in nodes}
+    assert {"AccumulateGrad", "PowBackward0", "SumBackward0", "AddBackward0"} <= names
+    assert "MulBackward0" in names
+    leaves = driver.find_elements(By.CSS_SELECTOR, f"{scope} g.node.leaf")
+    labels = [
+        leaf.find_element(By.CSS_SELECTOR, "text").get_attribute("textContent") for leaf in leaves
+    ]
+    assert sorted(labels) == ["w", "x"]
+    freed = driver.find_elements(By.CSS_SELECTOR, f"{scope} g.node.freed")
+    assert len(freed) == 3
+    assert all("freed" in f.get_attribute("textContent") for f in freed)
+    assert len(driver.find_elements(By.CSS_SELECTOR, f"{scope} path.edge")) == 8
+    return len(nodes)
+
+
+def test_graph_svg_renders(browser: Any, server: str, graph_session: Session) -> None:
+    driver = browser
+    driver.get(f"{server}/v1/sessions/{graph_session.name}/graph?format=svg")
+    root = _wait(driver).until(lambda d: d.execute_script("return document.documentElement"))
+    assert root.tag_name == "svg"
+    assert _check_drawing(driver, "svg") == 8
+    screenshot(driver, "graph-svg.png")
+
+
+def test_graph_page_draws_the_backward_graph(
+    browser: Any, server: str, graph_session: Session
+) -> None:
+    driver = browser
+    driver.get(f"{server}/ui/sessions/{graph_session.name}")
+    _local_scripts(driver, server)
+    assert _check_drawing(driver, "svg.gradserve-graph") == 8
+    screenshot(driver, "graph-page.png")
+    assert graph_session.name in driver.title
+    _offline_checks(driver, server, assets=False)  # one self-contained page
