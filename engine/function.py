@@ -114,7 +114,12 @@ class Node:
     def save_for_backward(self, *items: Any) -> None:
         """Keep tensors (version-checked) or raw values for the backward rule."""
         self._saved = items
-        self._versions = tuple([t._vc[0] if type(t) is _tensor_cls else 0 for t in items])
+        T = _tensor_cls
+        if len(items) == 2:  # the common binary case, unrolled (hot path)
+            a, b = items
+            self._versions = (a._vc[0] if type(a) is T else 0, b._vc[0] if type(b) is T else 0)
+        else:
+            self._versions = tuple([t._vc[0] if type(t) is T else 0 for t in items])
 
     def save_result(self) -> None:
         """Keep the forward result(s); unpacked as tensors whose grad_fn is this node."""
@@ -259,8 +264,9 @@ class Function:
         """Run forward; record a node when grad mode is on and an input requires grad.
         Inputs are Tensors, or Python numbers that act as constants."""
         if _enabled.get():
+            T = _tensor_cls
             for t in inputs:
-                if type(t) is _tensor_cls and t.requires_grad_flag:
+                if type(t) is T and t.requires_grad_flag:
                     return cls._record(inputs, params)
         try:
             out = cls.forward(_NoCtx(), *inputs, **params)

@@ -68,6 +68,29 @@ def _layers(ids: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
     return level
 
 
+def _dfs_order(ids: list[str], edges: list[dict[str, Any]], roots: set[str]) -> dict[str, int]:
+    """Depth-first from the roots, inputs in argument order (iterative): a node's first visit
+    is its starting place in its row, so chains stay straight and inputs read left to right."""
+    inputs: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    has_consumer = set()
+    for e in edges:
+        inputs[e["source"]].append((int(e.get("input", 0)), e["target"]))
+        has_consumer.add(e["target"])
+    order: dict[str, int] = {}
+    starts = [i for i in ids if i in roots] + [i for i in ids if i not in has_consumer]
+    for start in starts:
+        stack = [start]
+        while stack:
+            node = stack.pop()
+            if node in order:
+                continue
+            order[node] = len(order)
+            stack.extend(t for _, t in sorted(inputs[node], reverse=True) if t not in order)
+    for i in ids:  # anything unreachable keeps the server's order, after the rest
+        order.setdefault(i, len(order))
+    return order
+
+
 def _order(rows: list[list[str]], ups: dict[str, list[str]], downs: dict[str, list[str]]) -> None:
     """Barycenter heuristic: sort each row by the mean position of its neighbours."""
 
@@ -87,6 +110,36 @@ def _order(rows: list[list[str]], ups: dict[str, list[str]], downs: dict[str, li
     for _ in range(4):
         sweep(range(last - 1, -1, -1), downs, +1)  # bottom-up: follow consumers below
         sweep(range(1, last + 1), ups, -1)  # top-down: follow inputs above
+    _transpose(rows, ups, downs)
+
+
+def _transpose(
+    rows: list[list[str]], ups: dict[str, list[str]], downs: dict[str, list[str]]
+) -> None:
+    """Swap neighbours in a row while that removes edge crossings (ties stall barycenters)."""
+
+    def crossings(u: str, v: str, pos: list[dict[str, int]]) -> int:
+        total = 0
+        for links, where in ((ups, pos[0]), (downs, pos[1])):
+            a = [where[m] for m in links.get(u, []) if m in where]
+            b = [where[m] for m in links.get(v, []) if m in where]
+            total += sum(1 for i in a for j in b if i > j)
+        return total
+
+    for _ in range(8):
+        improved = False
+        for r, row in enumerate(rows):
+            if len(row) < 2 or len(row) > 80:  # wide rows: the barycenter order stands
+                continue
+            above = {n: i for i, n in enumerate(rows[r - 1])} if r > 0 else {}
+            below = {n: i for i, n in enumerate(rows[r + 1])} if r + 1 < len(rows) else {}
+            for i in range(len(row) - 1):
+                u, v = row[i], row[i + 1]
+                if crossings(v, u, [above, below]) < crossings(u, v, [above, below]):
+                    row[i], row[i + 1] = v, u
+                    improved = True
+        if not improved:
+            return
 
 
 def render_svg(
@@ -104,7 +157,7 @@ def render_svg(
     level_all = _layers(list(all_nodes), edges_all)
 
     # keep the nodes nearest the roots when the graph is too large to draw usefully
-    first_seen = {i: n for n, i in enumerate(all_nodes)}
+    first_seen = _dfs_order(list(all_nodes), graph.get("edges", []), root_ids)
     ids = sorted(all_nodes, key=lambda i: (level_all[i], first_seen[i]))
     hidden = max(0, len(ids) - max_nodes)
     ids = ids[:max_nodes]
@@ -121,6 +174,8 @@ def render_svg(
     for i in ids:
         row_of[i] = depth - level[i]  # roots at the bottom, leaves towards the top
         rows[row_of[i]].append(i)
+    for row in rows:
+        row.sort(key=first_seen.__getitem__)  # depth-first order: inputs left to right
     # an edge spanning several rows passes through one small "dummy" slot per row it
     # crosses, so it is routed between the nodes instead of through them
     ups: dict[str, list[str]] = defaultdict(list)  # a slot's neighbours in the row above

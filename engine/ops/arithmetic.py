@@ -319,6 +319,8 @@ class WhereBackward0(Function):
 @register(samples=S.binary)
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise sum ``input + alpha * other``, broadcasting."""
+    if type(input) is Tensor and type(other) is float and input.data.dtype.kind == "f":
+        return AddBackward0.apply(input, other, dtype=input.data.dtype, alpha=alpha)
     rt, (a, b) = operands(input, other)
     return AddBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
@@ -326,7 +328,12 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
 @register(samples=S.binary)
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise difference ``input - alpha * other``, broadcasting."""
-    rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
+    if type(input) is Tensor:
+        if type(other) is float and input.data.dtype.kind == "f":
+            return SubBackward0.apply(input, other, dtype=input.data.dtype, alpha=alpha)
+        rt, (a, b) = operands(input, other)
+    else:
+        rt, (a, b) = operands(as_tensor(input), other)
     return SubBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
 
@@ -361,6 +368,9 @@ def rsub(input: Any, other: Any) -> Tensor:
 @register(samples=S.binary)
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product, broadcasting."""
+    if type(input) is Tensor and type(other) is float and input.data.dtype.kind == "f":
+        # tensor * number, the commonest call: skip the general promotion (hot path)
+        return MulBackward0.apply(input, other, dtype=input.data.dtype)
     rt, (a, b) = operands(input, other)
     return MulBackward0.apply(a, b, dtype=rt)
 

@@ -178,10 +178,11 @@ class SumToSize(Function):
 def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum an array down to ``shape``: over leading dims, and dims that were 1."""
     lead = x.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
-    )
-    out = x.sum(axis=axes, keepdims=True) if axes else x
+    kept = tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+    if not kept:
+        # only leading dims were broadcast (a bias): the sum has the shape already
+        return x.sum(axis=tuple(range(lead))) if lead else x
+    out = x.sum(axis=tuple(range(lead)) + kept, keepdims=True)
     return out.reshape(shape)
 
 
