@@ -230,57 +230,52 @@ class MvBackward0(Function):
 
 
 class MmBackward0(Function):
+    """``a @ b`` for matrices; BmmBackward0 is the same rule over a batch dimension."""
+
     name = "MmBackward0"
 
     @staticmethod
+    def transpose(t: Tensor) -> Tensor:
+        return _t(t)
+
+    @staticmethod
+    def transpose_array(x: np.ndarray) -> np.ndarray:
+        return x.T
+
+    @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
         ctx.save_for_backward(a, b)
         return np.matmul(a.data, b.data)
 
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (
-            MmBackward0.apply(g, _t(b)) if need_a else None,
-            MmBackward0.apply(_t(a), g) if need_b else None,
+            cls.apply(g, cls.transpose(b)) if need_a else None,
+            cls.apply(cls.transpose(a), g) if need_b else None,
         )
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    @classmethod
+    def vjp(cls, ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:  # type: ignore[override]
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (
-            np.matmul(g, b.data.T) if need_a else None,
-            np.matmul(a.data.T, g) if need_b else None,
+            np.matmul(g, cls.transpose_array(b.data)) if need_a else None,
+            np.matmul(cls.transpose_array(a.data), g) if need_b else None,
         )
 
 
-class BmmBackward0(Function):
+class BmmBackward0(MmBackward0):
     name = "BmmBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
-        ctx.save_for_backward(a, b)
-        return np.matmul(a.data, b.data)
+    def transpose(t: Tensor) -> Tensor:
+        return _mT(t)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return (
-            BmmBackward0.apply(g, _mT(b)) if need_a else None,
-            BmmBackward0.apply(_mT(a), g) if need_b else None,
-        )
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return (
-            np.matmul(g, np.swapaxes(b.data, 1, 2)) if need_a else None,
-            np.matmul(np.swapaxes(a.data, 1, 2), g) if need_b else None,
-        )
+    def transpose_array(x: np.ndarray) -> np.ndarray:
+        return np.swapaxes(x, 1, 2)
 
 
 # -- matmul --------------------------------------------------------------------------------
