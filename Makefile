@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout clean
+.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout browser-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ bench: $(VENV)/.test-installed
 # heavy checks, kept out of `make test` and run by .ci/run after it
 docker-smoke:
 	bash docker/smoke.sh
+
+# Debian's headless Chromium for tests/browser (they skip without it unless CI_BROWSER=1)
+browser-deps:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+	    chromium chromium-driver fonts-dejavu-core; }
 
 test-scaleout: $(VENV)/.test-installed
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }

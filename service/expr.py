@@ -97,6 +97,7 @@ class Call:
     kwargs: tuple[tuple[str, Node], ...]
     pos: Pos
     method: bool = False  # written x.op(...): the op must have a method form
+    operator: bool = False  # written a + b: a number on the left reflects, as in Python
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +280,7 @@ class _Converter:
             folded = _fold(entry[0], left.value, right.value)
             if folded is not None:
                 return Const(folded)
-        return Call(entry[0], (left, right), (), self.at(node))
+        return Call(entry[0], (left, right), (), self.at(node), operator=True)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Node:
         if isinstance(node.op, ast.UAdd):
@@ -393,6 +394,20 @@ class Env(Protocol):
     ) -> Any: ...
 
 
+def _reflected(node: Call, number: Any, tensor: Any, env: Env) -> Any:
+    """``number <op> tensor`` as Python runs it on torch tensors (the reflected operator),
+    so the recorded grad_fn matches: ``2 - x`` is RsubBackward1, ``2 / x`` is
+    ``x.reciprocal() * 2`` (MulBackward0), ``2 + x`` and ``2 * x`` put the tensor first."""
+    if node.op in ("add", "mul"):
+        return env.call(node.op, [tensor, number], {}, node.pos, False)
+    if node.op == "sub":
+        return env.call("rsub", [tensor, number], {}, node.pos, False)
+    if node.op == "div":
+        inverse = env.call("reciprocal", [tensor], {}, node.pos, False)
+        return env.call("mul", [inverse, number], {}, node.pos, False)
+    return env.call(node.op, [number, tensor], {}, node.pos, False)
+
+
 def evaluate(node: Node, env: Env) -> Any:
     """Walk the tree (depth bounded by ``MAX_DEPTH``) calling the environment."""
     if isinstance(node, Const):
@@ -404,6 +419,8 @@ def evaluate(node: Node, env: Env) -> Any:
     if isinstance(node, Call):
         args = [evaluate(a, env) for a in node.args]
         kwargs = {k: evaluate(v, env) for k, v in node.kwargs}
+        if node.operator and _is_number(args[0]) and not _is_number(args[1]):
+            return _reflected(node, args[0], args[1], env)
         return env.call(node.op, args, kwargs, node.pos, node.method)
     if isinstance(node, Seq):
         items = [evaluate(e, env) for e in node.items]

@@ -1,6 +1,6 @@
 """One router per resource; ``ROUTERS`` is what the app includes, in order."""
 
-from . import autograd, catalogue, health, sessions, stateless, steps, tensors
+from . import autograd, catalogue, health, sessions, stateless, steps, tensors, ui
 
 ROUTERS = [
     sessions.router,
@@ -10,4 +10,5 @@ ROUTERS = [
     stateless.router,
     catalogue.router,
     health.router,
+    ui.router,
 ]
