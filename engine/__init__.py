@@ -1,22 +1,22 @@
 """gradserve's engine: reverse-mode autodiff on numpy with PyTorch's semantics.
 
-    from engine import tensor, no_grad
-    x = tensor([1.0, 2.0], requires_grad=True)
-    (x ** 2).backward(tensor([1.0, 1.0]))
-    x.grad  # tensor([2., 4.])
+from engine import tensor, no_grad
+x = tensor([1.0, 2.0], requires_grad=True)
+(x ** 2).backward(tensor([1.0, 1.0]))
+x.grad  # tensor([2., 4.])
 """
 
-from . import ops as _ops  # noqa: F401  (fills the registry)
 from . import methods as _methods
+from . import ops as _ops  # noqa: F401  (fills the registry)
 from .autograd import backward, grad
 from .creation import tensor
 from .dtypes import bool_, float32, float64, int64
 from .errors import EngineError
 from .function import Function, Node
 from .functional import hessian, jacobian, jvp, vjp
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops.creation_ops import Generator
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
 

@@ -192,7 +192,8 @@ def _run(
                 continue
             else:
                 grads = [
-                    g if g is not None else _zeros(*node.meta(nr), raw) for nr, g in enumerate(grads)
+                    g if g is not None else _zeros(*node.meta(nr), raw)
+                    for nr, g in enumerate(grads)
                 ]
             if node.tensor_refs:
                 _tensor_hooks(node, grads, retained, raw)
@@ -287,9 +288,7 @@ def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool)
     return g
 
 
-def _tensor_hooks(
-    node: Node, grads: list[Any], retained: dict[Tensor, Tensor], raw: bool
-) -> None:
+def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], raw: bool) -> None:
     """Run a non-leaf tensor's hooks on its gradient and keep it if it retains grad."""
     for nr, ref in node.tensor_refs or ():
         t = ref()
@@ -405,4 +404,3 @@ def grad(
             for g, t in zip(captured, ins)
         ]
     return tuple(captured)
-

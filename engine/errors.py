@@ -103,6 +103,4 @@ GRAPH_FREED_MESSAGE = (
     "tensors after calling backward."
 )
 
-LEAF_INPLACE_MESSAGE = (
-    "a leaf Variable that requires grad is being used in an in-place operation."
-)
+LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."

@@ -153,9 +153,7 @@ class Node:
             if vc[0] != version:
                 t = _tensor_cls._make(data)
                 t.grad_fn = self
-                raise VersionMismatchError(
-                    _version_message(t, vc[0], version), node=self, tensor=t
-                )
+                raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
             t = _tensor_cls._make(data, True, self, nr)
             t._vc = vc
             out.append(t)

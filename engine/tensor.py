@@ -15,8 +15,8 @@ import numpy as np
 
 from . import dtypes, function
 from .errors import (
-    DtypeNotDifferentiableError,
     LEAF_INPLACE_MESSAGE,
+    DtypeNotDifferentiableError,
     InplaceViewError,
     LeafInplaceError,
     NoGradFnError,
@@ -81,7 +81,9 @@ class Tensor:
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
-        arr = np.asarray(arr, dtype=dtypes.to_dtype(dtype) if dtype is not None else dtypes.to_dtype(arr.dtype))
+        arr = np.asarray(
+            arr, dtype=dtypes.to_dtype(dtype) if dtype is not None else dtypes.to_dtype(arr.dtype)
+        )
         self.data = arr
         self.requires_grad_flag = False
         self._grad: Tensor | None = None
@@ -232,9 +234,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
-            )
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.data.reshape(()))
 
     def __float__(self) -> float:
@@ -365,7 +365,9 @@ class Tensor:
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
-        return self._write(np.asarray(float(value) if not isinstance(value, Tensor) else value.data))
+        return self._write(
+            np.asarray(float(value) if not isinstance(value, Tensor) else value.data)
+        )
 
     def copy_(self, src: Tensor | Any) -> Tensor:
         data = src.data if isinstance(src, Tensor) else np.asarray(src)

@@ -248,6 +248,13 @@ class _NllPlan:
     -inf log-probability there gives 0, not 0 * inf)."""
 
     __slots__ = ("flat", "weights", "kept", "total", "reduction", "in_shape", "out_shape")
+    flat: Any
+    weights: Any
+    kept: Any
+    total: Any
+    reduction: str
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
 
     def __init__(self, **fields: Any) -> None:
         for key, value in fields.items():

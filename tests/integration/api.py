@@ -42,15 +42,23 @@ class Api:
         assert r.status_code == 201, r.text
         self.base = f"/v1/sessions/{self.name}"
 
-    def put(self, name: str, data: Any, requires_grad: bool = False, dtype: str = "float32") -> None:
+    def put(
+        self, name: str, data: Any, requires_grad: bool = False, dtype: str = "float32"
+    ) -> None:
         r = self.http.put(
             f"{self.base}/tensors/{name}",
-            json={"data": np.asarray(data).tolist(), "dtype": dtype, "requires_grad": requires_grad},
+            json={
+                "data": np.asarray(data).tolist(),
+                "dtype": dtype,
+                "requires_grad": requires_grad,
+            },
         )
         assert r.status_code in (200, 201), r.text
 
     def op(self, out: str, op: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        r = self.http.post(f"{self.base}/ops", json={"out": out, "op": op, "args": list(args), "kwargs": kwargs})
+        r = self.http.post(
+            f"{self.base}/ops", json={"out": out, "op": op, "args": list(args), "kwargs": kwargs}
+        )
         assert r.status_code == 201, r.text
         return r.json()
 
@@ -59,7 +67,9 @@ class Api:
         assert r.status_code == 201, r.text
         return r.json()
 
-    def backward(self, tensors: Any, grad_tensors: list[Any] | None = None, **kw: Any) -> httpx.Response:
+    def backward(
+        self, tensors: Any, grad_tensors: list[Any] | None = None, **kw: Any
+    ) -> httpx.Response:
         body: dict[str, Any] = {"tensors": tensors, **kw}
         if grad_tensors is not None:
             body["grad_tensors"] = [None if g is None else encode(g) for g in grad_tensors]

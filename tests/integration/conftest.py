@@ -37,7 +37,9 @@ def start_server(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[by
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            raise RuntimeError(
+                f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
+            )
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                 return proc, url

@@ -20,7 +20,10 @@ def test_many_clients_many_sessions_exact_grads(server_url: str) -> None:
             name = f"conc-{s}"
             http.delete(f"/v1/sessions/{name}")
             assert http.post("/v1/sessions", json={"name": name}).status_code == 201
-            r = http.put(f"/v1/sessions/{name}/tensors/x", json={"data": [1.0, 2.0, 3.0], "requires_grad": True})
+            r = http.put(
+                f"/v1/sessions/{name}/tensors/x",
+                json={"data": [1.0, 2.0, 3.0], "requires_grad": True},
+            )
             assert r.status_code in (200, 201), r.text
 
     def worker(k: int) -> list[int]:
@@ -29,7 +32,9 @@ def test_many_clients_many_sessions_exact_grads(server_url: str) -> None:
         with httpx.Client(base_url=server_url, timeout=60) as http:
             for i in range(ROUNDS):
                 out = f"y_{k}_{i}"
-                r = http.post(f"/v1/sessions/{name}/ops", json={"out": out, "expr": "(x * x).sum()"})
+                r = http.post(
+                    f"/v1/sessions/{name}/ops", json={"out": out, "expr": "(x * x).sum()"}
+                )
                 statuses.append(r.status_code)
                 r = http.post(f"/v1/sessions/{name}/backward", json={"tensors": out})
                 statuses.append(r.status_code)

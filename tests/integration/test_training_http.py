@@ -30,7 +30,8 @@ def test_mlp_training_loop_loss_falls(http) -> None:  # type: ignore[no-untyped-
         {"out": "loss", "expr": "cross_entropy(logits, Y)"},
     ]
     update = [
-        {"out": p, "expr": f"{p} - 0.2 * {p}.grad", "assign": True} for p in ("W1", "b1", "W2", "b2")
+        {"out": p, "expr": f"{p} - 0.2 * {p}.grad", "assign": True}
+        for p in ("W1", "b1", "W2", "b2")
     ]
     losses = []
     for _ in range(200):

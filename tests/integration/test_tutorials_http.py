@@ -43,8 +43,12 @@ def test_cube_at_one_gives_three(api: Api, mode: str, torch: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("weights", "expected"), [([1.0, 1.0], [2.0, 4.0]), ([1.0, 2.0], [2.0, 8.0])])
-def test_square_weighted_by_grad_tensors(api: Api, mode: str, weights: list[float], expected: list[float], torch: Any) -> None:
+@pytest.mark.parametrize(
+    ("weights", "expected"), [([1.0, 1.0], [2.0, 4.0]), ([1.0, 2.0], [2.0, 8.0])]
+)
+def test_square_weighted_by_grad_tensors(
+    api: Api, mode: str, weights: list[float], expected: list[float], torch: Any
+) -> None:
     api.put("x", [1.0, 2.0], requires_grad=True)
     step(api, mode, "y", "x**2", "pow", "x", 2)
     assert api.backward("y", [weights]).status_code == 200
@@ -55,7 +59,9 @@ def test_square_weighted_by_grad_tensors(api: Api, mode: str, weights: list[floa
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_retained_chain_accumulates_and_nonleaf_grad_is_none(api: Api, mode: str, torch: Any) -> None:
+def test_retained_chain_accumulates_and_nonleaf_grad_is_none(
+    api: Api, mode: str, torch: Any
+) -> None:
     api.put("x", [1.0, 2.0], requires_grad=True)
     step(api, mode, "y", "x**2", "pow", "x", 2)
     step(api, mode, "z", "y**3", "pow", "y", 3)
@@ -212,9 +218,15 @@ def test_zero_grad_then_recompute(api: Api, mode: str) -> None:
 def test_gradient_of_gradient_with_create_graph(api: Api) -> None:
     api.put("x", 1.0, requires_grad=True)
     api.expr("y", "x ** 3")
-    r = api.http.post(f"{api.base}/grad", json={"outputs": ["y"], "inputs": ["x"], "create_graph": True, "out": ["dx"]})
+    r = api.http.post(
+        f"{api.base}/grad",
+        json={"outputs": ["y"], "inputs": ["x"], "create_graph": True, "out": ["dx"]},
+    )
     assert r.status_code == 200, r.text
-    r = api.http.post(f"{api.base}/grad", json={"outputs": ["dx"], "inputs": ["x"], "create_graph": True, "out": ["ddx"]})
+    r = api.http.post(
+        f"{api.base}/grad",
+        json={"outputs": ["dx"], "inputs": ["x"], "create_graph": True, "out": ["ddx"]},
+    )
     assert r.status_code == 200, r.text
     assert float(api.value("ddx")) == pytest.approx(6.0)
     r = api.http.post(f"{api.base}/grad", json={"outputs": ["ddx"], "inputs": ["x"]})

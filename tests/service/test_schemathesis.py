@@ -40,6 +40,7 @@ from schemathesis.specs.openapi.checks import (
 from svc_helpers import SyncClient, make_settings
 
 from service.app import create_app
+from service.errors import PROBLEMS
 from service.names import TENSOR_NAME_PATTERN
 from service.sessions import SessionStore
 
@@ -50,19 +51,12 @@ TENSORS = ("x", "y", "z")
 OPS = ("add", "mul", "pow", "sum", "mean", "exp", "neg", "reshape", "matmul", "cat")
 EXPRS = ("x * 2", "y.sum()", "x ** 3 + y", "x[0]", "z * x", "x.grad", "exp(x).mean()")
 
-# 422 codes for reasons the schema cannot express: they depend on the session's state
-# or on values (an unknown op, shapes that do not broadcast, an expression the parser
-# refuses). A schema-valid request refused with any other 422 is a gap in the schema.
-SEMANTIC_422 = {
-    "unknown_op",
-    "bad_arguments",
-    "expr_invalid",
-    "shape_mismatch",
-    "not_scalar",
-    "no_grad_fn",
-    "dtype_not_differentiable",
-    "unused_input",
-}
+# A 422 on schema-valid data is fine when its reason is one the schema cannot express:
+# it depends on the session's state or on values (an unknown op, shapes that do not
+# broadcast, an expression the parser refuses, an index out of range). That is every
+# 422 code in the problem table except these three, checked more closely below.
+SCHEMA_LEVEL_422 = {"validation_error", "invalid_name", "invalid_tensor"}
+SEMANTIC_422 = {code for code, (status, _) in PROBLEMS.items() if status == 422} - SCHEMA_LEVEL_422
 # invalid_tensor is semantic for ragged lists, b64 length vs shape and dtype, values that
 # do not fit the dtype, ...; these reasons the schema could state (enum, minimum, maxItems,
 # pattern, anyOf of required fields):
