@@ -245,7 +245,9 @@ def _run(
                     leaf_grads[target] = _add(leaf_grads.get(target), g)
     if inputs is not None:
         for t, g in leaf_grads.items():
-            captured[capture_leaf[id(t)]] = g
+            idx = capture_leaf.get(id(t))
+            if idx is not None:
+                captured[idx] = g
     if raw:
         leaf_grads = {t: Tensor._make(g) for t, g in leaf_grads.items()}
         captured = [None if g is None else Tensor._make(g) for g in captured]

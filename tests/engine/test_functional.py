@@ -214,3 +214,18 @@ def test_hessian_needs_a_single_element_output() -> None:
     assert str(info.value) == (
         "The Tensor returned by the function given to hessian should contain a single element"
     )
+
+
+def test_output_that_is_an_unrelated_leaf_has_zero_derivative(torch: Any) -> None:
+    """A function returning a leaf it closes over: ``grad(w, x, allow_unused=True)``
+    must give None (so zeros here), not fail inside the engine."""
+    w = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    tw = to_torch(w)
+    x = Tensor(np.array([3.0, 4.0]))
+    _same(
+        vjp(lambda a: w, x, Tensor(np.ones(2))),
+        torch.autograd.functional.vjp(
+            lambda a: tw, to_torch(x), torch.ones(2, dtype=torch.float64)
+        ),
+    )
+    _same(jacobian(lambda a: w, x), torch.autograd.functional.jacobian(lambda a: tw, to_torch(x)))
