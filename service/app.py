@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import TypeAdapter
 
 from .docs import mount_docs
 from .errors import install_handlers
 from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
 from .routes import ROUTERS
-from .schemas import ProblemOut
+from .schemas import Encoding, GraphFormat, ProblemOut
 from .sessions import SessionStore
 from .settings import Settings, get_settings
 
@@ -57,7 +59,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema, plus the problem model every error response refers to."""
+    """FastAPI's schema, made for client generators: the problem model every error response
+    refers to, optional bearer auth, and named components instead of inline copies."""
     schema = get_openapi(
         title=app.title,
         version=app.version,
@@ -72,6 +75,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             {"name": "catalogue", "description": "The ops the engine offers."},
             {"name": "health", "description": "Liveness, readiness, metrics."},
         ],
+        separate_input_output_schemas=False,  # one TensorData, not -Input and -Output
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     problem = ProblemOut.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -79,15 +83,48 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     components["ProblemOut"] = problem
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
+    for name, alias in (("Encoding", Encoding), ("GraphFormat", GraphFormat)):  # parameters only
+        components[name] = TypeAdapter(alias).json_schema()
+    _refer_to_components(schema)
+    _optional_auth(schema)
+    return schema
+
+
+def _optional_auth(schema: dict[str, Any]) -> None:
+    """Bearer auth, needed only when the server sets GRADSERVE_API_KEYS: declared once, at the
+    top, as "a key or none", so generated clients call /v1 with or without one (a requirement
+    on each operation makes openapi-python-client demand an AuthenticatedClient)."""
     schema["components"]["securitySchemes"] = {
         "bearer": {
             "type": "http",
             "scheme": "bearer",
-            "description": "An API key, needed when the server sets GRADSERVE_API_KEYS.",
+            "description": "An API key, needed when the server sets GRADSERVE_API_KEYS; "
+            "a missing or wrong key is then a 401 `unauthorized` problem.",
         }
     }
+    schema["security"] = [{"bearer": []}, {}]
     for path, item in schema["paths"].items():
-        if path.startswith("/v1/"):
+        if not path.startswith("/v1/"):
             for operation in item.values():
-                operation["security"] = [{"bearer": []}]
-    return schema
+                operation["security"] = []  # health and metrics never need a key
+
+
+def _refer_to_components(schema: dict[str, Any]) -> None:
+    """Parameters and bodies that FastAPI inlines (an enum, a name pattern, a union of forms)
+    become a $ref to the component they copy, so generators make one type, not one per use."""
+    components = schema["components"]["schemas"]
+
+    def shape(s: dict[str, Any]) -> str | None:
+        key = {k: s[k] for k in ("enum", "pattern", "oneOf") if k in s}
+        return json.dumps(key, sort_keys=True) if key else None
+
+    named = {shape(c): name for name, c in sorted(components.items()) if shape(c)}
+    for item in schema["paths"].values():
+        for operation in item.values():
+            places = [p for p in operation.get("parameters", []) if "schema" in p]
+            places += operation.get("requestBody", {}).get("content", {}).values()
+            for place in places:
+                s = place["schema"]
+                if (name := named.get(shape(s))) is not None:
+                    kept = {k: s[k] for k in ("default", "description") if k in s}
+                    place["schema"] = {"$ref": f"#/components/schemas/{name}", **kept}

@@ -5,11 +5,24 @@ with the service's own ``code`` (``invalid_name``, ``invalid_tensor``) rather
 than a generic validation error. Examples come from the autograd tutorials
 (``x = [1.0, 2.0]``, ``y = x**2``, ``backward`` with ``grad_tensors [[1.0, 1.0]]``)
 so generated clients and the docs page read naturally.
+
+The OpenAPI document is written for client generators, so:
+
+- a body with several forms is a ``oneOf`` of one model per form (``TensorDataIn`` or
+  ``TensorB64In``; ``OpStepIn`` or ``ExprStepIn``), picked by a callable discriminator
+  on the fields present; each form's class keeps the other forms' attributes as
+  ``None`` class attributes, so the executor reads ``step.expr`` of any step;
+- shared types are named components (``Dtype``, ``TensorName``, ``TensorData``, ...)
+  through ``TypeAliasType``, so generated code has one ``Dtype``, not one per field;
+- request models declare no ``default`` (openapi-typescript would make such fields
+  required); the default is stated in the field's description instead.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import json
+import keyword
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -17,6 +30,9 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetJsonSchemaHandler,
+    PlainSerializer,
+    SkipValidation,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -24,7 +40,9 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
+from typing_extensions import TypeAliasType
 
 from . import codec, names
 from .errors import InvalidTensorError
@@ -63,26 +81,58 @@ def _shape(value: Any) -> Any:
         raise PydanticCustomError("invalid_tensor", exc.detail) from None
 
 
-TensorName = Annotated[
-    str,
-    BeforeValidator(_tensor_name),
-    Field(
-        pattern=names.TENSOR_NAME_PATTERN,
-        max_length=names.MAX_NAME_LENGTH,
-        description="A tensor name: " + names.TENSOR_RULE,
-        examples=["x"],
-    ),
-]
-SessionName = Annotated[
-    str,
-    BeforeValidator(_session_name),
-    Field(
-        pattern=names.SESSION_NAME_PATTERN,
-        max_length=names.MAX_NAME_LENGTH,
-        description="A session name: " + names.SESSION_RULE,
-        examples=["notebook-1"],
-    ),
-]
+# Names the naming rule refuses although they fit the identifier pattern: Python's keywords
+# (an expression could not name them) and dunders (``x.__class__`` is never a tensor).
+RESERVED_NAME = "(?:" + "|".join(keyword.kwlist) + "|__(?:_?|.*__))"
+B64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+TensorName = TypeAliasType(
+    "TensorName",
+    Annotated[
+        str,
+        BeforeValidator(_tensor_name),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": names.TENSOR_NAME_PATTERN,
+                "maxLength": names.MAX_NAME_LENGTH,
+                "not": {"pattern": f"^{RESERVED_NAME}$"},
+                "description": "A tensor name: " + names.TENSOR_RULE + " (nor a dunder).",
+                "examples": ["x"],
+            }
+        ),
+    ],
+)
+SessionName = TypeAliasType(
+    "SessionName",
+    Annotated[
+        str,
+        BeforeValidator(_session_name),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": names.SESSION_NAME_PATTERN,
+                "description": "A session name: " + names.SESSION_RULE + ".",
+                "examples": ["nb1"],
+            }
+        ),
+    ],
+)
+FetchKey = TypeAliasType(
+    "FetchKey",
+    Annotated[
+        str,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": names.TENSOR_NAME_PATTERN.removesuffix("$") + r"(?:\.grad)?$",
+                "not": {"pattern": rf"^{RESERVED_NAME}(?:\.grad)?$"},
+                "description": 'A tensor to return: "name" for its value, "name.grad" for its grad.',
+                "examples": ["x.grad"],
+            }
+        ),
+    ],
+)
 
 
 def _one_or_many(value: Any) -> str:
@@ -94,93 +144,219 @@ NameOrNames = Annotated[
     | Annotated[list[TensorName], Tag("names"), Field(min_length=1)],
     Discriminator(_one_or_many),
 ]
-DtypeName = Annotated[
-    Literal["float32", "float64", "int64", "bool"] | None,
+
+Dtype = TypeAliasType(
+    "Dtype",
+    Annotated[
+        Literal["float32", "float64", "int64", "bool"],
+        Field(description="Element type. Only float32 and float64 can require grad."),
+    ],
+)
+Encoding = TypeAliasType(
+    "Encoding",
+    Annotated[
+        Literal["json", "base64"],
+        Field(description="How values are written: nested lists, or raw little-endian bytes."),
+    ],
+)
+GraphFormat = TypeAliasType(
+    "GraphFormat",
+    Annotated[
+        Literal["dot", "mermaid", "svg"],
+        Field(description="A drawing of the graph: Graphviz DOT, Mermaid, or SVG."),
+    ],
+)
+NonFinite = TypeAliasType(
+    "NonFinite",
+    Annotated[
+        Literal["NaN", "Infinity", "-Infinity"],
+        Field(description="A non-finite float, written as a string (JSON has no literal)."),
+    ],
+)
+# The codec checks elements with numpy: pydantic neither validates nor serializes them (it
+# would walk a 100,000-float list ~50x slower). Two levels are typed, deeper ones are any
+# arrays: openapi-python-client cannot generate a recursive union.
+_Element = float | bool | NonFinite
+_AS_IS = PlainSerializer(lambda value: value)
+TensorData = TypeAliasType(
+    "TensorData",
+    Annotated[
+        _Element | list[_Element | list[Any]],
+        SkipValidation,
+        _AS_IS,
+        Field(
+            description="A number, or a rectangular nested list of numbers (not ragged); "
+            "deeper lists hold the same elements."
+        ),
+    ],
+)
+DtypeIn = Annotated[
+    Dtype | None,
     BeforeValidator(_dtype),
-    Field(description="Element type; float32 when absent, even for integer literals."),
+    Field(description="float32 when absent, even for integer literals."),
 ]
 Shape = Annotated[
-    list[int] | None,
+    Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=codec.MAX_NDIM)] | None,
     BeforeValidator(_shape),
-    Field(description="Dimensions (required with b64; checked against data otherwise)."),
+    Field(description="Dimensions; with `data` they must match it, with `b64` absent is flat."),
 ]
-TensorData = Annotated[
-    Any,
+B64 = Annotated[
+    str,
     WithJsonSchema(
         {
-            "description": (
-                "A number or a rectangular nested list of numbers; non-finite values are "
-                'the strings "NaN", "Infinity", "-Infinity".'
-            ),
-            "anyOf": [
-                {"type": "number"},
-                {"type": "boolean"},
-                {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]},
-                {"type": "array", "items": {}},
-            ],
+            "type": "string",
+            "pattern": B64_PATTERN,
+            "contentEncoding": "base64",
+            "description": "Raw little-endian bytes, base64-encoded (standard alphabet, padded); "
+            "their length must fit `shape` and `dtype`.",
         }
     ),
 ]
 
 
 class _Model(BaseModel):
+    """A request body: unknown fields are refused; defaults are described, not declared."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        for prop in handler.resolve_ref_schema(schema).get("properties", {}).values():
+            default = prop.pop("default", None)
+            if default is not None:
+                text = prop.get("description", "")
+                prop["description"] = f"{text} Default: {json.dumps(default)}.".lstrip()
+        return schema
+
+
+class _Form(_Model):
+    """One form of a body that has several: the other forms' fields, when empty, are absent.
+
+    ``{"b64": ..., "data": null}`` or ``{"expr": ..., "args": []}`` were always accepted."""
+
+    other_fields: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_empty_other_fields(cls, value: Any) -> Any:
+        if isinstance(value, dict) and not cls.other_fields.isdisjoint(value):
+            return {
+                k: v
+                for k, v in value.items()
+                if k not in cls.other_fields or v not in (None, [], {})
+            }
+        return value
 
 
 # --- tensor values ------------------------------------------------------------------------------
 
 
-class TensorIn(_Model):
-    """A tensor value: readable `data`, or raw little-endian bytes in `b64` with a shape."""
+class TensorIn(_Form):
+    """What both wire forms of a tensor value have (``TensorDataIn``, ``TensorB64In``)."""
+
+    dtype: DtypeIn = None
+    shape: Shape = None
+
+
+class TensorDataIn(TensorIn):
+    """A tensor value as readable `data`."""
 
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra={
             "examples": [
                 {"data": [1.0, 2.0]},
                 {"data": [[1, 2], [3, 4]], "dtype": "int64"},
-                {"b64": "AACAPwAAAEA=", "dtype": "float32", "shape": [2]},
+                {"data": [0.0, "Infinity"], "dtype": "float64"},
             ]
-        },
+        }
     )
+    other_fields: ClassVar[frozenset[str]] = frozenset({"b64"})
 
-    data: TensorData = None
-    b64: str | None = Field(None, description="Raw little-endian bytes, base64-encoded.")
-    dtype: DtypeName = None
-    shape: Shape = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> TensorIn:
-        has_data = "data" in self.model_fields_set and self.data is not None
-        if has_data == (self.b64 is not None):
-            raise PydanticCustomError(
-                "invalid_tensor", "a tensor value needs exactly one of 'data' or 'b64'"
-            )
-        return self
+    data: TensorData
 
 
-class LeafIn(TensorIn):
-    """A leaf tensor to bind: a value and whether it requires grad."""
+class TensorB64In(TensorIn):
+    """A tensor value as raw little-endian bytes, base64-encoded, for large tensors."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        json_schema_extra={"examples": [{"b64": "AACAPwAAAEA=", "dtype": "float32", "shape": [2]}]}
+    )
+    other_fields: ClassVar[frozenset[str]] = frozenset({"data"})
+
+    b64: B64
+
+
+class LeafDataIn(TensorDataIn):
+    """A leaf tensor to bind, as readable `data`, and whether it requires grad."""
+
+    model_config = ConfigDict(
         json_schema_extra={
             "examples": [
                 {"data": [1.0, 2.0], "requires_grad": True},
                 {"data": [[1.0, 2.0], [3.0, 4.0]], "dtype": "float64", "requires_grad": True},
             ]
-        },
+        }
     )
 
     requires_grad: bool = False
 
 
+class LeafB64In(TensorB64In):
+    """A leaf tensor to bind, as base64 bytes, and whether it requires grad."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"b64": "AACAPwAAAEA=", "dtype": "float32", "shape": [2], "requires_grad": True}
+            ]
+        }
+    )
+
+    requires_grad: bool = False
+
+
+def _tensor_form(value: Any) -> str | None:
+    """``data`` or ``b64``, whichever the value holds (a null counts as absent)."""
+    if isinstance(value, TensorIn):
+        return "b64" if isinstance(value, TensorB64In) else "data"
+    if not isinstance(value, dict):
+        return None
+    has_data, has_b64 = value.get("data") is not None, value.get("b64") is not None
+    return None if has_data == has_b64 else ("data" if has_data else "b64")
+
+
+_ONE_SOURCE = Discriminator(
+    _tensor_form,
+    custom_error_type="invalid_tensor",
+    custom_error_message="a tensor value needs exactly one of 'data' or 'b64'",
+)
+TensorValue = TypeAliasType(
+    "TensorValue",
+    Annotated[
+        Annotated[TensorDataIn, Tag("data")] | Annotated[TensorB64In, Tag("b64")],
+        _ONE_SOURCE,
+        Field(description="A tensor value: readable `data`, or `b64` bytes (exactly one)."),
+    ],
+)
+LeafIn = TypeAliasType(
+    "LeafIn",
+    Annotated[
+        Annotated[LeafDataIn, Tag("data")] | Annotated[LeafB64In, Tag("b64")],
+        _ONE_SOURCE,
+        Field(description="A leaf tensor: readable `data`, or `b64` bytes (exactly one)."),
+    ],
+)
+
+
 class ValueOut(BaseModel):
     """A tensor value in a response: `data` (json encoding) or `b64` + `shape` (base64)."""
 
-    data: TensorData = None
+    data: TensorData | None = None
     b64: str | None = None
-    dtype: Literal["float32", "float64", "int64", "bool"]
+    dtype: Dtype
     shape: list[int] | None = None
 
 
@@ -198,10 +374,10 @@ def _arg_kind(value: Any) -> str:
 
 Scalar = StrictBool | StrictInt | StrictFloat
 Arg = Annotated[
-    Annotated[str, Tag("name")]
+    Annotated[TensorName, Tag("name")]
     | Annotated[Scalar, Tag("number")]
-    | Annotated[list[str | Scalar | None], Tag("list")]
-    | Annotated[TensorIn, Tag("tensor")]
+    | Annotated[list[TensorName | Scalar | None], Tag("list")]
+    | Annotated[TensorValue, Tag("tensor")]
     | Annotated[None, Tag("null")],
     Discriminator(_arg_kind),
     Field(
@@ -224,15 +400,15 @@ def _grad_kind(value: Any) -> str:
 
 
 GradArg = Annotated[
-    Annotated[str, Tag("name")]
-    | Annotated[TensorIn, Tag("tensor")]
-    | Annotated[TensorData, Tag("data")]
+    Annotated[TensorName, Tag("name")]
+    | Annotated[TensorValue, Tag("tensor")]
+    | Annotated[float | bool | list[TensorData], SkipValidation, _AS_IS, Tag("data")]
     | Annotated[None, Tag("null")],
     Discriminator(_grad_kind),
     Field(
         description=(
             "A gradient: a tensor value, a bare number or nested list (its data), the name of "
-            "a session tensor, or null for the implicit one."
+            "a session tensor, or null for the implicit one. A bare string is always a name."
         )
     ),
 ]
@@ -263,7 +439,7 @@ class TensorOut(BaseModel):
 
     name: str
     shape: list[int]
-    dtype: str
+    dtype: Dtype
     requires_grad: bool
     is_leaf: bool
     grad_fn: str | None
@@ -311,50 +487,111 @@ class SessionListOut(BaseModel):
 
 
 # --- steps --------------------------------------------------------------------------------------
+# --- steps --------------------------------------------------------------------------------------
 
 
-class StepIn(_Model):
-    """One step: an `op` with `args`/`kwargs`, or an `expr`; its result is bound to `out`."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {"out": "y", "op": "pow", "args": ["x", 2]},
-                {"out": "y", "expr": "x ** 2"},
-                {"out": "s", "op": "sum", "args": ["y"], "kwargs": {"dim": 0}},
-                {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
-                {"out": ["vals", "idx"], "expr": "x.max(dim=1)"},
-            ]
-        },
-    )
+class _StepBase(_Form):
+    """What both step forms have: where the result goes, and how it is written."""
 
     out: NameOrNames = Field(
         description="Name(s) to bind the result to; a list for ops with several results."
     )
-    op: str | None = Field(None, max_length=64, description="A catalogue op (GET /v1/ops).")
+    assign: bool = Field(
+        False,
+        description="Write the result into the existing leaf `out`, in place, under no_grad "
+        "(`out` must then be a single name).",
+    )
+    no_grad: bool = Field(False, description="Run the step under no_grad.")
+
+    @model_validator(mode="after")
+    def _assign_one(self) -> _StepBase:
+        if self.assign and isinstance(self.out, list):
+            raise ValueError("'assign' writes one tensor: 'out' must be a single name")
+        return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = super().__get_pydantic_json_schema__(core_schema, handler)
+        handler.resolve_ref_schema(schema).update(
+            {
+                "if": {"properties": {"assign": {"const": True}}, "required": ["assign"]},
+                "then": {"properties": {"out": {"type": "string"}}},
+            }
+        )
+        return schema
+
+
+class OpStepIn(_StepBase):
+    """A catalogue op on arguments; its result is bound to `out`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"out": "y", "op": "pow", "args": ["x", 2]},
+                {"out": "s", "op": "sum", "args": ["y"], "kwargs": {"dim": 0}},
+                {"out": "c", "op": "cat", "args": [["x", "y"]]},
+            ]
+        }
+    )
+    other_fields: ClassVar[frozenset[str]] = frozenset({"expr"})
+    expr: ClassVar[None] = None
+
+    op: str = Field(max_length=64, description="A catalogue op (GET /v1/ops).")
     args: list[Arg] = Field(default_factory=list)
     kwargs: dict[str, Any] = Field(
         default_factory=dict,
         description="Keyword arguments (dim, keepdim, ...); an object with data/b64 is a tensor.",
     )
-    expr: str | None = Field(None, description="An expression over session tensors.")
-    assign: bool = Field(
-        False, description="Write the result into the existing leaf `out`, in place, under no_grad."
-    )
-    no_grad: bool = Field(False, description="Run the step under no_grad.")
 
-    @model_validator(mode="after")
-    def _one_kind(self) -> StepIn:
-        if (self.op is None) == (self.expr is None):
-            raise ValueError("a step needs exactly one of 'op' or 'expr'")
-        if self.expr is not None and (self.args or self.kwargs):
-            raise ValueError("'args' and 'kwargs' go with 'op', not with 'expr'")
-        if self.assign and isinstance(self.out, list):
-            raise ValueError("'assign' writes one tensor: 'out' must be a single name")
-        if isinstance(self.out, list) and not self.out:
-            raise ValueError("'out' must name at least one tensor")
-        return self
+
+class ExprStepIn(_StepBase):
+    """An expression over session tensors; its result is bound to `out`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"out": "y", "expr": "x ** 2"},
+                {"out": "z", "expr": "3*a + 2*b*b + log(c)"},
+                {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
+                {"out": ["vals", "idx"], "expr": "x.max(dim=1)"},
+            ]
+        }
+    )
+    other_fields: ClassVar[frozenset[str]] = frozenset({"op", "args", "kwargs"})
+    op: ClassVar[None] = None
+    args: ClassVar[tuple[()]] = ()
+    kwargs: ClassVar[dict[str, Any]] = {}
+
+    expr: str = Field(
+        description="Numbers, tensor names, `name.grad`, `+ - * / ** @`, catalogue ops as "
+        "calls or methods with keyword arguments, indexing and slicing."
+    )
+
+
+def _step_form(value: Any) -> str | None:
+    """``op`` or ``expr``, whichever the step holds (a null counts as absent)."""
+    if isinstance(value, _StepBase):
+        return "op" if isinstance(value, OpStepIn) else "expr"
+    if not isinstance(value, dict):
+        return None
+    has_op, has_expr = value.get("op") is not None, value.get("expr") is not None
+    return None if has_op == has_expr else ("op" if has_op else "expr")
+
+
+StepIn = TypeAliasType(
+    "StepIn",
+    Annotated[
+        Annotated[OpStepIn, Tag("op")] | Annotated[ExprStepIn, Tag("expr")],
+        Discriminator(
+            _step_form,
+            custom_error_type="step_form",
+            custom_error_message="a step needs exactly one of 'op' or 'expr'",
+        ),
+        Field(description="One step: an `op` with `args`/`kwargs`, or an `expr` (exactly one)."),
+    ],
+)
 
 
 class BatchIn(_Model):
@@ -491,7 +728,7 @@ class GradientIn(_Model):
     tensors: dict[TensorName, LeafIn] = Field(default_factory=dict)
     steps: list[StepIn] = Field(default_factory=list)
     backward: BackwardIn | None = None
-    fetch: list[str] = Field(
+    fetch: list[FetchKey] = Field(
         default_factory=list, description='Tensors to return: "name" or "name.grad".'
     )
 

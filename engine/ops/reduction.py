@@ -852,7 +852,8 @@ def _var_array(
     op: str = "var",
 ) -> np.ndarray:
     n = x.size if dims is None else _count(x.shape, dims)
-    if n - correction <= 0:
+    # PyTorch's reduction factor is input numel / output numel: 0 for an empty input
+    if (n if x.size else 0) - correction <= 0:
         warnings.warn(_DOF_WARNING.format(op=op), UserWarning, stacklevel=4)
     if n == 0 or n - correction <= 0:
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,6 +1,6 @@
 """Autograd on a session: backward, grad, and the backward graph."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
 
@@ -8,7 +8,8 @@ from .. import executor, graph, graph_svg, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep
 from ..http import JSONBody
 from ..names import check_tensor_name
-from ..schemas import BackwardIn, BackwardOut, GradIn, GradResultOut, GraphOut
+from ..schemas import BackwardIn, BackwardOut, GradIn, GradResultOut, GraphFormat, GraphOut
+from ..sessions import Session
 from ._base import BODY, TENSOR, documented, v1_router
 
 router = v1_router("autograd", "/v1/sessions/{session}")
@@ -61,40 +62,59 @@ async def run_grad(
 
 
 GRAPH_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/vnd.mermaid", "svg": "image/svg+xml"}
+RootsQuery = Annotated[
+    list[str] | None,
+    Query(description="Root tensor names (repeat or comma-separate); default: every non-leaf."),
+]
+
+
+async def _graph(session: Session, roots: list[str] | None) -> dict[str, Any]:
+    names = None
+    if roots is not None:
+        names = [check_tensor_name(n.strip()) for r in roots for n in r.split(",") if n.strip()]
+    async with session.lock:
+        return graph.build(session, names)
+
+
+def _drawing(session: Session, result: dict[str, Any], format: str) -> Response:  # noqa: A002
+    if format == "svg":
+        text = graph_svg.render_svg(result, title=f"backward graph of session {session.name!r}")
+    else:
+        text = graph.to_dot(result) if format == "dot" else graph.to_mermaid(result)
+    return Response(text, media_type=GRAPH_MEDIA[format])
 
 
 @router.get(
     "/graph",
     operation_id="getGraph",
     response_model=GraphOut,
+    responses=documented(*TENSOR),
+)
+async def get_graph(
+    session: SessionDep,
+    roots: RootsQuery = None,
+    format: Annotated[  # noqa: A002 - kept for old clients; renderGraph documents the drawings
+        Literal["json", "dot", "mermaid", "svg"], Query(include_in_schema=False)
+    ] = "json",
+) -> Response:
+    """The backward graph from the roots: grad_fn nodes (freed or not), edges, leaves."""
+    result = await _graph(session, roots)
+    return JSONBody(result) if format == "json" else _drawing(session, result, format)
+
+
+@router.get(
+    "/graph.{format}",
+    operation_id="renderGraph",
+    response_class=Response,
     responses={
         200: {
-            "description": "The graph as JSON, Graphviz DOT, Mermaid or SVG (see `format`).",
-            "content": {m: {"schema": {"type": "string"}} for m in GRAPH_MEDIA.values()},
+            "description": "The drawing: text for dot (text/vnd.graphviz) and mermaid "
+            "(text/vnd.mermaid), an image for svg (image/svg+xml).",
+            "content": {media: {"schema": {"type": "string"}} for media in GRAPH_MEDIA.values()},
         },
         **documented(*TENSOR),
     },
 )
-async def get_graph(
-    session: SessionDep,
-    roots: Annotated[
-        list[str] | None,
-        Query(description="Root tensor names (repeat or comma-separate); default: every non-leaf."),
-    ] = None,
-    format: Annotated[  # noqa: A002 - the query parameter's public name
-        Literal["json", "dot", "mermaid", "svg"], Query(description="json, dot, mermaid or svg.")
-    ] = "json",
-) -> Response:
-    """The backward graph from the roots: grad_fn nodes (freed or not), edges, leaves."""
-    names = None
-    if roots is not None:
-        names = [check_tensor_name(n.strip()) for r in roots for n in r.split(",") if n.strip()]
-    async with session.lock:
-        result = graph.build(session, names)
-    if format == "json":
-        return JSONBody(result)
-    if format == "svg":
-        text = graph_svg.render_svg(result, title=f"backward graph of session {session.name!r}")
-    else:
-        text = graph.to_dot(result) if format == "dot" else graph.to_mermaid(result)
-    return Response(text, media_type=GRAPH_MEDIA[format])
+async def render_graph(session: SessionDep, format: GraphFormat, roots: RootsQuery = None) -> Response:  # noqa: A002
+    """The backward graph drawn as Graphviz DOT, Mermaid or SVG (`<img src=".../graph.svg">`)."""
+    return _drawing(session, await _graph(session, roots), format)

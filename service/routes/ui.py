@@ -17,5 +17,5 @@ async def get_session_page(session: SessionDep) -> HTMLResponse:
     bearer key, so the page serves key-less servers (a notebook, a dev box)."""
     async with session.lock:
         result = graph.build(session, None)
-    svg_url = f"/v1/sessions/{session.name}/graph?format=svg"
+    svg_url = f"/v1/sessions/{session.name}/graph.svg"
     return HTMLResponse(graph_svg.render_page(result, session=session.name, svg_url=svg_url))

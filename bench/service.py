@@ -1,0 +1,635 @@
+"""HTTP benchmarks of gradserve against anchors measured in the same run (issue 3).
+
+    .venv/bin/python bench/service.py            # full run (about two minutes)
+    .venv/bin/python bench/service.py --quick    # smoke run (under 40 s; small sizes, rough)
+    .venv/bin/python bench/service.py --profile  # plus cProfile hotspots of the /ops server
+
+Two servers run as their own processes on free 127.0.0.1 ports, with the same
+uvicorn settings (uvloop, httptools, no access log, no server header):
+
+  gradserve  ``python -m service serve``;
+  bare       this file with ``--serve-bare``: a plain FastAPI app whose routes do
+             the same work without the service around it (a dict lookup and a small
+             numpy multiply; raw bytes in and out). It is the ceiling of the stack.
+
+The load generator is this process: ``--connections`` keep-alive connections, each
+a closed loop of requests written straight onto an asyncio stream (a minimal
+HTTP/1.1 client: httpx would cost more per request than the servers do, and the
+generator would measure itself). Request bodies are encoded once, before the
+clock starts; responses are read whole but not decoded.
+
+Rows (req/s is units per second; a unit is one request unless the row says otherwise):
+
+  ping            bare GET /ping: what generator + loopback + uvicorn manage at all
+  bare step       bare POST: dict lookup + multiply of a 3-element float32 array
+  /ops step       gradserve POST /ops {"out": "y", "op": "mul", "args": ["x", 2.0]}
+  100 x /ops      a unit = 100 chained steps sent as 100 requests
+  /batch 100      a unit = the same 100 steps in one /batch request
+  /backward       retain_graph=true on a 100-node graph (a chain of muls, then sum)
+  up/down raw     bare PUT/GET of N float32 as raw bytes (application/octet-stream)
+  up/down b64     gradserve PUT/GET of N float32 as base64
+  up/down json    gradserve PUT/GET of N float32 as JSON lists
+
+Targets (issue 3): /ops step >= 60% of the bare step's rate; base64 transfer within
+3x of raw bytes; /batch >= 20x faster than 100 single requests. The script prints
+ratios and met/missed, and never asserts. The machine is shared: compare ratios
+within one run, not absolute numbers across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# one thread for numpy everywhere: the servers get one core each, the generator one
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(_HERE)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+import orjson  # noqa: E402
+from fastapi import FastAPI, Request, Response  # noqa: E402 - the bare app's annotations
+
+HOST = "127.0.0.1"
+HAS_UVLOOP = importlib.util.find_spec("uvloop") is not None
+HAS_HTTPTOOLS = importlib.util.find_spec("httptools") is not None
+
+
+# --- the bare app: the same work without the service ---------------------------------------------
+
+
+def bare_app() -> Any:
+    """A plain FastAPI app: the anchors. Bodies are parsed and rendered with orjson, as
+    gradserve does, so the difference to gradserve is the service itself."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    store: dict[str, dict[str, np.ndarray]] = {}
+
+    @app.get("/ping")
+    async def ping() -> Response:
+        return Response(b'{"ok":true}', media_type="application/json")
+
+    @app.post("/bare/{session}/ops")
+    async def step(session: str, request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        tensors = store.setdefault(session, {"x": np.array([1.0, 2.0, 3.0], np.float32)})
+        name, factor = body["args"]
+        result = tensors[name] * np.float32(factor)
+        tensors[body["out"]] = result
+        payload = {
+            "name": body["out"],
+            "shape": list(result.shape),
+            "dtype": "float32",
+            "data": {"data": result, "dtype": "float32"},
+        }
+        return Response(
+            orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY),
+            media_type="application/json",
+        )
+
+    @app.put("/bare/{session}/raw/{name}")
+    async def put_raw(session: str, name: str, request: Request) -> Response:
+        data = np.frombuffer(await request.body(), dtype="<f4").copy()
+        store.setdefault(session, {})[name] = data
+        return Response(orjson.dumps({"name": name, "shape": list(data.shape)}), status_code=201)
+
+    @app.get("/bare/{session}/raw/{name}")
+    async def get_raw(session: str, name: str) -> Response:
+        data = store[session][name]
+        return Response(data.astype("<f4", copy=False).tobytes(), media_type="application/octet-stream")
+
+    return app
+
+
+def serve_bare(port: int) -> None:
+    """The same uvicorn settings as ``service/cli.py``."""
+    import uvicorn
+
+    uvicorn.run(
+        bare_app(),
+        host=HOST,
+        port=port,
+        loop="uvloop" if HAS_UVLOOP else "asyncio",
+        http="httptools" if HAS_HTTPTOOLS else "h11",
+        access_log=False,
+        log_level="warning",
+        server_header=False,
+    )
+
+
+# --- servers as child processes -----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """A child process serving on a free port, stopped by its pid."""
+
+    def __init__(self, name: str, argv: list[str], port: int, ready_path: str) -> None:
+        self.name, self.port = name, port
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GRADSERVE_")}
+        env.update(GRADSERVE_LOG_LEVEL="warning", PYTHONPATH=ROOT)
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
+        self._wait_ready(ready_path)
+
+    def _wait_ready(self, path: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        request = f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode()
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited early:\n{self.output()}")
+            try:
+                with socket.create_connection((HOST, self.port), timeout=1) as s:
+                    s.sendall(request)
+                    if s.recv(64).startswith(b"HTTP/1.1 200"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"{self.name} not ready after {timeout:.0f} s:\n{self.output()}")
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGINT)  # uvicorn shuts down cleanly on SIGINT
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
+def start_gradserve(profile_to: str | None = None) -> Server:
+    port = free_port()
+    argv = [sys.executable]
+    if profile_to:
+        argv += ["-m", "cProfile", "-o", profile_to]
+    argv += ["-m", "service", "serve", "--host", HOST, "--port", str(port)]
+    return Server("gradserve", argv, port, "/healthz")
+
+
+def start_bare() -> Server:
+    port = free_port()
+    argv = [sys.executable, os.path.abspath(__file__), "--serve-bare", str(port)]
+    return Server("bare", argv, port, "/ping")
+
+
+# --- a minimal HTTP/1.1 keep-alive client -------------------------------------------------------
+
+
+def request_bytes(method: str, port: int, path: str, body: bytes | None = None,
+                  content_type: str = "application/json") -> bytes:
+    head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+    if body is None:
+        return (head + "\r\n").encode()
+    head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
+class HTTPError(Exception):
+    pass
+
+
+class Conn:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> Conn:
+        reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
+        return cls(reader, writer)
+
+    async def send(self, raw: bytes, expect: int | tuple[int, ...] = (200, 201)) -> bytes:
+        """Write one request, read its whole response; the body, undecoded."""
+        self.writer.write(raw)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        length = -1
+        chunked = False
+        for line in head.split(b"\r\n")[1:]:
+            key, _, val = line.partition(b":")
+            key = key.strip().lower()
+            if key == b"content-length":
+                length = int(val)
+            elif key == b"transfer-encoding" and b"chunked" in val.lower():
+                chunked = True
+        if chunked:
+            parts = []
+            while True:
+                size = int((await self.reader.readline()).split(b";")[0], 16)
+                if size == 0:
+                    await self.reader.readline()
+                    break
+                parts.append(await self.reader.readexactly(size))
+                await self.reader.readline()
+            body = b"".join(parts)
+        else:
+            body = await self.reader.readexactly(max(length, 0))
+        if status not in ((expect,) if isinstance(expect, int) else expect):
+            raise HTTPError(f"HTTP {status}: {body[:300]!r}")
+        return body
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+# --- load: closed loops over keep-alive connections ---------------------------------------------
+
+Unit = Callable[[Conn, int], Awaitable[None]]  # one unit of work on a connection (its index)
+
+
+@dataclass
+class Result:
+    label: str
+    units: int = 0
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.units / self.seconds if self.seconds else 0.0
+
+    def pct(self, q: float) -> float:
+        return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
+
+
+async def load(port: int, unit: Unit, *, connections: int, seconds: float, warmup: float,
+               min_units: int, setup: Callable[[Conn, int], Awaitable[None]] | None = None,
+               label: str = "") -> Result:
+    """Run ``unit`` in a closed loop on each connection: ``warmup`` seconds unmeasured, then
+    ``seconds`` measured (but at least ``min_units`` units in all, for slow units)."""
+    conns = [await Conn.open(port) for _ in range(connections)]
+    try:
+        if setup is not None:
+            for i, c in enumerate(conns):
+                await setup(c, i)
+        result = Result(label)
+        state = {"measuring": False, "stop": False}
+
+        async def worker(i: int, c: Conn) -> None:
+            while not state["stop"]:
+                t0 = time.perf_counter()
+                await unit(c, i)
+                if state["measuring"] and not state["stop"]:
+                    result.latencies.append(time.perf_counter() - t0)
+                    result.units += 1
+
+        tasks = [asyncio.create_task(worker(i, c)) for i, c in enumerate(conns)]
+        try:
+            await _sleep_or_fail(warmup, tasks)
+            state["measuring"] = True
+            start = time.perf_counter()
+            await _sleep_or_fail(seconds, tasks)
+            while result.units < min_units and time.perf_counter() - start < 10 * seconds + 30:
+                await _sleep_or_fail(0.05, tasks)
+            result.seconds = time.perf_counter() - start
+            state["stop"] = True
+            # the units still in flight finish (keep-alive stays in sync) but do not count
+            await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:
+                t.cancel()
+        return result
+    finally:
+        for c in conns:
+            c.close()
+
+
+async def _sleep_or_fail(seconds: float, tasks: list[asyncio.Task[None]]) -> None:
+    done, _ = await asyncio.wait(tasks, timeout=seconds, return_when=asyncio.FIRST_EXCEPTION)
+    for t in done:
+        t.result()  # re-raise a worker's error (an unexpected status, a closed connection)
+
+
+# --- the cases ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Config:
+    connections: int
+    seconds: float
+    warmup: float
+    transfer_elements: int
+    transfer_seconds: float
+    chain: int  # steps in a batch and nodes in the backward graph
+
+
+FULL = Config(connections=8, seconds=3.0, warmup=0.5, transfer_elements=1_000_000,
+              transfer_seconds=4.0, chain=100)
+QUICK = Config(connections=4, seconds=0.6, warmup=0.2, transfer_elements=50_000,
+               transfer_seconds=0.6, chain=100)
+
+
+def _json(obj: Any) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+async def run_cases(cfg: Config, gs: Server, bare: Server, rows: list[Result],
+                    only_step: bool = False) -> None:
+    G, B = gs.port, bare.port
+
+    async def go(label: str, port: int, unit: Unit, *, setup: Any = None, conns: int | None = None,
+                 seconds: float | None = None, min_units: int = 1, note: str = "") -> Result:
+        r = await load(port, unit, connections=conns or cfg.connections,
+                       seconds=seconds or cfg.seconds, warmup=cfg.warmup,
+                       min_units=min_units, setup=setup, label=label)
+        r.note = note
+        rows.append(r)
+        print(f"  {label:<14} {r.rate:10.1f}/s  ({r.units} in {r.seconds:.1f} s)", file=sys.stderr)
+        return r
+
+    def session(i: int, tag: str) -> str:
+        return f"bench-{tag}-{i}"
+
+    async def new_session(c: Conn, name: str) -> None:
+        await c.send(request_bytes("DELETE", G, f"/v1/sessions/{name}"), expect=(204, 404))
+        await c.send(request_bytes("POST", G, "/v1/sessions", _json({"name": name})), expect=201)
+
+    # --- small requests: ping, bare step, /ops step
+    ping = request_bytes("GET", B, "/ping")
+
+    async def ping_unit(c: Conn, i: int) -> None:
+        await c.send(ping)
+
+    step_body = _json({"out": "y", "op": "mul", "args": ["x", 2.0]})
+    bare_steps = [request_bytes("POST", B, f"/bare/{session(i, 'step')}/ops", step_body)
+                  for i in range(cfg.connections)]
+    gs_steps = [request_bytes("POST", G, f"/v1/sessions/{session(i, 'step')}/ops", step_body)
+                for i in range(cfg.connections)]
+    leaf = _json({"data": [1.0, 2.0, 3.0], "requires_grad": True})
+
+    async def setup_step(c: Conn, i: int) -> None:
+        await new_session(c, session(i, "step"))
+        await c.send(request_bytes("PUT", G, f"/v1/sessions/{session(i, 'step')}/tensors/x", leaf))
+
+    async def bare_step(c: Conn, i: int) -> None:
+        await c.send(bare_steps[i])
+
+    async def gs_step(c: Conn, i: int) -> None:
+        await c.send(gs_steps[i], expect=201)
+
+    if not only_step:
+        await go("ping", B, ping_unit, note="bare GET /ping: generator + uvicorn ceiling")
+    await go("bare step", B, bare_step, note="anchor: dict lookup + numpy multiply")
+    await go("/ops step", G, gs_step, setup=setup_step, note="target >= 0.60x bare step")
+    if only_step:
+        return
+
+    # --- 100 chained steps: as single requests, and as one /batch
+    n = cfg.chain
+    chain = [{"out": f"h{k + 1}", "op": "mul", "args": [f"h{k}", 1.01]} for k in range(n)]
+    h0 = _json({"data": [1.0, 2.0, 3.0], "requires_grad": True})
+
+    async def setup_chain(c: Conn, i: int) -> None:
+        await new_session(c, session(i, "chain"))
+        await c.send(request_bytes("PUT", G, f"/v1/sessions/{session(i, 'chain')}/tensors/h0", h0))
+
+    singles = [[request_bytes("POST", G, f"/v1/sessions/{session(i, 'chain')}/ops?values=false",
+                              _json(s)) for s in chain] for i in range(cfg.connections)]
+    batches = [request_bytes("POST", G, f"/v1/sessions/{session(i, 'chain')}/batch?values=false",
+                             _json({"steps": chain})) for i in range(cfg.connections)]
+
+    async def singles_unit(c: Conn, i: int) -> None:
+        for raw in singles[i]:
+            await c.send(raw, expect=201)
+
+    async def batch_unit(c: Conn, i: int) -> None:
+        await c.send(batches[i])
+
+    await go(f"{n} x /ops", G, singles_unit, setup=setup_chain, min_units=cfg.connections,
+             note=f"unit: {n} chained steps, one request each")
+    await go(f"/batch {n}", G, batch_unit, setup=setup_chain,
+             note=f"unit: the same {n} steps in one request; target >= 20x")
+
+    # --- backward on a 100-node graph, retain_graph=true, repeatedly
+    graph = [{"out": f"g{k + 1}", "op": "mul", "args": [f"g{k}", 1.01]} for k in range(n - 1)]
+    graph.append({"out": "loss", "op": "sum", "args": [f"g{n - 1}"]})
+
+    async def setup_graph(c: Conn, i: int) -> None:
+        s = session(i, "graph")
+        await new_session(c, s)
+        await c.send(request_bytes("PUT", G, f"/v1/sessions/{s}/tensors/g0", h0))
+        await c.send(request_bytes("POST", G, f"/v1/sessions/{s}/batch?values=false",
+                                   _json({"steps": graph})))
+
+    backwards = [request_bytes("POST", G, f"/v1/sessions/{session(i, 'graph')}/backward",
+                               _json({"tensors": "loss", "retain_graph": True}))
+                 for i in range(cfg.connections)]
+
+    async def backward_unit(c: Conn, i: int) -> None:
+        await c.send(backwards[i])
+
+    await go("/backward", G, backward_unit, setup=setup_graph,
+             note=f"{n}-node graph, retain_graph=true")
+
+    # --- transfers of N float32: raw bytes (bare) vs base64 and JSON (gradserve), one connection
+    N = cfg.transfer_elements
+    arr = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+    raw = arr.astype("<f4").tobytes()
+    up_raw = request_bytes("PUT", B, "/bare/xfer/raw/big", raw, "application/octet-stream")
+    up_b64 = request_bytes("PUT", G, "/v1/sessions/bench-xfer/tensors/big?values=false",
+                           _json({"b64": base64.b64encode(raw).decode(), "shape": [N],
+                                  "dtype": "float32"}))
+    up_json = request_bytes("PUT", G, "/v1/sessions/bench-xfer/tensors/big?values=false",
+                            _json({"data": arr, "dtype": "float32"}))
+    down_raw = request_bytes("GET", B, "/bare/xfer/raw/big")
+    down_b64 = request_bytes("GET", G, "/v1/sessions/bench-xfer/tensors/big?encoding=base64")
+    down_json = request_bytes("GET", G, "/v1/sessions/bench-xfer/tensors/big?encoding=json")
+    mb = len(raw) / 1e6
+
+    async def setup_xfer(c: Conn, i: int) -> None:
+        await new_session(c, "bench-xfer")
+        await c.send(up_b64)
+
+    def sender(raw_request: bytes) -> Unit:
+        async def unit(c: Conn, i: int) -> None:
+            await c.send(raw_request)
+        return unit
+
+    size = f"{N:,} float32"
+    for label, port, req, setup, note in (
+        ("upload raw", B, up_raw, None, f"anchor: {size}, {mb:.1f} MB raw bytes"),
+        ("upload b64", G, up_b64, setup_xfer, f"{len(up_b64) / 1e6:.1f} MB; target <= 3x raw"),
+        ("upload json", G, up_json, setup_xfer, f"{len(up_json) / 1e6:.1f} MB"),
+        ("download raw", B, down_raw, None, f"anchor: {size}"),
+        ("download b64", G, down_b64, setup_xfer, "target <= 3x raw"),
+        ("download json", G, down_json, setup_xfer, ""),
+    ):
+        await go(label, port, sender(req), setup=setup, conns=1, seconds=cfg.transfer_seconds,
+                 min_units=3, note=note)
+
+
+def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
+    """(label, ratio, what it compares, verdict) for the targets and context lines."""
+    by = {r.label: r for r in rows}
+    out: list[tuple[str, float, str, str]] = []
+
+    def add(label: str, num: str, den: str, how: str, target: float | None, higher: bool) -> None:
+        if num not in by or den not in by or not by[den].rate:
+            return
+        ratio = by[num].rate / by[den].rate if higher else by[den].rate / by[num].rate
+        verdict = ""
+        if target is not None:
+            ok = ratio >= target if higher else ratio <= target
+            verdict = ("met" if ok else "MISSED") + (f" (>= {target:g})" if higher
+                                                    else f" (<= {target:g})")
+        out.append((label, ratio, how, verdict))
+
+    add("/ops step vs bare step", "/ops step", "bare step", "rate / rate", 0.60, True)
+    add("bare step vs ping", "bare step", "ping", "rate / rate", None, True)
+    chain = next((r.label for r in rows if r.label.startswith("/batch ")), None)
+    singles = next((r.label for r in rows if r.label.endswith(" x /ops")), None)
+    if chain and singles:
+        add("/batch vs single requests", chain, singles, "rate / rate", 20.0, True)
+    add("/backward vs bare step", "/backward", "bare step", "rate / rate", None, True)
+    add("upload b64 vs raw", "upload b64", "upload raw", "time / time", 3.0, False)
+    add("download b64 vs raw", "download b64", "download raw", "time / time", 3.0, False)
+    add("upload json vs raw", "upload json", "upload raw", "time / time", None, False)
+    add("download json vs raw", "download json", "download raw", "time / time", None, False)
+    return out
+
+
+def print_report(cfg: Config, rows: list[Result], extra: Sequence[str]) -> None:
+    print()
+    print(f"gradserve HTTP benchmark: {cfg.connections} connections for small requests, 1 for "
+          f"transfers; {os.cpu_count()} cores; loop={'uvloop' if HAS_UVLOOP else 'asyncio'}, "
+          f"http={'httptools' if HAS_HTTPTOOLS else 'h11'}; python {sys.version.split()[0]}")
+    print()
+    print(f"| {'case':<14} | {'req/s':>9} | {'p50 ms':>8} | {'p99 ms':>8} | {'n':>6} | note |")
+    print(f"|{'-' * 16}|{'-' * 11}:|{'-' * 9}:|{'-' * 9}:|{'-' * 7}:|------|")
+    for r in rows:
+        print(f"| {r.label:<14} | {r.rate:9.1f} | {r.pct(50) * 1e3:8.2f} | {r.pct(99) * 1e3:8.2f} "
+              f"| {r.units:6d} | {r.note} |")
+    print()
+    print(f"| {'ratio':<27} | {'value':>7} | {'as':<11} | target |")
+    print(f"|{'-' * 29}|{'-' * 8}:|{'-' * 13}|--------|")
+    for label, ratio, how, verdict in ratio_table(rows):
+        print(f"| {label:<27} | {ratio:6.2f}x | {how:<11} | {verdict} |")
+    for line in extra:
+        print(line)
+
+
+def client_decode_costs(n: int) -> list[str]:
+    """What a Python client pays to decode each download (not part of the rows above)."""
+    arr = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    raw = arr.tobytes()
+    b64 = _json({"data": {"b64": base64.b64encode(raw).decode(), "dtype": "float32",
+                          "shape": [n]}})
+    js = _json({"data": {"data": arr, "dtype": "float32"}})
+
+    def best(fn: Callable[[], Any], k: int = 3) -> float:
+        times = []
+        for _ in range(k):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times) * 1e3
+
+    t_raw = best(lambda: np.frombuffer(raw, "<f4"))
+    t_b64 = best(lambda: np.frombuffer(base64.b64decode(orjson.loads(b64)["data"]["b64"]), "<f4"))
+    t_json = best(lambda: np.asarray(orjson.loads(js)["data"]["data"], np.float32))
+    return [
+        "",
+        f"client-side decode of one download ({n:,} float32, orjson + numpy, in this process): "
+        f"raw {t_raw:.2f} ms, base64 {t_b64:.2f} ms, json {t_json:.2f} ms",
+    ]
+
+
+def profile_report(path: str, top: int = 20) -> list[str]:
+    import io
+    import pstats
+
+    if not os.path.exists(path):
+        return ["", f"(no profile written at {path})"]
+    buf = io.StringIO()
+    stats = pstats.Stats(path, stream=buf)
+    stats.strip_dirs().sort_stats("tottime").print_stats(top)
+    return ["", "cProfile of the gradserve process under the /ops step load (by tottime):",
+            buf.getvalue()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, short")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile the gradserve process under the /ops step load")
+    parser.add_argument("--connections", type=int, help="concurrent connections (small requests)")
+    parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_bare is not None:
+        serve_bare(args.serve_bare)
+        return 0
+
+    cfg = QUICK if args.quick else FULL
+    if args.connections:
+        cfg.connections = args.connections
+    rows: list[Result] = []
+    runner = asyncio.Runner(loop_factory=_loop_factory())
+    t0 = time.perf_counter()
+    print("starting servers ...", file=sys.stderr)
+    bare = start_bare()
+    servers = [bare]
+    try:
+        gs = start_gradserve()
+        servers.append(gs)
+        runner.run(run_cases(cfg, gs, bare, rows))
+        extra = client_decode_costs(cfg.transfer_elements)
+        if args.profile:
+            gs.stop()
+            servers.remove(gs)
+            prof = os.path.join(tempfile.gettempdir(), f"gradserve-ops-{os.getpid()}.prof")
+            pgs = start_gradserve(profile_to=prof)
+            servers.append(pgs)
+            prof_rows: list[Result] = []
+            runner.run(run_cases(cfg, pgs, bare, prof_rows, only_step=True))
+            pgs.stop()
+            servers.remove(pgs)
+            extra += profile_report(prof)
+    finally:
+        for s in servers:
+            s.stop()
+        runner.close()
+    print_report(cfg, rows, extra)
+    print(f"\n(run took {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    if HAS_UVLOOP:
+        import uvloop
+
+        return uvloop.new_event_loop
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
