@@ -165,7 +165,7 @@ class Node:
 
     def release(self, tag: Any = None) -> None:
         """Free saved tensors after a backward without retain_graph."""
-        if self.had_saved and not self.freed:
+        if (self._saved is not None or self._saved_result) and not self.freed:
             self._saved = None
             self._result = None
             self.freed = True
@@ -287,10 +287,24 @@ class Function:
             out = cls.forward(node, *inputs, **params)
         except ValueError as exc:
             raise _shape_error(cls, inputs, exc) from None
+        T = _tensor_cls
         if len(inputs) == 1:
             t = inputs[0]
             fn = t.grad_fn
             node.next_edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
+        elif len(inputs) == 2:  # binary ops, unrolled (hot path)
+            a, b = inputs
+            if type(a) is T and a.requires_grad_flag:
+                fn = a.grad_fn
+                edge_a = (fn, a._output_nr) if fn is not None else (a, 0)
+            else:
+                edge_a = None
+            if type(b) is T and b.requires_grad_flag:
+                fn = b.grad_fn
+                edge_b = (fn, b._output_nr) if fn is not None else (b, 0)
+            else:
+                edge_b = None
+            node.next_edges = (edge_a, edge_b)
         else:
             edges: list[tuple[Any, int] | None] = []
             for t in inputs:
@@ -304,11 +318,12 @@ class Function:
         if type(out) is not tuple:
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
-            result = make(out, True, node, 0) if out.dtype.kind == "f" else make(out)
+            dtype = out.dtype
+            result = make(out, True, node, 0) if dtype.kind == "f" else make(out)
             if cls.is_view:
                 result._view_of(inputs[0])
             node.out_shape = out.shape
-            node.out_dtype = out.dtype
+            node.out_dtype = dtype
             if node._saved_result:
                 node._result = [(out, result._vc, 0)]
             return result
