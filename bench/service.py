@@ -1,39 +1,45 @@
 """HTTP benchmarks of gradserve against anchors measured in the same run (issue 3).
 
-    .venv/bin/python bench/service.py            # full run (about two minutes)
-    .venv/bin/python bench/service.py --quick    # smoke run (under 40 s; small sizes, rough)
-    .venv/bin/python bench/service.py --profile  # plus cProfile hotspots of the /ops server
+    .venv/bin/python bench/service.py            # full run (about a minute and a half)
+    .venv/bin/python bench/service.py --quick    # smoke run (~15 s; small sizes, rough)
+    .venv/bin/python bench/service.py --profile  # plus cProfile of gradserve under two loads
 
 Two servers run as their own processes on free 127.0.0.1 ports, with the same
-uvicorn settings (uvloop, httptools, no access log, no server header):
+uvicorn settings as ``service/cli.py`` (uvloop, httptools, no access log, no
+server header), and are stopped by pid (they also die with this script):
 
   gradserve  ``python -m service serve``;
   bare       this file with ``--serve-bare``: a plain FastAPI app whose routes do
-             the same work without the service around it (a dict lookup and a small
-             numpy multiply; raw bytes in and out). It is the ceiling of the stack.
+             the same work without the service around them (a dict lookup and a
+             small numpy multiply; raw bytes in and out): the ceiling of the stack.
 
-The load generator is this process: ``--connections`` keep-alive connections, each
-a closed loop of requests written straight onto an asyncio stream (a minimal
-HTTP/1.1 client: httpx would cost more per request than the servers do, and the
-generator would measure itself). Request bodies are encoded once, before the
-clock starts; responses are read whole but not decoded.
+The load generator is this process: keep-alive connections, each a closed loop of
+requests written straight onto an asyncio stream (a minimal HTTP/1.1 client:
+httpx costs more per request than the servers do, and the generator would measure
+itself; the ``ping`` row shows what generator + loopback + uvicorn manage at all).
+Request bodies are encoded before the clock starts; responses are read whole but
+not decoded (the client's decoding cost is printed separately).
 
-Rows (req/s is units per second; a unit is one request unless the row says otherwise):
+Rows (req/s counts requests; p50/p99 are per request):
 
-  ping            bare GET /ping: what generator + loopback + uvicorn manage at all
+  ping            bare GET /ping
   bare step       bare POST: dict lookup + multiply of a 3-element float32 array
   /ops step       gradserve POST /ops {"out": "y", "op": "mul", "args": ["x", 2.0]}
-  100 x /ops      a unit = 100 chained steps sent as 100 requests
-  /batch 100      a unit = the same 100 steps in one /batch request
-  /backward       retain_graph=true on a 100-node graph (a chain of muls, then sum)
+  /backward       retain_graph=true on a 100-node graph (99 chained muls and a sum)
+  /ops chain      100 chained steps h1 = h0 * 1.01, ..., one /ops request each
+  /batch 100      the same 100 steps in one /batch request
   up/down raw     bare PUT/GET of N float32 as raw bytes (application/octet-stream)
   up/down b64     gradserve PUT/GET of N float32 as base64
   up/down json    gradserve PUT/GET of N float32 as JSON lists
 
+Small requests run over ``--connections`` connections, transfers over one. The cases
+of a group (the anchor with what it anchors) are measured in turn, several rounds,
+so that load from elsewhere on a shared machine shifts them alike.
+
 Targets (issue 3): /ops step >= 60% of the bare step's rate; base64 transfer within
-3x of raw bytes; /batch >= 20x faster than 100 single requests. The script prints
-ratios and met/missed, and never asserts. The machine is shared: compare ratios
-within one run, not absolute numbers across runs.
+3x of raw bytes; /batch >= 20x faster than the same steps as single requests. The
+script prints ratios and met/missed, and never asserts. Compare ratios within one
+run, not absolute numbers across runs.
 """
 
 from __future__ import annotations
@@ -112,7 +118,9 @@ def bare_app() -> Any:
     @app.get("/bare/{session}/raw/{name}")
     async def get_raw(session: str, name: str) -> Response:
         data = store[session][name]
-        return Response(data.astype("<f4", copy=False).tobytes(), media_type="application/octet-stream")
+        return Response(
+            data.astype("<f4", copy=False).tobytes(), media_type="application/octet-stream"
+        )
 
     return app
 
@@ -142,6 +150,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when this script dies, even by SIGKILL (a test's timeout)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class Server:
     """A child process serving on a free port, stopped by its pid."""
 
@@ -149,9 +166,14 @@ class Server:
         self.name, self.port = name, port
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRADSERVE_")}
         env.update(GRADSERVE_LOG_LEVEL="warning", PYTHONPATH=ROOT)
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs
         self.proc = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
         )
         self._wait_ready(ready_path)
 
@@ -189,11 +211,35 @@ class Server:
 
 def start_gradserve(profile_to: str | None = None) -> Server:
     port = free_port()
-    argv = [sys.executable]
     if profile_to:
-        argv += ["-m", "cProfile", "-o", profile_to]
-    argv += ["-m", "service", "serve", "--host", HOST, "--port", str(port)]
+        argv = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--serve-profiled",
+            str(port),
+            profile_to,
+        ]
+    else:
+        argv = [sys.executable, "-m", "service", "serve", "--host", HOST, "--port", str(port)]
     return Server("gradserve", argv, port, "/healthz")
+
+
+def serve_profiled(port: int, out: str) -> None:
+    """``gradserve serve`` with cProfile switched on by SIGUSR1 and written out by SIGUSR2,
+    so the profile holds the measured load only (not start-up, not idle time)."""
+    import cProfile
+
+    from service import cli
+
+    profiler = cProfile.Profile()
+    signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+
+    def dump(*_: Any) -> None:
+        profiler.disable()
+        profiler.dump_stats(out)
+
+    signal.signal(signal.SIGUSR2, dump)
+    cli.main(["serve", "--host", HOST, "--port", str(port), "--log-level", "warning"])
 
 
 def start_bare() -> Server:
@@ -205,8 +251,13 @@ def start_bare() -> Server:
 # --- a minimal HTTP/1.1 keep-alive client -------------------------------------------------------
 
 
-def request_bytes(method: str, port: int, path: str, body: bytes | None = None,
-                  content_type: str = "application/json") -> bytes:
+def request_bytes(
+    method: str,
+    port: int,
+    path: str,
+    body: bytes | None = None,
+    content_type: str = "application/json",
+) -> bytes:
     head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
     if body is None:
         return (head + "\r\n").encode()
@@ -273,6 +324,7 @@ class Result:
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     note: str = ""
+    per_unit: int = 1  # steps per unit (a batch)
 
     @property
     def rate(self) -> float:
@@ -282,43 +334,68 @@ class Result:
         return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
 
 
-async def load(port: int, unit: Unit, *, connections: int, seconds: float, warmup: float,
-               min_units: int, setup: Callable[[Conn, int], Awaitable[None]] | None = None,
-               label: str = "") -> Result:
+async def load(
+    port: int,
+    unit: Unit,
+    *,
+    connections: int,
+    seconds: float,
+    warmup: float,
+    min_units: int = 1,
+    setup: Callable[[Conn, int], Awaitable[None]] | None = None,
+    profile_pid: int | None = None,
+) -> tuple[int, float, list[float]]:
     """Run ``unit`` in a closed loop on each connection: ``warmup`` seconds unmeasured, then
-    ``seconds`` measured (but at least ``min_units`` units in all, for slow units)."""
+    ``seconds`` measured (longer until ``min_units`` units, for slow units).
+
+    Returns (units, seconds, latencies). Several connections: the units completed in the
+    window (unbiased in the steady state). One connection (slow transfers): the units
+    started in the window, timed to the end of the last, so no unit is cut in two."""
     conns = [await Conn.open(port) for _ in range(connections)]
+    latencies: list[float] = []
+    state = {"measuring": False, "stop": False}
+    single = connections == 1
+
+    async def worker(i: int, c: Conn) -> None:
+        while not state["stop"]:
+            counted = state["measuring"]
+            t0 = time.perf_counter()
+            await unit(c, i)
+            if counted if single else state["measuring"] and not state["stop"]:
+                latencies.append(time.perf_counter() - t0)
+
     try:
         if setup is not None:
             for i, c in enumerate(conns):
                 await setup(c, i)
-        result = Result(label)
-        state = {"measuring": False, "stop": False}
-
-        async def worker(i: int, c: Conn) -> None:
-            while not state["stop"]:
-                t0 = time.perf_counter()
-                await unit(c, i)
-                if state["measuring"] and not state["stop"]:
-                    result.latencies.append(time.perf_counter() - t0)
-                    result.units += 1
-
         tasks = [asyncio.create_task(worker(i, c)) for i, c in enumerate(conns)]
         try:
             await _sleep_or_fail(warmup, tasks)
+            if single:  # start the window on a unit boundary
+                n = len(latencies)
+                state["measuring"] = True
+                while len(latencies) == n and not tasks[0].done():
+                    await _sleep_or_fail(0.0005, tasks)
+                latencies.clear()
+            if profile_pid is not None:
+                os.kill(profile_pid, signal.SIGUSR1)
             state["measuring"] = True
             start = time.perf_counter()
             await _sleep_or_fail(seconds, tasks)
-            while result.units < min_units and time.perf_counter() - start < 10 * seconds + 30:
-                await _sleep_or_fail(0.05, tasks)
-            result.seconds = time.perf_counter() - start
+            while len(latencies) < min_units and time.perf_counter() - start < 10 * seconds + 30:
+                await _sleep_or_fail(0.005, tasks)
             state["stop"] = True
-            # the units still in flight finish (keep-alive stays in sync) but do not count
+            if single:
+                await asyncio.gather(*tasks)  # the unit in flight counts
+            elapsed = time.perf_counter() - start
+            if profile_pid is not None:
+                os.kill(profile_pid, signal.SIGUSR2)
+            # the units still in flight finish (keep-alive stays in sync)
             await asyncio.gather(*tasks)
         finally:
             for t in tasks:
                 t.cancel()
-        return result
+        return len(latencies), elapsed, latencies
     finally:
         for c in conns:
             c.close()
@@ -336,36 +413,95 @@ async def _sleep_or_fail(seconds: float, tasks: list[asyncio.Task[None]]) -> Non
 @dataclass
 class Config:
     connections: int
-    seconds: float
+    rounds: int  # each group of cases is measured in turn this many times
+    seconds: float  # per case and round
     warmup: float
     transfer_elements: int
     transfer_seconds: float
     chain: int  # steps in a batch and nodes in the backward graph
 
 
-FULL = Config(connections=8, seconds=3.0, warmup=0.5, transfer_elements=1_000_000,
-              transfer_seconds=4.0, chain=100)
-QUICK = Config(connections=4, seconds=0.6, warmup=0.2, transfer_elements=50_000,
-               transfer_seconds=0.6, chain=100)
+FULL = Config(
+    connections=8,
+    rounds=3,
+    seconds=1.0,
+    warmup=0.3,
+    transfer_elements=1_000_000,
+    transfer_seconds=1.5,
+    chain=100,
+)
+QUICK = Config(
+    connections=4,
+    rounds=1,
+    seconds=0.5,
+    warmup=0.2,
+    transfer_elements=50_000,
+    transfer_seconds=0.5,
+    chain=100,
+)
+
+
+@dataclass
+class Case:
+    label: str
+    port: int
+    unit: Unit
+    note: str = ""
+    setup: Callable[[Conn, int], Awaitable[None]] | None = None
+    connections: int | None = None  # default: Config.connections
+    seconds: float | None = None  # default: Config.seconds
+    min_units: int = 1
+    per_unit: int = 1  # steps per unit, for the batch comparison
 
 
 def _json(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-async def run_cases(cfg: Config, gs: Server, bare: Server, rows: list[Result],
-                    only_step: bool = False) -> None:
+async def run_cases(
+    cfg: Config,
+    gs: Server,
+    bare: Server,
+    rows: list[Result],
+    only: set[str] | None = None,
+    profile: bool = False,
+) -> None:
+    """Every group of cases (or the cases in ``only``), appending to ``rows``. The cases
+    of a group are measured in turn, ``cfg.rounds`` times, so that load from elsewhere on
+    a shared machine shifts them alike. With ``profile`` the gradserve process's profiler
+    runs during each measured window."""
     G, B = gs.port, bare.port
+    for group in groups(cfg, G, B):
+        cases = [c for c in group if only is None or c.label in only]
+        results = {c.label: Result(c.label, note=c.note) for c in cases}
+        for _ in range(cfg.rounds):
+            for c in cases:
+                units, seconds, latencies = await load(
+                    c.port,
+                    c.unit,
+                    connections=c.connections or cfg.connections,
+                    seconds=c.seconds or cfg.seconds,
+                    warmup=cfg.warmup,
+                    min_units=c.min_units,
+                    setup=c.setup,
+                    profile_pid=gs.proc.pid if profile and c.port == G else None,
+                )
+                r = results[c.label]
+                r.units += units
+                r.seconds += seconds
+                r.latencies += latencies
+                r.per_unit = c.per_unit
+        for c in cases:
+            r = results[c.label]
+            rows.append(r)
+            print(
+                f"  {r.label:<14} {r.rate:10.1f}/s  ({r.units} in {r.seconds:.1f} s)",
+                file=sys.stderr,
+            )
 
-    async def go(label: str, port: int, unit: Unit, *, setup: Any = None, conns: int | None = None,
-                 seconds: float | None = None, min_units: int = 1, note: str = "") -> Result:
-        r = await load(port, unit, connections=conns or cfg.connections,
-                       seconds=seconds or cfg.seconds, warmup=cfg.warmup,
-                       min_units=min_units, setup=setup, label=label)
-        r.note = note
-        rows.append(r)
-        print(f"  {label:<14} {r.rate:10.1f}/s  ({r.units} in {r.seconds:.1f} s)", file=sys.stderr)
-        return r
+
+def groups(cfg: Config, G: int, B: int) -> list[list[Case]]:
+    """The cases, in groups measured together: the anchors with what they anchor."""
 
     def session(i: int, tag: str) -> str:
         return f"bench-{tag}-{i}"
@@ -374,118 +510,183 @@ async def run_cases(cfg: Config, gs: Server, bare: Server, rows: list[Result],
         await c.send(request_bytes("DELETE", G, f"/v1/sessions/{name}"), expect=(204, 404))
         await c.send(request_bytes("POST", G, "/v1/sessions", _json({"name": name})), expect=201)
 
-    # --- small requests: ping, bare step, /ops step
-    ping = request_bytes("GET", B, "/ping")
+    def sender(raws: Sequence[bytes], expect: int | tuple[int, ...] = (200, 201)) -> Unit:
+        """A unit that sends connection i's request."""
 
-    async def ping_unit(c: Conn, i: int) -> None:
-        await c.send(ping)
+        async def unit(c: Conn, i: int) -> None:
+            await c.send(raws[i % len(raws)], expect=expect)
 
-    step_body = _json({"out": "y", "op": "mul", "args": ["x", 2.0]})
-    bare_steps = [request_bytes("POST", B, f"/bare/{session(i, 'step')}/ops", step_body)
-                  for i in range(cfg.connections)]
-    gs_steps = [request_bytes("POST", G, f"/v1/sessions/{session(i, 'step')}/ops", step_body)
-                for i in range(cfg.connections)]
+        return unit
+
+    conns = range(cfg.connections)
     leaf = _json({"data": [1.0, 2.0, 3.0], "requires_grad": True})
+
+    # --- small requests: ping, bare step, /ops step, /backward on a 100-node graph
+    step = _json({"out": "y", "op": "mul", "args": ["x", 2.0]})
 
     async def setup_step(c: Conn, i: int) -> None:
         await new_session(c, session(i, "step"))
         await c.send(request_bytes("PUT", G, f"/v1/sessions/{session(i, 'step')}/tensors/x", leaf))
 
-    async def bare_step(c: Conn, i: int) -> None:
-        await c.send(bare_steps[i])
-
-    async def gs_step(c: Conn, i: int) -> None:
-        await c.send(gs_steps[i], expect=201)
-
-    if not only_step:
-        await go("ping", B, ping_unit, note="bare GET /ping: generator + uvicorn ceiling")
-    await go("bare step", B, bare_step, note="anchor: dict lookup + numpy multiply")
-    await go("/ops step", G, gs_step, setup=setup_step, note="target >= 0.60x bare step")
-    if only_step:
-        return
-
-    # --- 100 chained steps: as single requests, and as one /batch
     n = cfg.chain
-    chain = [{"out": f"h{k + 1}", "op": "mul", "args": [f"h{k}", 1.01]} for k in range(n)]
-    h0 = _json({"data": [1.0, 2.0, 3.0], "requires_grad": True})
-
-    async def setup_chain(c: Conn, i: int) -> None:
-        await new_session(c, session(i, "chain"))
-        await c.send(request_bytes("PUT", G, f"/v1/sessions/{session(i, 'chain')}/tensors/h0", h0))
-
-    singles = [[request_bytes("POST", G, f"/v1/sessions/{session(i, 'chain')}/ops?values=false",
-                              _json(s)) for s in chain] for i in range(cfg.connections)]
-    batches = [request_bytes("POST", G, f"/v1/sessions/{session(i, 'chain')}/batch?values=false",
-                             _json({"steps": chain})) for i in range(cfg.connections)]
-
-    async def singles_unit(c: Conn, i: int) -> None:
-        for raw in singles[i]:
-            await c.send(raw, expect=201)
-
-    async def batch_unit(c: Conn, i: int) -> None:
-        await c.send(batches[i])
-
-    await go(f"{n} x /ops", G, singles_unit, setup=setup_chain, min_units=cfg.connections,
-             note=f"unit: {n} chained steps, one request each")
-    await go(f"/batch {n}", G, batch_unit, setup=setup_chain,
-             note=f"unit: the same {n} steps in one request; target >= 20x")
-
-    # --- backward on a 100-node graph, retain_graph=true, repeatedly
     graph = [{"out": f"g{k + 1}", "op": "mul", "args": [f"g{k}", 1.01]} for k in range(n - 1)]
     graph.append({"out": "loss", "op": "sum", "args": [f"g{n - 1}"]})
 
     async def setup_graph(c: Conn, i: int) -> None:
         s = session(i, "graph")
         await new_session(c, s)
-        await c.send(request_bytes("PUT", G, f"/v1/sessions/{s}/tensors/g0", h0))
-        await c.send(request_bytes("POST", G, f"/v1/sessions/{s}/batch?values=false",
-                                   _json({"steps": graph})))
+        await c.send(request_bytes("PUT", G, f"/v1/sessions/{s}/tensors/g0", leaf))
+        body = _json({"steps": graph})
+        await c.send(request_bytes("POST", G, f"/v1/sessions/{s}/batch?values=false", body))
 
-    backwards = [request_bytes("POST", G, f"/v1/sessions/{session(i, 'graph')}/backward",
-                               _json({"tensors": "loss", "retain_graph": True}))
-                 for i in range(cfg.connections)]
+    backward = _json({"tensors": "loss", "retain_graph": True})
+    small = [
+        Case(
+            "ping",
+            B,
+            sender([request_bytes("GET", B, "/ping")]),
+            note="bare GET /ping: generator + uvicorn ceiling",
+        ),
+        Case(
+            "bare step",
+            B,
+            sender(
+                [request_bytes("POST", B, f"/bare/{session(i, 'step')}/ops", step) for i in conns]
+            ),
+            note="anchor: dict lookup + numpy multiply",
+        ),
+        Case(
+            "/ops step",
+            G,
+            sender(
+                [
+                    request_bytes("POST", G, f"/v1/sessions/{session(i, 'step')}/ops", step)
+                    for i in conns
+                ],
+                expect=201,
+            ),
+            setup=setup_step,
+            note="target >= 0.60x bare step",
+        ),
+        Case(
+            "/backward",
+            G,
+            sender(
+                [
+                    request_bytes(
+                        "POST", G, f"/v1/sessions/{session(i, 'graph')}/backward", backward
+                    )
+                    for i in conns
+                ]
+            ),
+            setup=setup_graph,
+            note=f"{n}-node graph, retain_graph=true",
+        ),
+    ]
 
-    async def backward_unit(c: Conn, i: int) -> None:
-        await c.send(backwards[i])
+    # --- 100 chained steps: one request each, or all in one /batch
+    chain = [{"out": f"h{k + 1}", "op": "mul", "args": [f"h{k}", 1.01]} for k in range(n)]
 
-    await go("/backward", G, backward_unit, setup=setup_graph,
-             note=f"{n}-node graph, retain_graph=true")
+    position = [0] * cfg.connections  # where connection i is in its chain
 
-    # --- transfers of N float32: raw bytes (bare) vs base64 and JSON (gradserve), one connection
+    async def setup_chain(c: Conn, i: int) -> None:
+        position[i] = 0
+        await new_session(c, session(i, "chain"))
+        await c.send(
+            request_bytes("PUT", G, f"/v1/sessions/{session(i, 'chain')}/tensors/h0", leaf)
+        )
+
+    singles = [
+        [
+            request_bytes(
+                "POST", G, f"/v1/sessions/{session(i, 'chain')}/ops?values=false", _json(s)
+            )
+            for s in chain
+        ]
+        for i in conns
+    ]
+
+    async def chain_step(c: Conn, i: int) -> None:  # connection i walks its chain, step by step
+        await c.send(singles[i][position[i]], expect=201)
+        position[i] = (position[i] + 1) % n
+
+    batches = [
+        request_bytes(
+            "POST",
+            G,
+            f"/v1/sessions/{session(i, 'chain')}/batch?values=false",
+            _json({"steps": chain}),
+        )
+        for i in conns
+    ]
+    steps = [
+        Case(
+            "/ops chain",
+            G,
+            chain_step,
+            setup=setup_chain,
+            note=f"the {n} steps, one request each",
+        ),
+        Case(
+            f"/batch {n}",
+            G,
+            sender(batches),
+            setup=setup_chain,
+            per_unit=n,
+            note=f"the same {n} steps in one request",
+        ),
+    ]
+
+    # --- transfers of N float32 over one connection: raw bytes (bare), base64 and JSON
     N = cfg.transfer_elements
     arr = np.random.default_rng(0).standard_normal(N).astype(np.float32)
     raw = arr.astype("<f4").tobytes()
-    up_raw = request_bytes("PUT", B, "/bare/xfer/raw/big", raw, "application/octet-stream")
-    up_b64 = request_bytes("PUT", G, "/v1/sessions/bench-xfer/tensors/big?values=false",
-                           _json({"b64": base64.b64encode(raw).decode(), "shape": [N],
-                                  "dtype": "float32"}))
-    up_json = request_bytes("PUT", G, "/v1/sessions/bench-xfer/tensors/big?values=false",
-                            _json({"data": arr, "dtype": "float32"}))
-    down_raw = request_bytes("GET", B, "/bare/xfer/raw/big")
-    down_b64 = request_bytes("GET", G, "/v1/sessions/bench-xfer/tensors/big?encoding=base64")
-    down_json = request_bytes("GET", G, "/v1/sessions/bench-xfer/tensors/big?encoding=json")
-    mb = len(raw) / 1e6
+    b64 = _json({"b64": base64.b64encode(raw).decode(), "shape": [N], "dtype": "float32"})
+    big = "/v1/sessions/bench-xfer/tensors/big"
 
     async def setup_xfer(c: Conn, i: int) -> None:
         await new_session(c, "bench-xfer")
-        await c.send(up_b64)
+        await c.send(request_bytes("PUT", G, big + "?values=false", b64))
 
-    def sender(raw_request: bytes) -> Unit:
-        async def unit(c: Conn, i: int) -> None:
-            await c.send(raw_request)
-        return unit
+    async def setup_raw(c: Conn, i: int) -> None:
+        await c.send(request_bytes("PUT", B, "/bare/xfer/raw/big", raw, "application/octet-stream"))
 
+    def xfer(label: str, port: int, req: bytes, note: str = "") -> Case:
+        setup = setup_raw if port == B else setup_xfer
+        return Case(
+            label,
+            port,
+            sender([req]),
+            note=note,
+            setup=setup,
+            connections=1,
+            min_units=2,
+            seconds=cfg.transfer_seconds,
+        )
+
+    up_json = request_bytes(
+        "PUT", G, big + "?values=false", _json({"data": arr, "dtype": "float32"})
+    )
+    up_raw = request_bytes("PUT", B, "/bare/xfer/raw/big", raw, "application/octet-stream")
     size = f"{N:,} float32"
-    for label, port, req, setup, note in (
-        ("upload raw", B, up_raw, None, f"anchor: {size}, {mb:.1f} MB raw bytes"),
-        ("upload b64", G, up_b64, setup_xfer, f"{len(up_b64) / 1e6:.1f} MB; target <= 3x raw"),
-        ("upload json", G, up_json, setup_xfer, f"{len(up_json) / 1e6:.1f} MB"),
-        ("download raw", B, down_raw, None, f"anchor: {size}"),
-        ("download b64", G, down_b64, setup_xfer, "target <= 3x raw"),
-        ("download json", G, down_json, setup_xfer, ""),
-    ):
-        await go(label, port, sender(req), setup=setup, conns=1, seconds=cfg.transfer_seconds,
-                 min_units=3, note=note)
+    uploads = [
+        xfer("upload raw", B, up_raw, f"anchor: {size}, {len(raw) / 1e6:.1f} MB raw bytes"),
+        xfer(
+            "upload b64",
+            G,
+            request_bytes("PUT", G, big + "?values=false", b64),
+            f"{len(b64) / 1e6:.1f} MB body; target <= 3x raw",
+        ),
+        xfer("upload json", G, up_json, f"{len(up_json) / 1e6:.1f} MB body"),
+    ]
+    downloads = [
+        xfer("download raw", B, request_bytes("GET", B, "/bare/xfer/raw/big"), f"anchor: {size}"),
+        xfer(
+            "download b64", G, request_bytes("GET", G, big + "?encoding=base64"), "target <= 3x raw"
+        ),
+        xfer("download json", G, request_bytes("GET", G, big + "?encoding=json")),
+    ]
+    return [small, steps, uploads, downloads]
 
 
 def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
@@ -494,22 +695,23 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
     out: list[tuple[str, float, str, str]] = []
 
     def add(label: str, num: str, den: str, how: str, target: float | None, higher: bool) -> None:
-        if num not in by or den not in by or not by[den].rate:
+        if num not in by or den not in by or not by[den].rate or not by[num].rate:
             return
-        ratio = by[num].rate / by[den].rate if higher else by[den].rate / by[num].rate
+        a, b = by[num].rate * by[num].per_unit, by[den].rate * by[den].per_unit
+        ratio = a / b if higher else b / a
         verdict = ""
         if target is not None:
             ok = ratio >= target if higher else ratio <= target
-            verdict = ("met" if ok else "MISSED") + (f" (>= {target:g})" if higher
-                                                    else f" (<= {target:g})")
+            verdict = ("met" if ok else "MISSED") + (
+                f" (>= {target:g})" if higher else f" (<= {target:g})"
+            )
         out.append((label, ratio, how, verdict))
 
     add("/ops step vs bare step", "/ops step", "bare step", "rate / rate", 0.60, True)
     add("bare step vs ping", "bare step", "ping", "rate / rate", None, True)
-    chain = next((r.label for r in rows if r.label.startswith("/batch ")), None)
-    singles = next((r.label for r in rows if r.label.endswith(" x /ops")), None)
-    if chain and singles:
-        add("/batch vs single requests", chain, singles, "rate / rate", 20.0, True)
+    batch = next((r.label for r in rows if r.label.startswith("/batch ")), None)
+    if batch:
+        add("/batch vs single requests", batch, "/ops chain", "steps/steps", 20.0, True)
     add("/backward vs bare step", "/backward", "bare step", "rate / rate", None, True)
     add("upload b64 vs raw", "upload b64", "upload raw", "time / time", 3.0, False)
     add("download b64 vs raw", "download b64", "download raw", "time / time", 3.0, False)
@@ -520,15 +722,22 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
 
 def print_report(cfg: Config, rows: list[Result], extra: Sequence[str]) -> None:
     print()
-    print(f"gradserve HTTP benchmark: {cfg.connections} connections for small requests, 1 for "
-          f"transfers; {os.cpu_count()} cores; loop={'uvloop' if HAS_UVLOOP else 'asyncio'}, "
-          f"http={'httptools' if HAS_HTTPTOOLS else 'h11'}; python {sys.version.split()[0]}")
+    print(
+        f"gradserve HTTP benchmark: {cfg.connections} connections for small requests, 1 for "
+        f"transfers; {cfg.rounds} interleaved round(s) per group; {os.cpu_count()} cores; "
+        f"loop={'uvloop' if HAS_UVLOOP else 'asyncio'}, "
+        f"http={'httptools' if HAS_HTTPTOOLS else 'h11'}; python {sys.version.split()[0]}"
+    )
     print()
     print(f"| {'case':<14} | {'req/s':>9} | {'p50 ms':>8} | {'p99 ms':>8} | {'n':>6} | note |")
     print(f"|{'-' * 16}|{'-' * 11}:|{'-' * 9}:|{'-' * 9}:|{'-' * 7}:|------|")
     for r in rows:
-        print(f"| {r.label:<14} | {r.rate:9.1f} | {r.pct(50) * 1e3:8.2f} | {r.pct(99) * 1e3:8.2f} "
-              f"| {r.units:6d} | {r.note} |")
+        if r.per_unit > 1 and r.rate:
+            r.note += f" = {r.rate * r.per_unit:,.0f} steps/s"
+        print(
+            f"| {r.label:<14} | {r.rate:9.1f} | {r.pct(50) * 1e3:8.2f} | {r.pct(99) * 1e3:8.2f} "
+            f"| {r.units:6d} | {r.note} |"
+        )
     print()
     print(f"| {'ratio':<27} | {'value':>7} | {'as':<11} | target |")
     print(f"|{'-' * 29}|{'-' * 8}:|{'-' * 13}|--------|")
@@ -542,8 +751,7 @@ def client_decode_costs(n: int) -> list[str]:
     """What a Python client pays to decode each download (not part of the rows above)."""
     arr = np.random.default_rng(1).standard_normal(n).astype(np.float32)
     raw = arr.tobytes()
-    b64 = _json({"data": {"b64": base64.b64encode(raw).decode(), "dtype": "float32",
-                          "shape": [n]}})
+    b64 = _json({"data": {"b64": base64.b64encode(raw).decode(), "dtype": "float32", "shape": [n]}})
     js = _json({"data": {"data": arr, "dtype": "float32"}})
 
     def best(fn: Callable[[], Any], k: int = 3) -> float:
@@ -564,29 +772,44 @@ def client_decode_costs(n: int) -> list[str]:
     ]
 
 
-def profile_report(path: str, top: int = 20) -> list[str]:
+PROFILED = ("/ops step", "/batch 100", "upload b64")  # the cases --profile looks into
+
+
+def profile_report(label: str, path: str, top: int) -> list[str]:
     import io
     import pstats
 
     if not os.path.exists(path):
-        return ["", f"(no profile written at {path})"]
-    buf = io.StringIO()
-    stats = pstats.Stats(path, stream=buf)
-    stats.strip_dirs().sort_stats("tottime").print_stats(top)
-    return ["", "cProfile of the gradserve process under the /ops step load (by tottime):",
-            buf.getvalue()]
+        return ["", f"(no profile written for {label})"]
+    lines = ["", f"cProfile of the gradserve process during the measured '{label}' load:"]
+    for key in ("tottime", "cumulative"):
+        buf = io.StringIO()
+        pstats.Stats(path, stream=buf).strip_dirs().sort_stats(key).print_stats(top)
+        text = buf.getvalue()
+        lines.append(text[text.index("   ncalls") :].rstrip() if "   ncalls" in text else text)
+    os.unlink(path)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, short")
-    parser.add_argument("--profile", action="store_true",
-                        help="also profile the gradserve process under the /ops step load")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also profile the gradserve process under the " + " and ".join(PROFILED) + " loads",
+    )
     parser.add_argument("--connections", type=int, help="concurrent connections (small requests)")
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--serve-profiled", nargs=2, metavar=("PORT", "OUT"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.serve_bare is not None:
         serve_bare(args.serve_bare)
+        return 0
+    if args.serve_profiled is not None:
+        serve_profiled(int(args.serve_profiled[0]), args.serve_profiled[1])
         return 0
 
     cfg = QUICK if args.quick else FULL
@@ -603,17 +826,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         servers.append(gs)
         runner.run(run_cases(cfg, gs, bare, rows))
         extra = client_decode_costs(cfg.transfer_elements)
-        if args.profile:
+        if args.profile:  # a fresh server per case: its profile holds that case only
             gs.stop()
             servers.remove(gs)
-            prof = os.path.join(tempfile.gettempdir(), f"gradserve-ops-{os.getpid()}.prof")
-            pgs = start_gradserve(profile_to=prof)
-            servers.append(pgs)
-            prof_rows: list[Result] = []
-            runner.run(run_cases(cfg, pgs, bare, prof_rows, only_step=True))
-            pgs.stop()
-            servers.remove(pgs)
-            extra += profile_report(prof)
+            for label in PROFILED:
+                prof = os.path.join(tempfile.gettempdir(), f"gradserve-{os.getpid()}.prof")
+                pgs = start_gradserve(profile_to=prof)
+                servers.append(pgs)
+                runner.run(run_cases(cfg, pgs, bare, [], only={label}, profile=True))
+                pgs.stop()
+                servers.remove(pgs)
+                extra += profile_report(label, prof, top=25)
     finally:
         for s in servers:
             s.stop()

@@ -11,7 +11,7 @@ contiguous numpy arrays directly (and float32 with its shortest repr).
 
 from __future__ import annotations
 
-import base64
+import pybase64  # SIMD base64: ~40x the standard library's speed on tensor payloads
 import binascii
 import math
 from typing import Any, Literal
@@ -192,7 +192,7 @@ def decode_b64(b64: Any, dtype: str | None, shape: Any, *, max_elements: int) ->
                 f"needs {size} bytes, i.e. {4 * math.ceil(size / 3)} base64 characters"
             )
     try:
-        raw = base64.b64decode(b64, validate=True)
+        raw = pybase64.b64decode(b64, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise InvalidTensorError(f"'b64' is not valid base64: {exc}") from None
     if dims is None:
@@ -219,7 +219,7 @@ def encode(arr: np.ndarray, encoding: Encoding = "json") -> dict[str, Any]:
     if encoding == "base64":
         little = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
         return {
-            "b64": base64.b64encode(little.tobytes()).decode("ascii"),
+            "b64": pybase64.b64encode(little.tobytes()).decode("ascii"),
             "dtype": name,
             "shape": list(arr.shape),
         }

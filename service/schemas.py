@@ -30,9 +30,8 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
-    PlainSerializer,
-    SkipValidation,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -41,7 +40,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, PydanticCustomError
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 from typing_extensions import TypeAliasType
 
 from . import codec, names
@@ -173,17 +172,37 @@ NonFinite = TypeAliasType(
         Field(description="A non-finite float, written as a string (JSON has no literal)."),
     ],
 )
-# The codec checks elements with numpy: pydantic neither validates nor serializes them (it
-# would walk a 100,000-float list ~50x slower). Two levels are typed, deeper ones are any
-# arrays: openapi-python-client cannot generate a recursive union.
+
+
+class _Unchecked:
+    """The annotated type's JSON schema, but validated and serialized as ``Any``.
+
+    For tensor elements, which the codec checks with numpy: pydantic would walk a
+    100,000-float list ~50x slower. (``SkipValidation`` still serializes through the type,
+    warning on every int.)"""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        typed = handler(source)
+        return core_schema.any_schema(
+            metadata={"pydantic_js_annotation_functions": [lambda _c, h: h(typed)]},
+            # ``typed`` must be in the tree for its definitions (NonFinite) to be collected;
+            # the serializer leaves the value as it is
+            serialization=core_schema.wrap_serializer_function_ser_schema(
+                lambda value, _next: value, schema=typed
+            ),
+        )
+
+
+# Two levels are typed, deeper ones are any arrays: openapi-python-client cannot generate a
+# recursive union.
 _Element = float | bool | NonFinite
-_AS_IS = PlainSerializer(lambda value: value)
 TensorData = TypeAliasType(
     "TensorData",
     Annotated[
         _Element | list[_Element | list[Any]],
-        SkipValidation,
-        _AS_IS,
+        _Unchecked(),
         Field(
             description="A number, or a rectangular nested list of numbers (not ragged); "
             "deeper lists hold the same elements."
@@ -402,7 +421,7 @@ def _grad_kind(value: Any) -> str:
 GradArg = Annotated[
     Annotated[TensorName, Tag("name")]
     | Annotated[TensorValue, Tag("tensor")]
-    | Annotated[float | bool | list[TensorData], SkipValidation, _AS_IS, Tag("data")]
+    | Annotated[float | bool | list[TensorData], _Unchecked(), Tag("data")]
     | Annotated[None, Tag("null")],
     Discriminator(_grad_kind),
     Field(

@@ -12,7 +12,12 @@ from .sessions import Session, grad_of, iso
 
 
 def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
-    return None if t is None else codec.encode(t.data, out.encoding)
+    """A ``ValueOut``: the encoded data, or only dtype and shape with ``?values=false``."""
+    if t is None:
+        return None
+    if not out.values:
+        return {"dtype": codec.dtype_name(t.dtype), "shape": list(t.shape)}
+    return codec.encode(t.data, out.encoding)
 
 
 def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:

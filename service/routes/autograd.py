@@ -63,14 +63,18 @@ async def run_grad(
 
 GRAPH_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/vnd.mermaid", "svg": "image/svg+xml"}
 RootsQuery = Annotated[
-    list[str] | None,
-    Query(description="Root tensor names (repeat or comma-separate); default: every non-leaf."),
+    list[str],
+    Query(
+        description="Root tensors, one name per parameter (`roots=y&roots=z`; `roots=y,z` is "
+        "read too); default: every non-leaf.",
+        json_schema_extra={"items": {"$ref": "#/components/schemas/TensorName"}},
+    ),
 ]
 
 
-async def _graph(session: Session, roots: list[str] | None) -> dict[str, Any]:
+async def _graph(session: Session, roots: list[str]) -> dict[str, Any]:
     names = None
-    if roots is not None:
+    if roots:
         names = [check_tensor_name(n.strip()) for r in roots for n in r.split(",") if n.strip()]
     async with session.lock:
         return graph.build(session, names)
@@ -92,7 +96,7 @@ def _drawing(session: Session, result: dict[str, Any], format: str) -> Response:
 )
 async def get_graph(
     session: SessionDep,
-    roots: RootsQuery = None,
+    roots: RootsQuery = [],  # noqa: B006 - FastAPI copies defaults
     format: Annotated[  # noqa: A002 - kept for old clients; renderGraph documents the drawings
         Literal["json", "dot", "mermaid", "svg"], Query(include_in_schema=False)
     ] = "json",
@@ -115,6 +119,10 @@ async def get_graph(
         **documented(*TENSOR),
     },
 )
-async def render_graph(session: SessionDep, format: GraphFormat, roots: RootsQuery = None) -> Response:  # noqa: A002
+async def render_graph(
+    session: SessionDep,
+    format: GraphFormat,  # noqa: A002 - the path parameter's public name
+    roots: RootsQuery = [],  # noqa: B006 - FastAPI copies defaults
+) -> Response:
     """The backward graph drawn as Graphviz DOT, Mermaid or SVG (`<img src=".../graph.svg">`)."""
     return _drawing(session, await _graph(session, roots), format)

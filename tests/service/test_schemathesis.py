@@ -65,7 +65,9 @@ EXPRESSIBLE_TENSOR_ERRORS = re.compile(
     r"|shape has \d+ dimensions|'b64' must be a base64 string|'b64' is not valid base64"
 )
 # invalid_name is semantic only for names that fit the pattern: keywords and dunders
-REFUSED_NAME = re.compile(r"invalid (?:tensor|session) name ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+REFUSED_NAME = re.compile(
+    r"invalid (?:tensor|session) name ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+)
 
 
 def _only_keywords(detail: str) -> bool:
@@ -148,7 +150,9 @@ def _names(value: Any) -> st.SearchStrategy[Any]:
     if isinstance(value, str):
         return _mostly(st.sampled_from(TENSORS), value)
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return _mostly(st.lists(st.sampled_from(TENSORS), min_size=len(value), max_size=len(value)), value)
+        return _mostly(
+            st.lists(st.sampled_from(TENSORS), min_size=len(value), max_size=len(value)), value
+        )
     return st.just(value)
 
 
@@ -223,7 +227,9 @@ FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("route", "body"), FOUND, ids=[f"{r}-{i}" for i, (r, _) in enumerate(FOUND)])
+@pytest.mark.parametrize(
+    ("route", "body"), FOUND, ids=[f"{r}-{i}" for i, (r, _) in enumerate(FOUND)]
+)
 def test_found_cases(route: str, body: dict[str, Any], reset_fuzz_session: Any) -> None:
     reset_fuzz_session()
     operation = schema[f"/v1/sessions/{{session}}{route}"]["POST"]
