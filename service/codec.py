@@ -11,12 +11,12 @@ contiguous numpy arrays directly (and float32 with its shortest repr).
 
 from __future__ import annotations
 
-import pybase64  # SIMD base64: ~40x the standard library's speed on tensor payloads
 import binascii
 import math
 from typing import Any, Literal
 
 import numpy as np
+import pybase64  # SIMD base64: ~40x the standard library's speed on tensor payloads
 
 from .errors import InvalidTensorError, LimitExceededError
 
