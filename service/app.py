@@ -83,8 +83,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     components["ProblemOut"] = problem
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
-    for name, alias in (("Encoding", Encoding), ("GraphFormat", GraphFormat)):  # parameters only
-        components[name] = TypeAdapter(alias).json_schema()
+    for alias in (Encoding, GraphFormat):  # used by parameters only, which FastAPI inlines
+        components[alias.__name__] = TypeAdapter(alias.__value__).json_schema()
     _refer_to_components(schema)
     _optional_auth(schema)
     return schema

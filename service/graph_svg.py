@@ -333,7 +333,7 @@ def render_svg(
         out.append(
             f'<text x="{MARGIN}" y="{height - MARGIN / 2:.0f}" font-size="{SMALL_SIZE}" '
             f'fill="#b91c1c">{hidden} more nodes not drawn (the {max_nodes} nearest the roots '
-            f"are shown; use ?format=json or dot for all)</text>"
+            f"are shown; use /graph or /graph.dot for all)</text>"
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"

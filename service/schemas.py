@@ -10,8 +10,9 @@ The OpenAPI document is written for client generators, so:
 
 - a body with several forms is a ``oneOf`` of one model per form (``TensorDataIn`` or
   ``TensorB64In``; ``OpStepIn`` or ``ExprStepIn``), picked by a callable discriminator
-  on the fields present; each form's class keeps the other forms' attributes as
-  ``None`` class attributes, so the executor reads ``step.expr`` of any step;
+  on the fields present; the tensor forms subclass ``TensorIn``, and each step form has
+  the other's attributes as empty class attributes (``OpStepIn.expr is None``), so the
+  executor reads any step the same way;
 - shared types are named components (``Dtype``, ``TensorName``, ``TensorData``, ...)
   through ``TypeAliasType``, so generated code has one ``Dtype``, not one per field;
 - request models declare no ``default`` (openapi-typescript would make such fields
@@ -22,8 +23,11 @@ from __future__ import annotations
 
 import json
 import keyword
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Literal
 
+from fastapi.openapi.models import Example
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -85,6 +89,12 @@ def _shape(value: Any) -> Any:
 RESERVED_NAME = "(?:" + "|".join(keyword.kwlist) + "|__(?:_?|.*__))"
 B64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
+TENSOR_NAME_RULE: dict[str, Any] = {
+    "type": "string",
+    "pattern": names.TENSOR_NAME_PATTERN,
+    "maxLength": names.MAX_NAME_LENGTH,
+    "not": {"pattern": f"^{RESERVED_NAME}$"},
+}
 TensorName = TypeAliasType(
     "TensorName",
     Annotated[
@@ -92,10 +102,7 @@ TensorName = TypeAliasType(
         BeforeValidator(_tensor_name),
         WithJsonSchema(
             {
-                "type": "string",
-                "pattern": names.TENSOR_NAME_PATTERN,
-                "maxLength": names.MAX_NAME_LENGTH,
-                "not": {"pattern": f"^{RESERVED_NAME}$"},
+                **TENSOR_NAME_RULE,
                 "description": "A tensor name: " + names.TENSOR_RULE + " (nor a dunder).",
                 "examples": ["x"],
             }
@@ -506,7 +513,6 @@ class SessionListOut(BaseModel):
 
 
 # --- steps --------------------------------------------------------------------------------------
-# --- steps --------------------------------------------------------------------------------------
 
 
 class _StepBase(_Form):
@@ -581,7 +587,7 @@ class ExprStepIn(_StepBase):
     other_fields: ClassVar[frozenset[str]] = frozenset({"op", "args", "kwargs"})
     op: ClassVar[None] = None
     args: ClassVar[tuple[()]] = ()
-    kwargs: ClassVar[dict[str, Any]] = {}
+    kwargs: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     expr: str = Field(
         description="Numbers, tensor names, `name.grad`, `+ - * / ** @`, catalogue ops as "
@@ -611,6 +617,39 @@ StepIn = TypeAliasType(
         Field(description="One step: an `op` with `args`/`kwargs`, or an `expr` (exactly one)."),
     ],
 )
+
+
+# Named examples of the bodies with several forms: the docs page offers one per form.
+STEP_EXAMPLES: dict[str, Example] = {
+    "op": {"summary": "y = x ** 2, as an op", "value": {"out": "y", "op": "pow", "args": ["x", 2]}},
+    "expr": {"summary": "y = x ** 2, as an expression", "value": {"out": "y", "expr": "x ** 2"}},
+    "kwargs": {
+        "summary": "s = y.sum(dim=0)",
+        "value": {"out": "s", "op": "sum", "args": ["y"], "kwargs": {"dim": 0}},
+    },
+    "assign": {
+        "summary": "with no_grad: w -= 0.1 * w.grad",
+        "value": {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
+    },
+    "several": {
+        "summary": "vals, idx = x.max(dim=1)",
+        "value": {"out": ["vals", "idx"], "expr": "x.max(dim=1)"},
+    },
+}
+LEAF_EXAMPLES: dict[str, Example] = {
+    "data": {
+        "summary": "x = torch.tensor([1.0, 2.0], requires_grad=True)",
+        "value": {"data": [1.0, 2.0], "requires_grad": True},
+    },
+    "float64": {
+        "summary": "a float64 matrix",
+        "value": {"data": [[1.0, 2.0], [3.0, 4.0]], "dtype": "float64", "requires_grad": True},
+    },
+    "b64": {
+        "summary": "the same x as base64 bytes",
+        "value": {"b64": "AACAPwAAAEA=", "dtype": "float32", "shape": [2], "requires_grad": True},
+    },
+}
 
 
 class BatchIn(_Model):
@@ -656,7 +695,9 @@ class BackwardIn(_Model):
     )
     retain_graph: bool | None = Field(None, description="Defaults to create_graph.")
     create_graph: bool = False
-    inputs: list[TensorName] | None = Field(None, description="Accumulate only into these.")
+    inputs: Annotated[list[TensorName], Field(min_length=1)] | None = Field(
+        None, description="Accumulate only into these (at least one)."
+    )
 
 
 class BackwardOut(BaseModel):
@@ -685,7 +726,7 @@ class GradIn(_Model):
     create_graph: bool = False
     allow_unused: bool = False
     out: list[TensorName] | None = Field(
-        None, description="Bind each gradient to a name (for higher-order derivatives)."
+        None, description="Bind each gradient to a name, one per input (for higher order)."
     )
 
 
@@ -744,7 +785,12 @@ class GradientIn(_Model):
         },
     )
 
-    tensors: dict[TensorName, LeafIn] = Field(default_factory=dict)
+    tensors: dict[TensorName, LeafIn] = Field(
+        default_factory=dict,
+        description="Leaves by name.",
+        # the rule inline, not a $ref: schemathesis 4.32 fails to negate a $ref'd propertyNames
+        json_schema_extra={"propertyNames": TENSOR_NAME_RULE},
+    )
     steps: list[StepIn] = Field(default_factory=list)
     backward: BackwardIn | None = None
     fetch: list[FetchKey] = Field(

@@ -1,11 +1,13 @@
 """Running ops on a session: one step, or a batch that is all or nothing."""
 
-from fastapi import Response
+from typing import Annotated
+
+from fastapi import Body, Response
 
 from .. import executor, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep
 from ..http import JSONBody
-from ..schemas import BatchIn, StepIn, TensorListOut, TensorOut
+from ..schemas import STEP_EXAMPLES, BatchIn, StepIn, TensorListOut, TensorOut
 from ._base import BODY, TENSOR, documented, v1_router
 
 router = v1_router("steps", "/v1/sessions/{session}")
@@ -33,7 +35,10 @@ STEP_PROBLEMS = (
     responses=documented(*STEP_PROBLEMS, limits=(413, 507)),
 )
 async def run_op(
-    session: SessionDep, step: StepIn, out: OutputDep, settings: SettingsDep
+    session: SessionDep,
+    step: Annotated[StepIn, Body(openapi_examples=STEP_EXAMPLES)],
+    out: OutputDep,
+    settings: SettingsDep,
 ) -> Response:
     """Run one step and bind its result; returns the tensor (a list for several results)."""
     async with session.lock:

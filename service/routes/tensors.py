@@ -9,7 +9,15 @@ from engine import NONLEAF_GRAD_WARNING
 from .. import executor, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep, TensorNameDep
 from ..http import JSONBody
-from ..schemas import GradOut, LeafIn, PatchTensorIn, TensorOut, ZeroGradIn, ZeroGradOut
+from ..schemas import (
+    LEAF_EXAMPLES,
+    GradOut,
+    LeafIn,
+    PatchTensorIn,
+    TensorOut,
+    ZeroGradIn,
+    ZeroGradOut,
+)
 from ..sessions import grad_of
 from ._base import BODY, SESSION, TENSOR, documented, v1_router
 
@@ -30,7 +38,7 @@ router = v1_router("tensors", "/v1/sessions/{session}")
 async def put_tensor(
     session: SessionDep,
     name: TensorNameDep,
-    leaf: LeafIn,
+    leaf: Annotated[LeafIn, Body(openapi_examples=LEAF_EXAMPLES)],
     out: OutputDep,
     settings: SettingsDep,
     request: Request,

@@ -103,7 +103,10 @@ def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> Non
     assert isinstance(created, m.SessionOut) and created.name == name
 
     x = put_tensor.sync(
-        session=name, tensor="x", client=client, body=m.LeafIn(data=[1.0, 2.0], requires_grad=True)
+        session=name,
+        tensor="x",
+        client=client,
+        body=m.LeafDataIn(data=[1.0, 2.0], requires_grad=True),
     )
     assert isinstance(x, m.TensorOut) and x.requires_grad and x.is_leaf
 
@@ -111,7 +114,10 @@ def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> Non
         session=name,
         client=client,
         body=m.BatchIn(
-            steps=[m.StepIn(out="y", op="pow", args=["x", 2]), m.StepIn(out="z", expr="y ** 3")]
+            steps=[
+                m.OpStepIn(out="y", op="pow", args=["x", 2]),
+                m.ExprStepIn(out="z", expr="y ** 3"),
+            ]
         ),
     )
     assert isinstance(batch, m.TensorListOut)
@@ -139,7 +145,7 @@ def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> Non
     x = get_tensor.sync(session=name, tensor="x", client=client)
     assert x.grad.data == [0.0, 0.0] and x.data.data == [1.0, 2.0]
 
-    body = m.BackwardIn(tensors=["z"], grad_tensors=[m.TensorIn(data=[1.0, 1.0])])
+    body = m.BackwardIn(tensors=["z"], grad_tensors=[m.TensorDataIn(data=[1.0, 1.0])])
     first = backward.sync_detailed(session=name, client=client, body=body)
     assert first.status_code == 200
     second = backward.sync_detailed(session=name, client=client, body=body)
