@@ -81,10 +81,9 @@ class Tensor:
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
-        arr = np.asarray(
-            arr, dtype=dtypes.to_dtype(dtype) if dtype is not None else dtypes.to_dtype(arr.dtype)
+        self.data = arr = arr.astype(
+            dtypes.to_dtype(arr.dtype if dtype is None else dtype), copy=False
         )
-        self.data = arr
         self.requires_grad_flag = False
         self._grad: Tensor | None = None
         self.grad_fn: function.Node | None = None
@@ -306,10 +305,6 @@ class Tensor:
         return self
 
     # -- in-place writes -----------------------------------------------------
-    @property
-    def _is_view(self) -> bool:
-        return self._base is not None
-
     def _check_inplace(self) -> None:
         """PyTorch's rules for writing in place while grad mode is on."""
         if not _enabled.get():
