@@ -126,11 +126,15 @@ def bare_app() -> Any:
 
 
 def serve_bare(port: int) -> None:
-    """The same uvicorn settings as ``service/cli.py``."""
+    """The same uvicorn and garbage-collector settings as ``service/cli.py``."""
     import uvicorn
 
+    from service.cli import tune_gc
+
+    app = bare_app()
+    tune_gc()
     uvicorn.run(
-        bare_app(),
+        app,
         host=HOST,
         port=port,
         loop="uvloop" if HAS_UVLOOP else "asyncio",
@@ -800,6 +804,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also profile the gradserve process under the " + " and ".join(PROFILED) + " loads",
     )
     parser.add_argument("--connections", type=int, help="concurrent connections (small requests)")
+    parser.add_argument(
+        "--only",
+        metavar="LABELS",
+        help="comma-separated case labels to measure (e.g. 'bare step,/ops step')",
+    )
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument(
         "--serve-profiled", nargs=2, metavar=("PORT", "OUT"), help=argparse.SUPPRESS
@@ -824,12 +833,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         gs = start_gradserve()
         servers.append(gs)
-        runner.run(run_cases(cfg, gs, bare, rows))
+        only = {label.strip() for label in args.only.split(",")} if args.only else None
+        runner.run(run_cases(cfg, gs, bare, rows, only=only))
         extra = client_decode_costs(cfg.transfer_elements)
         if args.profile:  # a fresh server per case: its profile holds that case only
             gs.stop()
             servers.remove(gs)
-            for label in PROFILED:
+            for label in [p for p in PROFILED if only is None or p in only]:
                 prof = os.path.join(tempfile.gettempdir(), f"gradserve-{os.getpid()}.prof")
                 pgs = start_gradserve(profile_to=prof)
                 servers.append(pgs)

@@ -11,6 +11,7 @@ from pydantic import TypeAdapter
 
 from .docs import mount_docs
 from .errors import install_handlers
+from .fastlane import FastLane
 from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
@@ -44,6 +45,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_docs(app)
     for router in ROUTERS:
         app.include_router(router)
+    hot_routes = [route for router in ROUTERS for route in router.routes]
+    app.add_middleware(FastLane, state=app.state, routes=hot_routes)  # innermost: by the router
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         RequestContextMiddleware, metrics=app.state.metrics, log_requests=settings.access_log

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import binascii
 import math
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -45,7 +46,9 @@ def dtype_of(name: str | None) -> np.dtype:
         ) from None
 
 
+@lru_cache(maxsize=64)
 def dtype_name(dtype: np.dtype) -> str:
+    """The wire name (numpy's ``dtype.name`` is computed in Python on every access)."""
     return "bool" if dtype.kind == "b" else dtype.name
 
 

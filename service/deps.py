@@ -40,10 +40,15 @@ async def authenticate(request: Request) -> str | None:
 
     Reads the header itself (no sub-dependencies: each costs time on every request);
     ``app.build_openapi`` documents the bearer scheme."""
-    keys = request.app.state.settings.api_keys
+    return owner_from_header(request.app.state.settings, request.headers.get("authorization"))
+
+
+def owner_from_header(settings: Settings, authorization: str | None) -> str | None:
+    """``authenticate`` on the raw header value (the fast lane has no ``Request``)."""
+    keys = settings.api_keys
     if not keys:
         return None
-    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise UnauthorizedError("this server needs 'Authorization: Bearer <key>'")
     given = token.strip().encode()

@@ -225,37 +225,47 @@ _HTTP_CODES = {
 }
 
 
-async def _service_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ServiceError)
-    return problem(
-        exc.code, exc.detail, status=exc.status, hint=exc.hint, headers=exc.headers, **exc.extra
-    )
+def known_error_response(exc: BaseException) -> Response | None:
+    """The problem for an error the service expects while answering, else None.
+
+    The exception handlers below answer with it; so does ``fastlane``, which runs
+    endpoints outside FastAPI's exception middleware."""
+    if isinstance(exc, ServiceError):
+        return problem(
+            exc.code, exc.detail, status=exc.status, hint=exc.hint, headers=exc.headers, **exc.extra
+        )
+    if isinstance(exc, EngineError):
+        if PROBLEMS.get(exc.code, (422,))[0] >= 500:
+            log.error("engine bug: %s", exc, exc_info=exc)
+        ctx = exc.context
+        return problem(
+            exc.code,
+            str(exc),
+            hint=ctx.get("hint"),
+            step=ctx.get("step"),
+            position=ctx.get("position"),
+        )
+    if isinstance(exc, ValidationError):  # a model validated inside the service
+        return validation_problem(exc.errors())
+    if isinstance(exc, MemoryError):
+        log.warning("out of memory: %r", exc)
+        return problem(
+            "limit_exceeded", "the server ran out of memory for this request", status=507
+        )
+    if isinstance(exc, StarletteHTTPException) and exc.status_code == 413:
+        return problem("limit_exceeded", str(exc.detail), status=413, headers=exc.headers)
+    return None
 
 
-async def _engine_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, EngineError)
-    if PROBLEMS.get(exc.code, (422,))[0] >= 500:
-        log.error("engine bug: %s", exc, exc_info=exc)
-    ctx = exc.context
-    return problem(
-        exc.code, str(exc), hint=ctx.get("hint"), step=ctx.get("step"), position=ctx.get("position")
-    )
+async def _known_error(request: Request, exc: Exception) -> Response:
+    response = known_error_response(exc)
+    assert response is not None
+    return response
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     return validation_problem(exc.errors())
-
-
-async def _pydantic_error(request: Request, exc: Exception) -> Response:
-    """A model validated inside the service (not by FastAPI): the same 422 shape."""
-    assert isinstance(exc, ValidationError)
-    return validation_problem(exc.errors())
-
-
-async def _memory_error(request: Request, exc: Exception) -> Response:
-    log.warning("out of memory serving %s %s", request.method, request.url.path)
-    return problem("limit_exceeded", "the server ran out of memory for this request", status=507)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -275,10 +285,8 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
 
 
 def install_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(ServiceError, _service_error)
-    app.add_exception_handler(EngineError, _engine_error)
+    for known in (ServiceError, EngineError, ValidationError, MemoryError):
+        app.add_exception_handler(known, _known_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(ValidationError, _pydantic_error)
-    app.add_exception_handler(MemoryError, _memory_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected_error)

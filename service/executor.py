@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable, Sequence
-from contextlib import nullcontext
 from functools import lru_cache
 from typing import Any
 
@@ -98,12 +97,11 @@ class Executor:
             raise UnknownOpError(f"unknown op {op!r}", hint="GET /v1/ops lists the catalogue")
         if method and not spec.method:
             raise BadArgumentsError(f"op {op!r} has no method form; call it as {op}(...)")
-        try:
-            spec.signature.bind(*args, **kwargs)
-        except TypeError as exc:
+        arity_error = _arity_error(op, len(args), tuple(kwargs))
+        if arity_error is not None:
             raise BadArgumentsError(
-                f"{op}(): {exc}", hint=f"signature: {op}{spec.signature}"
-            ) from None
+                f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
+            )
         estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
             codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
@@ -134,8 +132,11 @@ class Executor:
             node = parse_expr(step.expr, self.settings.max_expr_length)
             return expr.evaluate(node, _Env(self))
         assert step.op is not None
-        args = [self.resolve(a) for a in step.args]
-        kwargs = {k: self.resolve_kwarg(k, v) for k, v in step.kwargs.items()}
+        bound = self.bindings
+        args = [bound[a] if type(a) is str and a in bound else self.resolve(a) for a in step.args]
+        kwargs = (
+            {k: self.resolve_kwarg(k, v) for k, v in step.kwargs.items()} if step.kwargs else {}
+        )
         return self.call(step.op, args, kwargs)
 
     def run_step(self, step: StepIn, txn: Transaction) -> list[str]:
@@ -153,8 +154,14 @@ class Executor:
                 txn.before_write(target)
                 target.copy_(result)
             return [step.out]
-        with no_grad() if step.no_grad else nullcontext():
+        if step.no_grad:
+            with no_grad():
+                result = self.compute(step)
+        else:
             result = self.compute(step)
+        if type(result) is Tensor and type(step.out) is str:  # one result, one name
+            self.bindings[step.out] = result
+            return [step.out]
         outs = [step.out] if isinstance(step.out, str) else step.out
         results = list(result) if _is_multi(result) else [result]
         if len(results) != len(outs):
@@ -165,6 +172,19 @@ class Executor:
         for name, value in zip(outs, results):
             self.bindings[name] = as_tensor(value)
         return outs
+
+
+@lru_cache(maxsize=4096)
+def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | None:
+    """Why ``op`` cannot take this many positional arguments and these keywords, or None.
+
+    Binding depends only on the count and the names, not the values, so the answer is
+    cached: ``Signature.bind`` costs more than a small op itself."""
+    try:
+        OPS[op].signature.bind(*([None] * positional), **dict.fromkeys(keywords))
+    except TypeError as exc:
+        return str(exc)
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -306,7 +326,9 @@ def _creation_estimate(op: str, args: list[Any], kwargs: dict[str, Any]) -> int 
     return None
 
 
-_CREATION = {"zeros", "ones", "rand", "randn", "empty", "full", "eye", "linspace", "arange"}
+CREATION_OPS = frozenset(
+    {"zeros", "ones", "rand", "randn", "empty", "full", "eye", "linspace", "arange"}
+)
 
 
 def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int | None:
@@ -318,9 +340,13 @@ def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int |
     broadcast are the engine's ``shape_mismatch`` to report). The result is
     checked again after the op, so an estimate only has to catch the huge."""
     try:
-        if op in _CREATION:
+        if op in CREATION_OPS:
             return _creation_estimate(op, args, kwargs)
-        tensors = _tensors_in(list(args) + list(kwargs.values()))
+        tensors = _tensors_in(args)
+        if kwargs:
+            tensors += _tensors_in(kwargs.values())
+        if len(tensors) < 2 and op not in ("expand", "broadcast_to"):
+            return None  # nothing to broadcast, concatenate or multiply: the input's size
         if op in ("expand", "broadcast_to") and tensors:
             sizes = _shape_of(args[1:] if "shape" not in kwargs else [kwargs["shape"]])
             if sizes is not None:
@@ -371,11 +397,12 @@ def run_steps(session: Session, steps: Sequence[StepIn], settings: Settings) -> 
                 if len(steps) > 1:
                     exc.context.setdefault("step", i)
                 raise
-        check_bytes(session, settings, txn.bindings.values())
+        bytes_bound = _bytes_after_steps(session, settings, txn, bound)
     except BaseException:
         txn.rollback()
         raise
     txn.commit()
+    session.bytes_bound = bytes_bound
     session.work += ex.produced
     return list(bound)
 
@@ -390,9 +417,28 @@ def check_steps(count: int, settings: Settings) -> None:
         )
 
 
-def check_bytes(session: Session, settings: Settings, tensors: Iterable[Tensor]) -> None:
-    """Refuse (507) bindings that would exceed the session memory limit."""
-    refuse_bytes(session, settings, bindings_bytes(tensors))
+def _bytes_after_steps(
+    session: Session, settings: Settings, txn: Transaction, bound: Iterable[str]
+) -> int:
+    """An upper bound of the session's bytes after the steps, refusing (507) past the limit.
+
+    Steps only add what they bind (in-place writes keep sizes), so the bound before plus
+    the newly bound tensors, counted whole, bounds the total without walking every tensor
+    of the session; only near the limit is the exact total computed."""
+    before = session.bytes_bound if session.bytes_bound is not None else session.nbytes()
+    upper = before + bindings_bytes(txn.bindings[n] for n in bound)
+    if upper <= settings.max_session_bytes:
+        return upper
+    exact = bindings_bytes(txn.bindings.values())
+    refuse_bytes(session, settings, exact)
+    return exact
+
+
+def check_bytes(session: Session, settings: Settings, tensors: Iterable[Tensor]) -> int:
+    """Refuse (507) bindings that would exceed the session memory limit; returns their bytes."""
+    total = bindings_bytes(tensors)
+    refuse_bytes(session, settings, total)
+    return total
 
 
 def refuse_bytes(session: Session, settings: Settings, total: int) -> None:
@@ -412,9 +458,10 @@ def put_tensor(
     arr = codec.decode(leaf, max_elements=settings.max_tensor_elements)
     t = Tensor(arr, requires_grad=leaf.requires_grad)
     others = [v for k, v in session.tensors.items() if k != name]
-    check_bytes(session, settings, [*others, t])
+    total = check_bytes(session, settings, [*others, t])
     created = name not in session.tensors
     session.tensors[name] = t
+    session.bytes_bound = total
     return t, created
 
 
@@ -498,6 +545,7 @@ def run_backward(session: Session, body: BackwardIn, settings: Settings) -> dict
     except (GraphFreedError, VersionMismatchError) as exc:
         _hint(exc, session)
         raise
+    session.bytes_bound = None  # new grads
     if not (body.retain_graph if body.retain_graph is not None else body.create_graph):
         session.work = 0
     by_id = session.names_of(changed)
@@ -537,6 +585,7 @@ def run_grad(session: Session, body: GradIn, settings: Settings) -> list[Tensor 
         for name, g in zip(body.out, result):
             if g is not None:
                 session.tensors[name] = g
+        session.bytes_bound = None
     return list(result)
 
 

@@ -34,7 +34,7 @@ class FastJSONRequest(Request):
         return self._json
 
 
-def _is_json(content_type: str) -> bool:
+def is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or (
         media.startswith("application/") and media.endswith("+json")
@@ -53,7 +53,7 @@ class FastJSONRoute(APIRoute):
             content_type = request.headers.get("content-type")
             if (
                 has_body
-                and (content_type is None or not _is_json(content_type))
+                and (content_type is None or not is_json(content_type))
                 and await request.body()
             ):
                 raise UnsupportedMediaTypeError(

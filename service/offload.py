@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from .executor import estimate_elements
+from .executor import CREATION_OPS, estimate_elements
 from .schemas import StepIn
 from .sessions import Session
 from .settings import Settings
@@ -51,7 +51,7 @@ def steps_weight(session: Session, steps: Iterable[StepIn]) -> int:
             t = session.tensors.get(name)
             if t is not None:
                 total += t.data.size
-        if step.op is not None:
+        if step.op in CREATION_OPS:  # other estimates need the tensors, not their names
             total += estimate_elements(step.op, list(step.args), dict(step.kwargs)) or 0
     return total
 

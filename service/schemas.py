@@ -241,9 +241,11 @@ B64 = Annotated[
 
 
 class _Model(BaseModel):
-    """A request body: unknown fields are refused; defaults are described, not declared."""
+    """A request body: unknown fields are refused; defaults are described, not declared.
 
-    model_config = ConfigDict(extra="forbid")
+    Frozen: the fast lane hands one validated body to every request that repeats it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     @classmethod
     def __get_pydantic_json_schema__(

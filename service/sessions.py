@@ -73,13 +73,17 @@ class Session:
     tensors: dict[str, Tensor] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     work: int = 0  # elements produced by steps: how heavy a backward may be
+    # An upper bound of nbytes() kept by steps, so a step need not walk every tensor;
+    # None after anything that may add bytes outside steps (new leaves, grads).
+    bytes_bound: int | None = None
 
     @property
     def expires(self) -> float:
         return self.last_used + self.ttl
 
     def nbytes(self) -> int:
-        return bindings_bytes(self.tensors.values())
+        self.bytes_bound = bindings_bytes(self.tensors.values())
+        return self.bytes_bound
 
     def lookup(self, name: str, bindings: dict[str, Tensor] | None = None) -> Tensor:
         """The tensor bound to ``name`` (404 ``tensor_not_found`` naming close matches)."""
