@@ -45,8 +45,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_docs(app)
     for router in ROUTERS:
         app.include_router(router)
-    hot_routes = [route for router in ROUTERS for route in router.routes]
-    app.add_middleware(FastLane, state=app.state, routes=hot_routes)  # innermost: by the router
+    if settings.fast_lane:  # innermost middleware: just before the router
+        routes = [route for router in ROUTERS for route in router.routes]
+        app.add_middleware(FastLane, state=app.state, routes=routes)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         RequestContextMiddleware, metrics=app.state.metrics, log_requests=settings.access_log
