@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
+import orjson
 import pybase64  # SIMD base64: ~40x the standard library's speed on tensor payloads
 
 from .errors import InvalidTensorError, LimitExceededError
@@ -217,12 +218,17 @@ def decode_b64(b64: Any, dtype: str | None, shape: Any, *, max_elements: int) ->
 
 
 def encode(arr: np.ndarray, encoding: Encoding = "json") -> dict[str, Any]:
-    """An ndarray as a wire value; ``orjson`` with ``OPT_SERIALIZE_NUMPY`` renders it."""
+    """An ndarray as a wire value; ``orjson`` with ``OPT_SERIALIZE_NUMPY`` renders it.
+
+    ``b64`` is an ``orjson.Fragment``, the JSON string already written: the base64
+    alphabet needs no escaping, and orjson would spend 4 ms scanning 5 MB to find out."""
     name = dtype_name(arr.dtype)
     if encoding == "base64":
         little = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
         return {
-            "b64": pybase64.b64encode(little.tobytes()).decode("ascii"),
+            "b64": orjson.Fragment(
+                b'"' + pybase64.b64encode(little.reshape(-1).view(np.uint8)) + b'"'
+            ),
             "dtype": name,
             "shape": list(arr.shape),
         }

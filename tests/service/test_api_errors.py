@@ -3,12 +3,18 @@ never a 500, and never changes the session."""
 
 from __future__ import annotations
 
+import base64
+
+import numpy as np
+import orjson
 import pytest
 from svc_helpers import SyncClient, assert_problem, make_settings, snapshot
 
 from service.app import create_app
+from service.http import LARGE_BODY, parse_large_json
 
 NB = "/v1/sessions/nb"
+JSON = {"content-type": "application/json"}
 
 
 @pytest.mark.parametrize(
@@ -125,3 +131,28 @@ def test_garbage_everywhere_is_never_a_500(client: SyncClient, session: str) -> 
                 assert r.headers["content-type"].startswith("application/problem+json")
     r = client.post("/v1/gradient", json={"tensors": {"x": {"data": 1.0}}, "fetch": [5]})
     assert_problem(r, 422, "validation_error")
+
+
+def test_large_bodies_parse_like_small_ones(client: SyncClient, session: str) -> None:
+    """Bodies over 1 MiB that are mostly one base64 string are parsed by jiter, not orjson:
+    the same values, and the same problem for the same mistakes."""
+    raw = np.arange(400_000, dtype="<f4").tobytes()
+    leaf = {"b64": base64.b64encode(raw).decode(), "dtype": "float32", "shape": [400_000]}
+    body = orjson.dumps(leaf)
+    assert len(body) > LARGE_BODY and parse_large_json(body) == orjson.loads(body)
+    numbers = orjson.dumps({"data": list(range(300_000))})
+    assert len(numbers) > LARGE_BODY and parse_large_json(numbers) == orjson.loads(numbers)
+
+    r = client.put(f"{NB}/tensors/big?values=false", content=body, headers=JSON)
+    assert r.status_code == 201 and r.json()["shape"] == [400_000]
+    expected = np.arange(400_000, dtype=np.float32)
+    got = client.get(f"{NB}/tensors/big?encoding=base64").json()["data"]["b64"]
+    assert np.array_equal(np.frombuffer(base64.b64decode(got), "<f4"), expected)
+
+    for broken in (body[:-1], body.replace(b'"dtype"', b"dtype"), body[:-1] + b', "x": NaN}'):
+        with pytest.raises(orjson.JSONDecodeError) as orjson_error:
+            orjson.loads(broken)
+        r = client.put(f"{NB}/tensors/bad", content=broken, headers=JSON)
+        problem = assert_problem(r, 400, "invalid_json")
+        assert problem["errors"][0]["loc"] == ["body", orjson_error.value.pos]
+    assert client.get(f"{NB}/tensors/bad").status_code == 404

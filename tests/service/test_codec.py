@@ -95,8 +95,8 @@ def test_deep_nesting_is_invalid_not_a_crash() -> None:
 
 def test_b64_round_trip_little_endian() -> None:
     arr = np.arange(6, dtype=np.float64).reshape(2, 3)
-    wire = codec.encode(arr, "base64")
-    assert wire["shape"] == [2, 3] and wire["dtype"] == "float64"
+    wire = render(codec.encode(arr, "base64"))
+    assert isinstance(wire, dict) and wire["shape"] == [2, 3] and wire["dtype"] == "float64"
     assert base64.b64decode(wire["b64"]) == arr.astype("<f8").tobytes()
     back = decode(wire)
     assert back.dtype == np.float64 and np.array_equal(back, arr)
