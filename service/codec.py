@@ -225,7 +225,7 @@ def encode(arr: np.ndarray, encoding: Encoding = "json") -> dict[str, Any]:
     name = dtype_name(arr.dtype)
     if encoding == "base64":
         little = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
-        b64 = pybase64.b64encode(memoryview(little.reshape(-1).view(np.uint8)))
+        b64 = pybase64.b64encode(little.reshape(-1).view(np.uint8).data)
         return {
             "b64": orjson.Fragment(b'"' + b64 + b'"'),
             "dtype": name,
