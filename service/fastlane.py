@@ -38,8 +38,8 @@ HOT_OPERATIONS = ("runOp", "runBatch", "backward")
 _PREFIX = "/v1/sessions/"
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 _ENCODINGS = {"json", "base64"}
-REMEMBERED_BODIES = 512  # validated bodies kept, least recently used out first ...
-REMEMBERED_BODY_BYTES = 32 << 10  # ... of at most 32 KiB each: 16 MiB at worst
+REMEMBERED_BODIES = 256  # validated bodies kept, least recently used out first ...
+REMEMBERED_BODY_BYTES = 16 << 10  # ... of at most 16 KiB each (a 100-step batch is 5 KiB)
 
 
 @dataclass(frozen=True)
@@ -151,12 +151,15 @@ class FastLane:
             return
         scope["route"] = hot.route  # for the metrics and logs, as the router would
         try:
-            body = b""
+            chunks = []
             while True:
                 message = await receive()
-                body += message.get("body", b"")
+                if message["type"] == "http.disconnect":
+                    return  # nobody to answer
+                chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
                     break
+            body = b"".join(chunks)
             value = self._body(hot, body)
             if value is None:
                 del scope["route"]
@@ -176,10 +179,10 @@ class FastLane:
         if out is None or session_name_error(session_name) is not None:
             return None
         content_type = authorization = None
-        for key, value in scope["headers"]:
-            if key == b"content-type":
+        for key, value in scope["headers"]:  # the first of each, as Request.headers.get
+            if key == b"content-type" and content_type is None:
                 content_type = value.decode("latin-1")
-            elif key == b"authorization":
+            elif key == b"authorization" and authorization is None:
                 authorization = value.decode("latin-1")
         if content_type is None or not is_json(content_type):
             return None

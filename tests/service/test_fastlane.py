@@ -275,3 +275,51 @@ def test_remembered_bodies_are_frozen() -> None:
     (model,) = lane.parsed.values()
     with pytest.raises(ValueError):
         model.out = "z"
+
+
+def test_first_header_counts_as_in_fastapi() -> None:
+    """Two Content-Type headers: Request.headers.get reads the first, and so does the lane."""
+    lane, behind = _lane()
+    lane.state.store.create("s", None)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": f"{S}/ops",
+        "query_string": b"",
+        "headers": [(b"content-type", b"text/plain"), (b"content-type", b"application/json")],
+    }
+    body = orjson.dumps(_op("y", "exp", "x"))
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(lane(scope, receive, send))
+    assert behind.seen == [(f"{S}/ops", body)]  # handed over: FastAPI answers 415
+
+
+def test_a_client_that_leaves_gets_no_answer() -> None:
+    lane, behind = _lane()
+    lane.state.store.create("s", None)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": f"{S}/ops",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json")],
+    }
+    messages = [{"type": "http.request", "body": b'{"out"', "more_body": True}]
+    messages.append({"type": "http.disconnect"})
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(lane(scope, receive, send))
+    assert sent == [] and behind.seen == []
