@@ -74,7 +74,8 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     work: int = 0  # elements produced by steps: how heavy a backward may be
     # An upper bound of nbytes() kept by steps, so a step need not walk every tensor;
-    # None after anything that may add bytes outside steps (new leaves, grads).
+    # None after anything that may add bytes outside steps (new leaves, grads). Only
+    # written under the session's lock.
     bytes_bound: int | None = None
 
     @property
@@ -82,8 +83,7 @@ class Session:
         return self.last_used + self.ttl
 
     def nbytes(self) -> int:
-        self.bytes_bound = bindings_bytes(self.tensors.values())
-        return self.bytes_bound
+        return bindings_bytes(self.tensors.values())
 
     def lookup(self, name: str, bindings: dict[str, Tensor] | None = None) -> Tensor:
         """The tensor bound to ``name`` (404 ``tensor_not_found`` naming close matches)."""

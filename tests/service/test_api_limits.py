@@ -79,6 +79,25 @@ def test_session_bytes(small: SyncClient) -> None:
     assert small.post(f"{NB}/backward", json={"tensors": "z"}).status_code == 200
 
 
+def test_session_bytes_across_many_steps(small: SyncClient) -> None:
+    """Steps keep an upper bound of the session's bytes instead of measuring every tensor:
+    rebinding one name many times is never refused (the bound is measured again near the
+    limit), and a view keeps its whole buffer counted."""
+    for _ in range(30):  # 30 x 400 bytes bound, 800 held
+        step(small, "nb", out="a", expr="x * 2")
+    assert small.get(f"{NB}").json()["bytes"] == 800
+    step(small, "nb", out="b", expr="x * 3")
+    step(small, "nb", out="c", expr="x * 4")  # 1600 bytes
+    put(small, "nb", "w", [1.0] * 4)  # 1616
+    # a 1-element view of a fresh 400-byte buffer holds all of it: 2016 > 1800
+    r = small.post(f"{NB}/ops", json={"out": "e", "expr": "(x * w[0])[0:1]"})
+    assert_problem(r, 507, "limit_exceeded")
+    assert small.get(f"{NB}").json()["bytes"] == 1616
+    small.delete(f"{NB}/tensors/c")
+    assert small.post(f"{NB}/ops", json={"out": "e", "expr": "(x * w[0])[0:1]"}).status_code == 201
+    assert small.get(f"{NB}").json()["bytes"] == 1616
+
+
 def test_batch_steps(small: SyncClient) -> None:
     steps = [{"out": "y", "expr": "x * 1"}] * 6
     assert_problem(small.post(f"{NB}/batch", json={"steps": steps}), 413, "limit_exceeded")
