@@ -8,11 +8,11 @@ and ``"-Infinity"`` in JSON.
 
 from __future__ import annotations
 
-import base64
 import math
 from typing import Any
 
 import numpy as np
+import pybase64  # SIMD base64: ~20x the standard library's speed on tensor payloads
 
 DTYPES: dict[str, np.dtype[Any]] = {
     "float32": np.dtype("<f4"),
@@ -21,7 +21,6 @@ DTYPES: dict[str, np.dtype[Any]] = {
     "bool": np.dtype(np.bool_),
 }
 B64_THRESHOLD = 256
-_SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -67,30 +66,22 @@ def encode(arr: np.ndarray, *, b64: bool | None = None) -> dict[str, Any]:
         b64 = arr.size >= B64_THRESHOLD
     if b64:
         return {
-            "b64": base64.b64encode(arr.tobytes()).decode("ascii"),
+            "b64": pybase64.b64encode(arr.reshape(-1).view(np.uint8).data).decode("ascii"),
             "dtype": name,
             "shape": list(arr.shape),
         }
     return {"data": _jsonable(arr.tolist()), "dtype": name}
 
 
-def _restore(x: Any) -> Any:
-    if isinstance(x, list):
-        return [_restore(v) for v in x]
-    if isinstance(x, str):
-        return _SPECIALS[x]
-    return x
-
-
 def decode(value: dict[str, Any]) -> np.ndarray:
     """The numpy array for a ``ValueOut`` (``data`` or ``b64`` + ``shape``)."""
     dtype = DTYPES[value.get("dtype") or "float32"]
     if value.get("b64") is not None:
-        raw = base64.b64decode(value["b64"])
+        raw = pybase64.b64decode(value["b64"], validate=True)
         shape = tuple(value.get("shape") or ())
         return np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
     data = value.get("data")
-    arr = np.array(_restore(data), dtype=dtype)
+    arr = np.array(data, dtype=dtype)  # numpy reads "NaN", "Infinity", "-Infinity" itself
     if value.get("shape") is not None:
         arr = arr.reshape(value["shape"])
     return arr
