@@ -102,7 +102,7 @@ class Executor:
             raise BadArgumentsError(
                 f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
             )
-        estimate = estimate_elements(op, args, kwargs)
+        estimate = estimate_elements(op, args, kwargs) if _may_grow(op, args, kwargs) else None
         if estimate is not None:
             codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
         try:
@@ -121,7 +121,7 @@ class Executor:
             raise BadArgumentsError(
                 f"{op}(): {exc}", hint=f"signature: {op}{spec.signature}"
             ) from None
-        for t in result if isinstance(result, tuple) else (result,):
+        for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
             if isinstance(t, Tensor):
                 codec.check_elements(t.data.size, self.settings.max_tensor_elements)
                 self.produced += t.data.size
@@ -132,8 +132,11 @@ class Executor:
             node = parse_expr(step.expr, self.settings.max_expr_length)
             return expr.evaluate(node, _Env(self))
         assert step.op is not None
-        bound = self.bindings
-        args = [bound[a] if type(a) is str and a in bound else self.resolve(a) for a in step.args]
+        bound, resolve = self.bindings, self.resolve
+        args = [
+            bound[a] if type(a) is str and a in bound else a if type(a) is float else resolve(a)
+            for a in step.args
+        ]
         kwargs = (
             {k: self.resolve_kwarg(k, v) for k, v in step.kwargs.items()} if step.kwargs else {}
         )
@@ -278,6 +281,20 @@ def _shape_of(args: Sequence[Any]) -> tuple[int, ...] | None:
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
         return tuple(args)
     return None
+
+
+def _may_grow(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether ``estimate_elements`` can say anything: False for an op on one tensor and
+    numbers (the commonest step), whose result is no larger than its input."""
+    if kwargs or op in CREATION_OPS or op in ("expand", "broadcast_to"):
+        return True
+    tensors = 0
+    for a in args:
+        if type(a) is Tensor:
+            tensors += 1
+        elif type(a) is not float and type(a) is not int:
+            return True  # a list of tensors, an index: let the estimate look
+    return tensors >= 2
 
 
 def _tensors_in(values: Iterable[Any]) -> list[Tensor]:

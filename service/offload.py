@@ -32,24 +32,24 @@ async def run(settings: Settings, weight: int, fn: Callable[..., T], *args: Any)
 
 def _referenced(step: StepIn) -> Iterable[str]:
     if step.expr is not None:
-        return _IDENT.findall(step.expr[:10_000])
-    names: list[str] = []
+        return set(_IDENT.findall(step.expr[:10_000]))
+    names: set[str] = set()
     for arg in step.args:
-        if isinstance(arg, str):
-            names.append(arg)
-        elif isinstance(arg, list):
-            names.extend(a for a in arg if isinstance(a, str))
+        if type(arg) is str:
+            names.add(arg)
+        elif type(arg) is list:
+            names.update(a for a in arg if type(a) is str)
     return names
 
 
 def steps_weight(session: Session, steps: Iterable[StepIn]) -> int:
     """Elements the steps read from the session (plus what creation ops will make)."""
     total = 0
+    tensors = session.tensors
     for step in steps:
         total += 64
-        for name in set(_referenced(step)):
-            t = session.tensors.get(name)
-            if t is not None:
+        for name in _referenced(step):
+            if (t := tensors.get(name)) is not None:
                 total += t.data.size
         if step.op in CREATION_OPS:  # other estimates need the tensors, not their names
             total += estimate_elements(step.op, list(step.args), dict(step.kwargs)) or 0

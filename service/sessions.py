@@ -47,15 +47,12 @@ def bindings_bytes(tensors: Iterable[Tensor]) -> int:
     total = 0
     for t in tensors:
         g = grad_of(t)
-        for arr in (t.data, None if g is None else g.data):
-            if arr is None:
-                continue
-            base = arr
-            while isinstance(base.base, np.ndarray):
-                base = base.base
-            if id(base) not in seen:
-                seen.add(id(base))
-                total += base.nbytes
+        for arr in (t.data,) if g is None else (t.data, g.data):
+            while isinstance(arr.base, np.ndarray):
+                arr = arr.base
+            if id(arr) not in seen:
+                seen.add(id(arr))
+                total += arr.nbytes
     return total
 
 

@@ -23,13 +23,14 @@ def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
 def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:
     """A ``TensorOut``."""
     g = grad_of(t)
+    fn = t.grad_fn
     body: dict[str, Any] = {
         "name": name,
-        "shape": list(t.shape),
-        "dtype": codec.dtype_name(t.dtype),
+        "shape": list(t.data.shape),
+        "dtype": codec.dtype_name(t.data.dtype),
         "requires_grad": t.requires_grad,
         "is_leaf": t.is_leaf,
-        "grad_fn": None if t.grad_fn is None else t.grad_fn.name,
+        "grad_fn": None if fn is None else fn.name,
         "retains_grad": t.retains_grad,
         "version": t._version,
         "has_grad": g is not None,
