@@ -252,9 +252,14 @@ def known_error_response(exc: BaseException) -> Response | None:
         return problem(
             "limit_exceeded", "the server ran out of memory for this request", status=507
         )
-    if isinstance(exc, StarletteHTTPException) and exc.status_code == 413:
-        return problem("limit_exceeded", str(exc.detail), status=413, headers=exc.headers)
+    if isinstance(exc, StarletteHTTPException):  # the body over the limit, from receive
+        return _http_problem(exc, str(exc.detail))
     return None
+
+
+def _http_problem(exc: StarletteHTTPException, detail: str) -> Response:
+    code = _HTTP_CODES.get(exc.status_code, "bad_request")
+    return problem(code, detail, status=exc.status_code, headers=exc.headers)
 
 
 async def _known_error(request: Request, exc: Exception) -> Response:
@@ -270,13 +275,12 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "bad_request")
     detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"no route {request.method} {request.url.path}"
     elif exc.status_code == 405:
         detail = f"method {request.method} not allowed on {request.url.path}"
-    return problem(code, detail, status=exc.status_code, headers=exc.headers)
+    return _http_problem(exc, detail)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:

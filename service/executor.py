@@ -102,7 +102,7 @@ class Executor:
             raise BadArgumentsError(
                 f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
             )
-        estimate = estimate_elements(op, args, kwargs) if _may_grow(op, args, kwargs) else None
+        estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
             codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
         try:
@@ -284,8 +284,9 @@ def _shape_of(args: Sequence[Any]) -> tuple[int, ...] | None:
 
 
 def _may_grow(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
-    """Whether ``estimate_elements`` can say anything: False for an op on one tensor and
-    numbers (the commonest step), whose result is no larger than its input."""
+    """Whether there is anything to estimate: not for an op on one tensor and numbers
+    (the commonest step), whose result is no larger than its input; a quick look at the
+    arguments' types, before the walk through them."""
     if kwargs or op in CREATION_OPS or op in ("expand", "broadcast_to"):
         return True
     tensors = 0
@@ -356,14 +357,12 @@ def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int |
     sizes; anything else the broadcast of its tensor arguments (shapes that cannot
     broadcast are the engine's ``shape_mismatch`` to report). The result is
     checked again after the op, so an estimate only has to catch the huge."""
+    if not _may_grow(op, args, kwargs):
+        return None
     try:
         if op in CREATION_OPS:
             return _creation_estimate(op, args, kwargs)
-        tensors = _tensors_in(args)
-        if kwargs:
-            tensors += _tensors_in(kwargs.values())
-        if len(tensors) < 2 and op not in ("expand", "broadcast_to"):
-            return None  # nothing to broadcast, concatenate or multiply: the input's size
+        tensors = _tensors_in(list(args) + list(kwargs.values()))
         if op in ("expand", "broadcast_to") and tensors:
             sizes = _shape_of(args[1:] if "shape" not in kwargs else [kwargs["shape"]])
             if sizes is not None:

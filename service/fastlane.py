@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
 from urllib.parse import parse_qsl
@@ -47,7 +47,6 @@ class _Hot:
     """One hot route: its endpoint, which parameter gets which value, and its body type."""
 
     route: APIRoute
-    endpoint: Callable[..., Awaitable[Any]]
     session_arg: str
     out_arg: str
     settings_arg: str
@@ -75,7 +74,6 @@ def _hot_route(route: APIRoute) -> _Hot:
         raise TypeError(f"{route.operation_id}: not a (session, body, out, settings) endpoint")
     return _Hot(
         route=route,
-        endpoint=route.endpoint,
         session_arg=roles["session"],
         out_arg=roles["out"],
         settings_arg=roles["settings"],
@@ -166,7 +164,7 @@ class FastLane:
                 await self.app(scope, _replay(body, receive), send)
                 return
             args[hot.body_arg] = value
-            response = await hot.endpoint(**args)
+            response = await hot.route.endpoint(**args)
         except Exception as exc:  # the body over the limit, or an error of the step itself
             response = known_error_response(exc)
             if response is None:

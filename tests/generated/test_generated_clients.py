@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from gen_support import API_KEY, ROOT, need
+from generated_package import imported
 
 pytestmark = pytest.mark.integration
 
@@ -71,13 +72,8 @@ def api(spec: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         cwd=out,
     )
     assert "Warning" not in log, f"the generator warned about the spec:\n{log}"
-    sys.path.insert(0, str(out))
-    try:
-        yield importlib.import_module(PACKAGE)
-    finally:
-        sys.path.remove(str(out))
-        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
-            del sys.modules[name]
+    with imported(out, PACKAGE) as package:
+        yield package
 
 
 def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> None:

@@ -209,29 +209,42 @@ def _lane() -> tuple[FastLane, _Behind]:
     return FastLane(behind, state=app.state, routes=routes), behind
 
 
-def _call(
-    lane: FastLane, path: str, body: bytes, query: bytes = b"", ctype: bytes = b"application/json"
-) -> int:
+def _drive(
+    lane: FastLane,
+    path: str,
+    messages: list[dict[str, Any]],
+    query: bytes = b"",
+    headers: tuple[tuple[bytes, bytes], ...] = ((b"content-type", b"application/json"),),
+) -> list[dict[str, Any]]:
+    """One POST through the lane, its body given as ``receive`` messages; what it sent."""
     scope = {
         "type": "http",
         "method": "POST",
         "path": path,
         "query_string": query,
-        "headers": [(b"content-type", ctype)],
+        "headers": list(headers),
         "root_path": "",
     }
-    parts = [body[:3], body[3:]]  # two chunks: the lane reads the whole body
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        chunk = parts.pop(0) if parts else b""
-        return {"type": "http.request", "body": chunk, "more_body": bool(parts)}
+        return messages.pop(0)
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
     asyncio.run(lane(scope, receive, send))
-    return int(sent[0]["status"])
+    return sent
+
+
+def _call(
+    lane: FastLane, path: str, body: bytes, query: bytes = b"", ctype: bytes = b"application/json"
+) -> int:
+    chunks = [  # two chunks: the lane reads the whole body
+        {"type": "http.request", "body": body[:3], "more_body": True},
+        {"type": "http.request", "body": body[3:], "more_body": False},
+    ]
+    return int(_drive(lane, path, chunks, query, ((b"content-type", ctype),))[0]["status"])
 
 
 def test_lane_answers_what_it_accepts() -> None:
@@ -281,45 +294,19 @@ def test_first_header_counts_as_in_fastapi() -> None:
     """Two Content-Type headers: Request.headers.get reads the first, and so does the lane."""
     lane, behind = _lane()
     lane.state.store.create("s", None)
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": f"{S}/ops",
-        "query_string": b"",
-        "headers": [(b"content-type", b"text/plain"), (b"content-type", b"application/json")],
-    }
     body = orjson.dumps(_op("y", "exp", "x"))
-    sent: list[Any] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    asyncio.run(lane(scope, receive, send))
+    message = {"type": "http.request", "body": body, "more_body": False}
+    types = ((b"content-type", b"text/plain"), (b"content-type", b"application/json"))
+    _drive(lane, f"{S}/ops", [message], headers=types)
     assert behind.seen == [(f"{S}/ops", body)]  # handed over: FastAPI answers 415
 
 
 def test_a_client_that_leaves_gets_no_answer() -> None:
     lane, behind = _lane()
     lane.state.store.create("s", None)
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": f"{S}/ops",
-        "query_string": b"",
-        "headers": [(b"content-type", b"application/json")],
-    }
-    messages = [{"type": "http.request", "body": b'{"out"', "more_body": True}]
-    messages.append({"type": "http.disconnect"})
-    sent: list[Any] = []
-
-    async def receive() -> dict[str, Any]:
-        return messages.pop(0)
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    asyncio.run(lane(scope, receive, send))
+    messages = [
+        {"type": "http.request", "body": b'{"out"', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent = _drive(lane, f"{S}/ops", messages)
     assert sent == [] and behind.seen == []

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from generated_package import imported
 from svc_helpers import make_settings
 
 from service import openapi_dump
@@ -63,13 +64,8 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     log = done.stdout + done.stderr
     assert done.returncode == 0 and "Warning" not in log, log
-    sys.path.insert(0, str(out))
-    try:
-        yield importlib.import_module(PACKAGE)
-    finally:
-        sys.path.remove(str(out))
-        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
-            del sys.modules[name]
+    with imported(out, PACKAGE) as package:
+        yield package
 
 
 def endpoint(name: str) -> Any:
