@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +35,16 @@ from .errors import (
     UnknownOpError,
 )
 from .names import check_tensor_name
-from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, StepIn, TensorIn, ZeroGradIn
+from .schemas import (
+    BackwardIn,
+    GradIn,
+    LeafIn,
+    PatchTensorIn,
+    PlainCall,
+    StepIn,
+    TensorIn,
+    ZeroGradIn,
+)
 from .sessions import Session, Transaction, bindings_bytes, grad_of
 from .settings import Settings
 
@@ -102,11 +111,21 @@ class Executor:
             raise BadArgumentsError(
                 f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
             )
+        self.check_estimate(op, args, kwargs)
+        return self.invoke(op, spec.fn, args, kwargs)
+
+    def check_estimate(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> None:
         estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
             codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
+
+    def invoke(
+        self, op: str, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
+        """``fn`` (op's function, its arguments already checked), errors in the service's
+        terms; counts and size-checks what it made."""
         try:
-            result = spec.fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except (EngineError, ServiceError):
             raise
         except MemoryError:
@@ -119,12 +138,18 @@ class Executor:
         except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
             log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
             raise BadArgumentsError(
-                f"{op}(): {exc}", hint=f"signature: {op}{spec.signature}"
+                f"{op}(): {exc}", hint=f"signature: {op}{OPS[op].signature}"
             ) from None
-        for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
-            if isinstance(t, Tensor):
-                codec.check_elements(t.data.size, self.settings.max_tensor_elements)
-                self.produced += t.data.size
+        if type(result) is Tensor:
+            size = result.data.size
+            if size > self.settings.max_tensor_elements:
+                codec.check_elements(size, self.settings.max_tensor_elements)
+            self.produced += size
+        elif type(result) is tuple:
+            for t in result:
+                if isinstance(t, Tensor):
+                    codec.check_elements(t.data.size, self.settings.max_tensor_elements)
+                    self.produced += t.data.size
         return result
 
     def compute(self, step: StepIn) -> Any:
@@ -141,6 +166,29 @@ class Executor:
             {k: self.resolve_kwarg(k, v) for k, v in step.kwargs.items()} if step.kwargs else {}
         )
         return self.call(step.op, args, kwargs)
+
+    def run_plain(self, step: StepIn, plain: PlainCall) -> list[str] | None:
+        """A ``PlainCall`` step, with what the call's form decides (op known, arity,
+        whether a size estimate is needed) looked up once per op and form; returns the
+        names it bound, or None, before running anything, when the general path must
+        run it (it then reports what is wrong in the general path's words)."""
+        assert step.op is not None and type(step.out) is str
+        checked = _plain_op(step.op, len(plain.args), plain.tensors)
+        if checked is None:
+            return None
+        fn, estimate = checked
+        bound = self.bindings
+        try:
+            args = [bound[a] if type(a) is str else a for a in plain.args]
+        except KeyError:
+            return None  # the general path names the missing tensor
+        if estimate:
+            self.check_estimate(step.op, args, {})
+        result = self.invoke(step.op, fn, args, {})
+        if type(result) is not Tensor:
+            return self.bind(step, result)
+        bound[step.out] = result
+        return [step.out]
 
     def run_step(self, step: StepIn, txn: Transaction) -> list[str]:
         """Run one step against ``txn``'s bindings; returns the names it bound."""
@@ -162,6 +210,10 @@ class Executor:
                 result = self.compute(step)
         else:
             result = self.compute(step)
+        return self.bind(step, result)
+
+    def bind(self, step: StepIn, result: Any) -> list[str]:
+        """Bind a step's result(s) to its ``out`` name(s)."""
         if type(result) is Tensor and type(step.out) is str:  # one result, one name
             self.bindings[step.out] = result
             return [step.out]
@@ -188,6 +240,19 @@ def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | N
     except TypeError as exc:
         return str(exc)
     return None
+
+
+@lru_cache(maxsize=4096)
+def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any], bool] | None:
+    """For a plain call of ``op`` (``positional`` args, ``tensors`` of them names): its
+    function and whether a size estimate is needed; None when the general path must
+    run it (an unknown op, an arity error, a creation op: it reports or estimates)."""
+    spec = OPS.get(op)
+    if spec is None or _arity_error(op, positional, ()) is not None:
+        return None
+    if op in CREATION_OPS or op in ("expand", "broadcast_to"):
+        return None
+    return spec.fn, tensors >= 2
 
 
 @lru_cache(maxsize=4096)
@@ -404,7 +469,12 @@ def run_steps(session: Session, steps: Sequence[StepIn], settings: Settings) -> 
     try:
         for i, step in enumerate(steps):
             try:
-                bound.update(dict.fromkeys(ex.run_step(step, txn)))
+                plain = step.plain
+                names = None if plain is None else ex.run_plain(step, plain)
+                if names is None:
+                    names = ex.run_step(step, txn)
+                for name in names:
+                    bound[name] = None
             except ServiceError as exc:
                 if len(steps) > 1:
                     exc.extra.setdefault("step", i)

@@ -3,7 +3,6 @@ than it saves), large work goes to a worker thread so other sessions keep flowin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, TypeVar
@@ -17,8 +16,6 @@ from .settings import Settings
 
 T = TypeVar("T")
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 
 async def run(settings: Settings, weight: int, fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` inline, or in a worker thread when ``weight`` (elements) is large.
@@ -30,25 +27,13 @@ async def run(settings: Settings, weight: int, fn: Callable[..., T], *args: Any)
     return fn(*args)
 
 
-def _referenced(step: StepIn) -> Iterable[str]:
-    if step.expr is not None:
-        return set(_IDENT.findall(step.expr[:10_000]))
-    names: set[str] = set()
-    for arg in step.args:
-        if type(arg) is str:
-            names.add(arg)
-        elif type(arg) is list:
-            names.update(a for a in arg if type(a) is str)
-    return names
-
-
 def steps_weight(session: Session, steps: Iterable[StepIn]) -> int:
     """Elements the steps read from the session (plus what creation ops will make)."""
     total = 0
     tensors = session.tensors
     for step in steps:
         total += 64
-        for name in _referenced(step):
+        for name in step.reads:
             if (t := tensors.get(name)) is not None:
                 total += t.data.size
         if step.op in CREATION_OPS:  # other estimates need the tensors, not their names

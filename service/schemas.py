@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import json
 import keyword
+import re
 from collections.abc import Mapping
+from functools import cached_property
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from fastapi.openapi.models import Example
 from pydantic import (
@@ -550,6 +552,18 @@ class _StepBase(_Form):
         return schema
 
 
+class PlainCall(NamedTuple):
+    """An op step of names and numbers only, one result name, no keywords: the
+    commonest step, which the executor runs without re-deriving what the step
+    itself already says."""
+
+    args: tuple[str | int | float | bool, ...]
+    tensors: int  # how many args are names
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class OpStepIn(_StepBase):
     """A catalogue op on arguments; its result is bound to `out`."""
 
@@ -571,6 +585,28 @@ class OpStepIn(_StepBase):
         default_factory=dict,
         description="Keyword arguments (dim, keepdim, ...); an object with data/b64 is a tensor.",
     )
+
+    # Derived once per body (bodies are frozen, and the fast lane reuses a repeated one).
+    @cached_property
+    def plain(self) -> PlainCall | None:
+        """The step as a ``PlainCall``, or None when it needs the general path."""
+        if self.kwargs or self.assign or self.no_grad or type(self.out) is not str:
+            return None
+        args = tuple(a for a in self.args if isinstance(a, str | float | int))
+        if len(args) != len(self.args):
+            return None  # a list, a constant tensor or a null
+        return PlainCall(args, sum(type(a) is str for a in args))
+
+    @cached_property
+    def reads(self) -> frozenset[str]:
+        """Names of session tensors the step reads (for the weight of its work)."""
+        names: set[str] = set()
+        for arg in self.args:
+            if type(arg) is str:
+                names.add(arg)
+            elif type(arg) is list:
+                names.update(a for a in arg if type(a) is str)
+        return frozenset(names)
 
 
 class ExprStepIn(_StepBase):
@@ -595,6 +631,13 @@ class ExprStepIn(_StepBase):
         description="Numbers, tensor names, `name.grad`, `+ - * / ** @`, catalogue ops as "
         "calls or methods with keyword arguments, indexing and slicing."
     )
+
+    plain: ClassVar[None] = None
+
+    @cached_property
+    def reads(self) -> frozenset[str]:
+        """Every identifier in the text: the names it may read (and some op names)."""
+        return frozenset(_IDENT.findall(self.expr[:10_000]))
 
 
 def _step_form(value: Any) -> str | None:

@@ -38,7 +38,7 @@ from .settings import Settings
 
 def grad_of(t: Tensor) -> Tensor | None:
     """``t.grad`` without PyTorch's non-leaf warning (a non-leaf without retain_grad: None)."""
-    return t.grad if (t.is_leaf or t.retains_grad) else None
+    return t.grad if (t.grad_fn is None or t.retains_grad) else None
 
 
 def bindings_bytes(tensors: Iterable[Tensor]) -> int:
@@ -46,10 +46,19 @@ def bindings_bytes(tensors: Iterable[Tensor]) -> int:
     seen: set[int] = set()
     total = 0
     for t in tensors:
-        g = grad_of(t)
-        for arr in (t.data,) if g is None else (t.data, g.data):
-            while isinstance(arr.base, np.ndarray):
-                arr = arr.base
+        arr = t.data
+        while isinstance(base := arr.base, np.ndarray):
+            arr = base
+        if id(arr) not in seen:
+            seen.add(id(arr))
+            total += arr.nbytes
+        if t.grad_fn is not None and not t.retains_grad:
+            continue  # a non-leaf without retain_grad holds no grad
+        g = t.grad
+        if g is not None:
+            arr = g.data
+            while isinstance(base := arr.base, np.ndarray):
+                arr = base
             if id(arr) not in seen:
                 seen.add(id(arr))
                 total += arr.nbytes
