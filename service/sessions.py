@@ -41,28 +41,24 @@ def grad_of(t: Tensor) -> Tensor | None:
     return t.grad if (t.grad_fn is None or t.retains_grad) else None
 
 
+def _buffer(arr: np.ndarray) -> np.ndarray:
+    """The array that owns ``arr``'s memory (a view's bytes are its base's)."""
+    while isinstance(base := arr.base, np.ndarray):
+        arr = base
+    return arr
+
+
 def bindings_bytes(tensors: Iterable[Tensor]) -> int:
     """Bytes held by tensors and their grads; views and shared buffers count once."""
-    seen: set[int] = set()
-    total = 0
+    held: dict[int, int] = {}  # id(buffer) -> its bytes
     for t in tensors:
-        arr = t.data
-        while isinstance(base := arr.base, np.ndarray):
-            arr = base
-        if id(arr) not in seen:
-            seen.add(id(arr))
-            total += arr.nbytes
-        if t.grad_fn is not None and not t.retains_grad:
-            continue  # a non-leaf without retain_grad holds no grad
-        g = t.grad
+        buf = _buffer(t.data)
+        held[id(buf)] = buf.nbytes
+        g = grad_of(t)
         if g is not None:
-            arr = g.data
-            while isinstance(base := arr.base, np.ndarray):
-                arr = base
-            if id(arr) not in seen:
-                seen.add(id(arr))
-                total += arr.nbytes
-    return total
+            buf = _buffer(g.data)
+            held[id(buf)] = buf.nbytes
+    return sum(held.values())
 
 
 def iso(ts: float) -> str:

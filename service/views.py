@@ -8,7 +8,7 @@ from engine import Tensor
 
 from . import codec
 from .deps import Output
-from .sessions import Session, iso
+from .sessions import Session, grad_of, iso
 
 
 def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
@@ -22,18 +22,17 @@ def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
 
 def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:
     """A ``TensorOut``."""
+    g = grad_of(t)
     fn = t.grad_fn
-    retains = t.retains_grad
-    g = t.grad if (fn is None or retains) else None
     data = t.data
     body: dict[str, Any] = {
         "name": name,
         "shape": list(data.shape),
         "dtype": codec.dtype_name(data.dtype),
-        "requires_grad": t.requires_grad_flag,
+        "requires_grad": t.requires_grad,
         "is_leaf": fn is None,
         "grad_fn": None if fn is None else fn.name,
-        "retains_grad": retains,
+        "retains_grad": t.retains_grad,
         "version": t._version,
         "has_grad": g is not None,
     }
