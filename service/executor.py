@@ -173,15 +173,17 @@ class Executor:
         names it bound, or None, before running anything, when the general path must
         run it (it then reports what is wrong in the general path's words)."""
         assert step.op is not None and type(step.out) is str
-        checked = _plain_op(step.op, len(plain.args), plain.tensors)
+        checked = _plain_op(step.op, len(plain.args), len(plain.names))
         if checked is None:
             return None
         fn, estimate = checked
         bound = self.bindings
-        try:
-            args = [bound[a] if type(a) is str else a for a in plain.args]
-        except KeyError:
-            return None  # the general path names the missing tensor
+        args: list[Any] = list(plain.args)
+        for i in plain.names:
+            tensor = bound.get(args[i])
+            if tensor is None:
+                return None  # the general path names the missing tensor
+            args[i] = tensor
         if estimate:
             self.check_estimate(step.op, args, {})
         result = self.invoke(step.op, fn, args, {})

@@ -558,7 +558,7 @@ class PlainCall(NamedTuple):
     itself already says."""
 
     args: tuple[str | int | float | bool, ...]
-    tensors: int  # how many args are names
+    names: tuple[int, ...]  # positions of the args that are names
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -595,7 +595,7 @@ class OpStepIn(_StepBase):
         args = tuple(a for a in self.args if isinstance(a, str | float | int))
         if len(args) != len(self.args):
             return None  # a list, a constant tensor or a null
-        return PlainCall(args, sum(type(a) is str for a in args))
+        return PlainCall(args, tuple(i for i, a in enumerate(args) if type(a) is str))
 
     @cached_property
     def reads(self) -> frozenset[str]:

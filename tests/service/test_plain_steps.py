@@ -103,9 +103,9 @@ def test_which_steps_are_plain() -> None:
     def plain(body: dict[str, Any]) -> PlainCall | None:
         return OpStepIn.model_validate({"out": "y", "op": "add", **body}).plain
 
-    assert plain({"args": ["x", 2.0]}) == PlainCall(("x", 2.0), 1)
-    assert plain({"args": ["x", "w", True, 3]}) == PlainCall(("x", "w", True, 3), 2)
-    assert plain({"args": ["x"], "kwargs": {}}) == PlainCall(("x",), 1)
+    assert plain({"args": ["x", 2.0]}) == PlainCall(("x", 2.0), (0,))
+    assert plain({"args": [3, "x", True, "w"]}) == PlainCall((3, "x", True, "w"), (1, 3))
+    assert plain({"args": ["x"], "kwargs": {}}) == PlainCall(("x",), (0,))
     assert plain({"args": ["x"], "kwargs": {"alpha": 2}}) is None
     assert plain({"args": [["x", "w"]]}) is None
     assert plain({"args": ["x", {"data": [1.0]}]}) is None
