@@ -140,16 +140,10 @@ class Executor:
             raise BadArgumentsError(
                 f"{op}(): {exc}", hint=f"signature: {op}{OPS[op].signature}"
             ) from None
-        if type(result) is Tensor:
-            size = result.data.size
-            if size > self.settings.max_tensor_elements:
-                codec.check_elements(size, self.settings.max_tensor_elements)
-            self.produced += size
-        elif type(result) is tuple:
-            for t in result:
-                if isinstance(t, Tensor):
-                    codec.check_elements(t.data.size, self.settings.max_tensor_elements)
-                    self.produced += t.data.size
+        for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
+            if isinstance(t, Tensor):
+                codec.check_elements(t.data.size, self.settings.max_tensor_elements)
+                self.produced += t.data.size
         return result
 
     def compute(self, step: StepIn) -> Any:
@@ -171,12 +165,12 @@ class Executor:
         """A ``PlainCall`` step, with what the call's form decides (op known, arity,
         whether a size estimate is needed) looked up once per op and form; returns the
         names it bound, or None, before running anything, when the general path must
-        run it (it then reports what is wrong in the general path's words)."""
+        run it (it then reports what is wrong in its own words)."""
         assert step.op is not None and type(step.out) is str
         checked = _plain_op(step.op, len(plain.args), len(plain.names))
         if checked is None:
             return None
-        fn, estimate = checked
+        fn, may_grow = checked
         bound = self.bindings
         args: list[Any] = list(plain.args)
         for i in plain.names:
@@ -184,7 +178,7 @@ class Executor:
             if tensor is None:
                 return None  # the general path names the missing tensor
             args[i] = tensor
-        if estimate:
+        if may_grow:
             self.check_estimate(step.op, args, {})
         result = self.invoke(step.op, fn, args, {})
         if type(result) is not Tensor:
@@ -246,15 +240,13 @@ def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | N
 
 @lru_cache(maxsize=4096)
 def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any], bool] | None:
-    """For a plain call of ``op`` (``positional`` args, ``tensors`` of them names): its
-    function and whether a size estimate is needed; None when the general path must
-    run it (an unknown op, an arity error, a creation op: it reports or estimates)."""
+    """For a call of ``op`` on ``positional`` names and numbers (``tensors`` of them
+    names): its function and ``_may_grow``'s answer for that form; None when the op is
+    unknown or the arity is wrong (the general path reports it)."""
     spec = OPS.get(op)
     if spec is None or _arity_error(op, positional, ()) is not None:
         return None
-    if op in CREATION_OPS or op in ("expand", "broadcast_to"):
-        return None
-    return spec.fn, tensors >= 2
+    return spec.fn, op in _GROWING_OPS or tensors >= 2
 
 
 @lru_cache(maxsize=4096)
@@ -354,15 +346,15 @@ def _may_grow(op: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
     """Whether there is anything to estimate: not for an op on one tensor and numbers
     (the commonest step), whose result is no larger than its input; a quick look at the
     arguments' types, before the walk through them."""
-    if kwargs or op in CREATION_OPS or op in ("expand", "broadcast_to"):
+    if kwargs or op in _GROWING_OPS:
         return True
     tensors = 0
     for a in args:
         if type(a) is Tensor:
             tensors += 1
-        elif type(a) is not float and type(a) is not int:
+        elif type(a) not in (float, int, bool):
             return True  # a list of tensors, an index: let the estimate look
-    return tensors >= 2
+    return tensors >= 2  # (_plain_op gives the same answer for names and numbers)
 
 
 def _tensors_in(values: Iterable[Any]) -> list[Tensor]:
@@ -414,6 +406,7 @@ def _creation_estimate(op: str, args: list[Any], kwargs: dict[str, Any]) -> int 
 CREATION_OPS = frozenset(
     {"zeros", "ones", "rand", "randn", "empty", "full", "eye", "linspace", "arange"}
 )
+_GROWING_OPS = CREATION_OPS | {"expand", "broadcast_to"}  # results sized by their arguments
 
 
 def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int | None:
