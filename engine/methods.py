@@ -187,6 +187,11 @@ def bind() -> None:
     for method, name in _INPLACE.items():
         if name in OPS:
             setattr(Tensor, method, _inplace(name))
+    for spec in OPS.values():
+        if spec.inplace and not hasattr(Tensor, spec.name + "_"):
+            setattr(Tensor, spec.name + "_", _inplace(spec.name))
+        for dunder in spec.operators:
+            setattr(Tensor, dunder, spec.fn)
     for dunder, method in _IOPERATORS.items():
         if hasattr(Tensor, method):
             setattr(Tensor, dunder, getattr(Tensor, method))

@@ -38,6 +38,11 @@ def sample(*args: Any, note: str = "", gradcheck: bool = True, **kwargs: Any) ->
 
 
 SampleFn = Callable[[np.random.Generator], list[Sample]]
+# How many results a call makes, from its arguments (tensors as they are): e.g. ``split``.
+ResultsFn = Callable[[tuple[Any, ...], dict[str, Any]], int]
+# An upper bound of the elements the call will allocate, read from its arguments before
+# it runs (tensors expose ``.shape``); None when there is nothing to fear.
+EstimateFn = Callable[[tuple[Any, ...], dict[str, Any]], "int | None"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,12 @@ class OpSpec:
     method: bool
     samples: SampleFn | None
     torch: Callable[..., Any] | str | None  # how PyTorch spells the same call
+    # the op's forms, as PyTorch's native_functions.yaml lists them
+    function: bool = True  # ``engine.name(...)`` / ``torch.name(...)``
+    inplace: bool = False  # ``x.name_(...)``: writes the result into ``x``
+    operators: tuple[str, ...] = ()  # dunders bound to it (``"__add__"``)
+    results: int | ResultsFn = 1  # results per call (a function when arguments decide)
+    estimate: EstimateFn | None = None  # size estimate before allocation
 
     @property
     def args(self) -> list[str]:
@@ -78,8 +89,18 @@ def register(
     differentiable: bool = True,
     method: bool = True,
     torch: Callable[..., Any] | str | None = None,
+    function: bool = True,
+    inplace: bool = False,
+    operators: tuple[str, ...] = (),
+    results: int | ResultsFn = 1,
+    estimate: EstimateFn | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add a public op to the catalogue. The docstring's first line is its doc."""
+    """Add a public op to the catalogue with every fact about it: its forms (function,
+    Tensor ``method``, ``inplace`` method, ``operators``), how many ``results`` it makes,
+    how its result size is ``estimate``d before allocation, whether it is
+    ``differentiable``, and its ``samples`` for the op database. The docstring's first
+    line is its doc. Everything else (Tensor methods, the service, the client through
+    ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         key = name or fn.__name__.rstrip("_")
@@ -94,6 +115,11 @@ def register(
             method=method,
             samples=samples,
             torch=torch,
+            function=function,
+            inplace=inplace,
+            operators=tuple(operators),
+            results=results,
+            estimate=estimate,
         )
         return fn
 
