@@ -16,7 +16,7 @@ from .function import Function, Node
 from .functional import hessian, jacobian, jvp, vjp
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .ops.creation_ops import Generator
+from .random import Generator, default_generator, manual_seed
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
 
@@ -33,6 +33,8 @@ __all__ = [
     "Node",
     "Tensor",
     "backward",
+    "default_generator",
+    "manual_seed",
     "bool_",
     "enable_grad",
     "float32",
