@@ -17,7 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ALL_FEATURES = frozenset(
-    {"views", "inplace", "inplace_views", "hooks", "create_graph", "grad", "nan", "no_grad"}
+    {
+        "views",
+        "inplace",
+        "inplace_views",
+        "hooks",
+        "create_graph",
+        "grad",
+        "nan",
+        "no_grad",
+        "inputs",
+        "retain_grad",
+    }
 )
 
 UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
@@ -249,7 +260,7 @@ class Builder:
         }
         if "create_graph" in self.features and self.rng.random() < 0.15:
             step["create_graph"] = True
-        if self.rng.random() < 0.2:
+        if "inputs" in self.features and self.rng.random() < 0.2:
             leaves = [k for k, w in self.vars.items() if w.requires_grad and w.leaf]
             if leaves:
                 step["inputs"] = self.rng.sample(leaves, self.rng.randint(1, len(leaves)))
@@ -309,7 +320,9 @@ def generate(
     for _ in range(b.rng.randint(1, 3)):
         b.leaf()
     moves = [(b.unary, 4), (b.binary, 5), (b.reduction, 2), (b.matmul, 1), (b.backward, 2)]
-    moves += [(b.leaf, 1), (b.retain_grad, 1), (b.detach, 1), (b.zero_grad, 1)]
+    moves += [(b.leaf, 1), (b.detach, 1), (b.zero_grad, 1)]
+    if "retain_grad" in features:
+        moves.append((b.retain_grad, 1))
     if "views" in features:
         moves.append((b.view, 3))
     if "inplace" in features:
