@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout browser-deps clean
+.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout browser-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: lint typecheck unit
 
 openapi: $(VENV)/.serve-installed
 	$(PY) -m service.openapi_dump > openapi/openapi.json
+
+# the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop)
+SEEDS ?= 0:3000
+fuzz: $(VENV)/.test-installed
+	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py
