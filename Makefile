@@ -50,11 +50,12 @@ bench: $(VENV)/.test-installed
 docker-smoke:
 	bash docker/smoke.sh
 
-# Debian's headless Chromium for tests/browser (they skip without it unless CI_BROWSER=1)
+# Debian's headless Chromium for tests/browser (they skip without it unless CI_BROWSER=1),
+# and graphviz, whose dot lays out the graph pictures when installed
 browser-deps:
-	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v dot >/dev/null || { \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-	    chromium chromium-driver fonts-dejavu-core; }
+	    chromium chromium-driver fonts-dejavu-core graphviz; }
 
 test-scaleout: $(VENV)/.test-installed
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }

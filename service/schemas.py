@@ -855,6 +855,7 @@ class GraphNodeOut(BaseModel):
     name: str = Field(description="grad_fn name (PowBackward0), or AccumulateGrad for a leaf.")
     freed: bool = False
     tensors: list[str] = Field(description="Session tensors produced by this node (or the leaf).")
+    shape: list[int] = Field(default=[], description="Shape of the node's (first) output.")
 
 
 class GraphEdgeOut(BaseModel):
