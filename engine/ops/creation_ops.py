@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError, DtypeNotDifferentiableError
 from ..registry import Const, register, sample
 from ..tensor import Tensor
@@ -143,14 +143,14 @@ def _like_samples(rng: np.random.Generator) -> list[Any]:
 # -- constant fills -----------------------------------------------------------------------
 
 
-@register(samples=_sized_samples, differentiable=False, method=False)
+@register(samples=_sized_samples, differentiable=False, method=False, estimate=estimates.sized)
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of the given shape."""
     shape = _size("zeros", size, "zeros: Dimension size must be non-negative.")
     return _leaf(np.zeros(shape, _dtype(dtype)), requires_grad)
 
 
-@register(samples=_sized_samples, differentiable=False, method=False)
+@register(samples=_sized_samples, differentiable=False, method=False, estimate=estimates.sized)
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones of the given shape."""
     return _leaf(np.ones(_size("ones", size), _dtype(dtype)), requires_grad)
@@ -173,6 +173,7 @@ def _fill_dtype(fill_value: Any) -> np.dtype:
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.full,
 )
 def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given shape filled with ``fill_value``."""
@@ -237,6 +238,7 @@ def _cpp(value: Any) -> str:
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.arange,
 )
 def arange(
     start: Any,
@@ -289,6 +291,7 @@ def arange(
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.linspace,
 )
 def linspace(
     start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False
@@ -335,6 +338,7 @@ def linspace(
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.eye,
 )
 def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""
@@ -423,6 +427,7 @@ def _random_like_samples(rng: np.random.Generator) -> list[Any]:
     differentiable=False,
     method=False,
     torch=_torch_random("rand", like=False),
+    estimate=estimates.sized,
 )
 def rand(
     *size: Any,
@@ -441,6 +446,7 @@ def rand(
     differentiable=False,
     method=False,
     torch=_torch_random("randn", like=False),
+    estimate=estimates.sized,
 )
 def randn(
     *size: Any,
