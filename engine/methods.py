@@ -21,6 +21,8 @@ from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
 
+# not a list of forms (the registrations say which ops have ``name_``): the numpy ufuncs
+# that let the SGD update ``w -= lr * w.grad`` under no_grad write with no copy
 _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
 
 
