@@ -477,6 +477,8 @@ def _grad_values(ex: Executor, entries: list[Any] | None, roots: list[Tensor]) -
     """``grad_tensors``: names, wire values (cast to the output's dtype unless given), null."""
     if entries is None:
         return None
+    if len(entries) != len(roots):  # (PyTorch would ignore extra gradients: an API refuses)
+        raise BadArgumentsError(f"got {len(roots)} tensors and {len(entries)} gradients")
     out: list[Any] = []
     for i, entry in enumerate(entries):
         if entry is None:
