@@ -275,18 +275,7 @@ def _stack_rows(rows: list[Tensor], shape: tuple[int, ...], ref: Tensor) -> Tens
         return Tensor._make(np.zeros(shape, ref.dtype))
     if not any(r.requires_grad for r in rows):
         return Tensor._make(np.stack([r.data for r in rows]).reshape(shape))
-    if "stack" in OPS:
-        return reshape(OPS["stack"].fn(rows, 0), shape)
-    # no differentiable stack registered: sum of rows placed by one-hot weights
-    n = len(rows)
-    total: Tensor | None = None
-    for e, r in enumerate(rows):
-        onehot = np.zeros((n,) + (1,) * r.ndim, r.dtype)
-        onehot[e] = 1.0
-        term = reshape(r, (1, *r.shape)) * Tensor._make(onehot)
-        total = term if total is None else total + term
-    assert total is not None
-    return reshape(total, shape)
+    return reshape(OPS["stack"].fn(rows, 0), shape)
 
 
 def jacobian(

@@ -26,7 +26,7 @@ import pytest
 import engine
 from client.tensor import count_results as client_count_results
 from engine import OPS, Tensor, no_grad
-from engine.registry import Const, OpSpec, Sample
+from engine.registry import Const, OpSpec, Results, Sample, evaluate_results
 from service.routes.catalogue import catalogue
 from tests.engine.torch_oracle import engine_inputs
 
@@ -188,3 +188,28 @@ def test_ops_without_estimate_do_not_outgrow_one_tensor(spec: OpSpec, s: Sample)
     largest = max((_size(r) for r in _results(out)), default=0)
     bound = math.prod(max(d, 1) for d in tensors[0].shape)  # reducing an empty dim makes 1
     assert largest <= bound, f"{spec.name} outgrows its input: register an estimate"
+
+
+@pytest.mark.parametrize(
+    "rule,args,kwargs,expected",
+    [
+        (Results("dim_size"), (np.zeros((3, 4)),), {"dim": 1}, (4, True)),
+        (Results("dim_size"), (np.zeros((3, 4)),), {}, (3, True)),
+        (Results("split", arg="size"), (np.zeros((5, 2)), 2), {}, (3, True)),
+        (Results("split", arg="size"), (np.zeros((5, 2)), [1, 4]), {}, (2, True)),
+        (Results("chunk", arg="size"), (np.zeros((0, 2)), 3), {}, (3, True)),
+        (Results("chunk", arg="size"), (np.zeros((5, 2)), 4), {}, (3, True)),
+        (Results("given", arg="dim"), (np.zeros(3),), {"dim": 0}, (2, True)),
+        (Results("given", arg="dim"), (np.zeros(3), np.zeros(3)), {}, (1, False)),
+    ],
+)
+def test_client_and_engine_read_a_rule_alike(
+    rule: Results, args: tuple[Any, ...], kwargs: dict[str, Any], expected: tuple[int, bool]
+) -> None:
+    """Rules no registered op uses yet (``unbind``'s) read the same on both sides."""
+    names = ["input", rule.arg or "dim", "dim"] if rule.kind != "dim_size" else ["input", "dim"]
+    names = list(dict.fromkeys(names))
+    spec = {"args": names, "kwargs": {"dim": 0}, "results": rule.rule()}
+    bound = {"dim": 0, **dict(zip(names, args)), **kwargs}
+    assert evaluate_results(rule.rule(), bound) == expected
+    assert client_count_results(spec, args, kwargs) == expected
