@@ -14,7 +14,14 @@ from .dtypes import bool_, float32, float64, int64
 from .errors import EngineError
 from .function import Function, Node
 from .functional import hessian, jacobian, jvp, vjp
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .random import Generator, default_generator, manual_seed
 from .registry import OPS
@@ -46,8 +53,10 @@ __all__ = [
     "jacobian",
     "jvp",
     "vjp",
+    "inference_mode",
     "int64",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "no_grad",
     "set_grad_enabled",
     "tensor",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError, DtypeNotDifferentiableError
 from ..registry import Const, register, sample
 from ..tensor import Tensor
@@ -118,14 +118,14 @@ def _like_samples(rng: np.random.Generator) -> list[Any]:
 # -- constant fills -----------------------------------------------------------------------
 
 
-@register(samples=_sized_samples, differentiable=False, method=False)
+@register(samples=_sized_samples, differentiable=False, method=False, estimate=estimates.sized)
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of the given shape."""
     shape = _size("zeros", size, "zeros: Dimension size must be non-negative.")
     return _leaf(np.zeros(shape, _dtype(dtype)), requires_grad)
 
 
-@register(samples=_sized_samples, differentiable=False, method=False)
+@register(samples=_sized_samples, differentiable=False, method=False, estimate=estimates.sized)
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones of the given shape."""
     return _leaf(np.ones(_size("ones", size), _dtype(dtype)), requires_grad)
@@ -148,6 +148,7 @@ def _fill_dtype(fill_value: Any) -> np.dtype:
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.full,
 )
 def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given shape filled with ``fill_value``."""
@@ -212,6 +213,7 @@ def _cpp(value: Any) -> str:
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.arange,
 )
 def arange(
     start: Any,
@@ -264,6 +266,7 @@ def arange(
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.linspace,
 )
 def linspace(
     start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False
@@ -310,6 +313,7 @@ def linspace(
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.eye,
 )
 def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""

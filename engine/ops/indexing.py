@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..registry import Const, register, sample
@@ -349,6 +349,8 @@ def _getitem_samples(rng: np.random.Generator) -> list[Any]:
     samples=_getitem_samples,
     method=False,
     torch=lambda torch, input, index: input[index],
+    operators=("__getitem__",),
+    estimate=estimates.getitem,
 )
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]``: ints, slices, None, Ellipsis, bools, integer arrays and masks."""
@@ -675,7 +677,7 @@ def _masked_fill_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_masked_fill_samples)
+@register(samples=_masked_fill_samples, inplace=True)
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``value`` where the boolean ``mask`` is true, ``input`` elsewhere (shapes broadcast)."""
     a, m = as_tensor(input), as_tensor(mask)

@@ -9,13 +9,12 @@ same values as in PyTorch 2.13 (see ``engine.random``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..random import Generator, default_generator
 from ..registry import Const, register, sample
@@ -59,13 +58,6 @@ def _torch_call(name: str) -> Callable[..., Any]:
     return call
 
 
-def _size_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    shape = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
-    if all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
-        return math.prod(max(d, 0) for d in shape)
-    return None
-
-
 def _sized_samples(rng: np.random.Generator) -> list[Any]:
     return [
         sample(2, 3, seed=0, note="ints"),
@@ -93,7 +85,7 @@ def _like_samples(rng: np.random.Generator) -> list[Any]:
     differentiable=False,
     method=False,
     torch=_torch_call("rand"),
-    estimate=_size_estimate,
+    estimate=estimates.sized,
 )
 def rand(
     *size: Any,
@@ -113,7 +105,7 @@ def rand(
     differentiable=False,
     method=False,
     torch=_torch_call("randn"),
-    estimate=_size_estimate,
+    estimate=estimates.sized,
 )
 def randn(
     *size: Any,
@@ -185,7 +177,7 @@ def _randint_samples(rng: np.random.Generator) -> list[Any]:
 
 def _randint_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     size = kwargs.get("size", args[-1] if args else None)
-    return _size_estimate((size,), {}) if isinstance(size, (list, tuple)) else None
+    return estimates.sized((size,), {}) if isinstance(size, (list, tuple)) else None
 
 
 @register(
@@ -261,7 +253,7 @@ def randint_like(
     differentiable=False,
     method=False,
     torch=_torch_call("randperm"),
-    estimate=lambda args, kwargs: _size_estimate(args[:1], {}),
+    estimate=lambda args, kwargs: estimates.sized(args[:1], {}),
 )
 def randperm(
     n: int,
