@@ -40,8 +40,17 @@ def _wrap(data: np.ndarray) -> Tensor:
     return _tensor_cls._make(data)
 
 
+class _NoGrads:
+    """``needs_input_grad`` when nothing is recorded: no input needs a gradient."""
+
+    def __getitem__(self, index: int) -> bool:
+        return False
+
+
 class _NoCtx:
     """The context handed to forward when nothing is recorded: saves are no-ops."""
+
+    needs_input_grad = _NoGrads()
 
     def save_for_backward(self, *items: Any) -> None:
         pass
@@ -313,10 +322,8 @@ class Function:
                 if type(t) is T and t._view is not None:
                     t.grad_fn  # noqa: B018
         node = Node(cls)
-        try:
-            out = cls.forward(node, *inputs, **params)
-        except ValueError as exc:
-            raise _shape_error(cls, inputs, exc) from None
+        # edges first: a forward may read ``ctx.needs_input_grad`` to save only what the
+        # gradients it will compute need (PyTorch saves ``other`` of mul only for self's)
         if len(inputs) == 1:
             t = inputs[0]
             fn = t._grad_fn
@@ -343,6 +350,10 @@ class Function:
                 else:
                     edges.append(None)
             node.next_edges = tuple(edges)
+        try:
+            out = cls.forward(node, *inputs, **params)
+        except ValueError as exc:
+            raise _shape_error(cls, inputs, exc) from None
         make = _tensor_cls._make
         if type(out) is not tuple:
             if type(out) is not np.ndarray:

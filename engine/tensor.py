@@ -357,16 +357,20 @@ class Tensor:
         if fn is None:
             self._write(result.data)
             return self
+        nr = result._output_nr
         if info is not None:
             views.check_multi_output(self)
             if info.no_grad:
                 raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
             old_edge = views.edge_of(self)
             self._write(result.data)
-            views.rebase(self, fn, result._output_nr, old_edge)
-            return self
-        self._write(result.data)
-        views.set_history(self, fn, result._output_nr)
+            views.rebase(self, fn, nr, old_edge)
+        else:
+            self._write(result.data)
+            views.set_history(self, fn, nr)
+        if fn._result is not None:
+            # the op saved its result: that is now this tensor, version-checked as such
+            fn._result[nr] = (self.data, self._vc, self._vc[0])
         return self
 
     def _records(self, *others: Any) -> bool:
