@@ -314,42 +314,45 @@ class Function:
 
     @classmethod
     def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        # Edges first, node second: reading a stale view's ``grad_fn`` regenerates it,
+        # and a node must be created after the nodes it points to (see ``Node.seq``).
+        # A forward may read ``ctx.needs_input_grad`` to save only what is needed.
         T = _tensor_cls
-        if len(inputs) > 1:
-            # a stale view regenerates its history (reading ``grad_fn``) before this node
-            # exists: a node is created after the nodes it reads (see ``Node.seq``)
-            for t in inputs:
-                if type(t) is T and t._view is not None:
-                    t.grad_fn  # noqa: B018
-        node = Node(cls)
-        # edges first: a forward may read ``ctx.needs_input_grad`` to save only what the
-        # gradients it will compute need (PyTorch saves ``other`` of mul only for self's)
-        if len(inputs) == 1:
+        edges: tuple[tuple[Any, int] | None, ...]
+        if len(inputs) == 1:  # apply refreshed it if it is a view
             t = inputs[0]
             fn = t._grad_fn
-            node.next_edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
+            edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
         elif len(inputs) == 2:  # binary ops, unrolled (hot path)
             a, b = inputs
-            if type(a) is T and a.requires_grad_flag:
-                fn = a._grad_fn
-                edge_a = (fn, a._output_nr) if fn is not None else (a, 0)
-            else:
-                edge_a = None
-            if type(b) is T and b.requires_grad_flag:
-                fn = b._grad_fn
-                edge_b = (fn, b._output_nr) if fn is not None else (b, 0)
-            else:
-                edge_b = None
-            node.next_edges = (edge_a, edge_b)
+            edge_a = edge_b = None
+            if type(a) is T:
+                fn = a._grad_fn if a._view is None else a.grad_fn
+                if fn is not None:
+                    edge_a = (fn, a._output_nr)
+                elif a.requires_grad_flag:
+                    edge_a = (a, 0)
+            if type(b) is T:
+                fn = b._grad_fn if b._view is None else b.grad_fn
+                if fn is not None:
+                    edge_b = (fn, b._output_nr)
+                elif b.requires_grad_flag:
+                    edge_b = (b, 0)
+            edges = (edge_a, edge_b)
         else:
-            edges: list[tuple[Any, int] | None] = []
+            listed: list[tuple[Any, int] | None] = []
             for t in inputs:
-                if type(t) is T and t.requires_grad_flag:
-                    fn = t._grad_fn
-                    edges.append((fn, t._output_nr) if fn is not None else (t, 0))
-                else:
-                    edges.append(None)
-            node.next_edges = tuple(edges)
+                edge = None
+                if type(t) is T:
+                    fn = t._grad_fn if t._view is None else t.grad_fn
+                    if fn is not None:
+                        edge = (fn, t._output_nr)
+                    elif t.requires_grad_flag:
+                        edge = (t, 0)
+                listed.append(edge)
+            edges = tuple(listed)
+        node = Node(cls)
+        node.next_edges = edges
         try:
             out = cls.forward(node, *inputs, **params)
         except ValueError as exc:

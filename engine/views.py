@@ -44,6 +44,13 @@ NO_GRAD_VIEW_MESSAGE = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
 )
+STALE_NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
 MULTI_OUTPUT_VIEW_MESSAGE = (
     "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a "
     "function that returns multiple views. Such functions do not allow the output views to be "
@@ -177,6 +184,8 @@ def refresh(t: Tensor) -> None:
     base = info.base
     if t._grad_fn is None and not base.requires_grad:
         return
+    if info.no_grad:
+        raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
     if info.multi is not None:
         cls, nr = info.multi
         raise BadArgumentsError(STALE_MULTI_OUTPUT_MESSAGE.format(nr=nr, name=_op_name(cls)))

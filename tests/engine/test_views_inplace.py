@@ -577,3 +577,43 @@ def test_inplace_op_that_saves_its_result(name: str) -> None:
         return arr(y), grads(x)
 
     assert_close(*both(scenario))
+
+
+STALE: dict[str, Callable[[Any], Any]] = {
+    "no_grad view, base written with grad": lambda T: _stale_no_grad_view(
+        T, written_with_grad=True
+    ),
+    "no_grad view, base written under no_grad": lambda T: _stale_no_grad_view(T, False),
+    "split output, base written": lambda T: _stale_split(T),
+}
+
+
+def _stale_no_grad_view(T: Any, written_with_grad: bool) -> Any:
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    with T.no_grad():
+        v = y[:1]
+    if written_with_grad:
+        y.mul_(2)
+    else:
+        with T.no_grad():
+            y.mul_(2)
+    return v
+
+
+def _stale_split(T: Any) -> Any:
+    y = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True) * 1
+    a, _ = y.split(2)
+    y.mul_(2)
+    return a
+
+
+@pytest.mark.parametrize("name", list(STALE))
+def test_views_that_may_not_regenerate(name: str) -> None:
+    """Reading such a view's grad_fn raises; its repr says ``grad_fn=<Invalid>``."""
+
+    def scenario(T: Any) -> Any:
+        v = STALE[name](T)
+        return outcome(lambda: v.grad_fn)[1], repr(v), v._version
+
+    assert_close(*both(scenario))
