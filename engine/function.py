@@ -94,6 +94,9 @@ class Node:
     freed_by: Any = None
     tensor_refs: list[tuple[int, Callable[[], Tensor | None]]] | None = None
     inner: Node | None = None  # the in-place op's node a CopySlices wraps
+    # output nr -> the view an in-place op wrote its saved result into: while it lives,
+    # a version error names its history (AsStrided), as PyTorch's does, not this node
+    result_views: dict[int, weakref.ref[Tensor]] | None = None
 
     def __init__(self, fn: type[Function]) -> None:
         self.fn = fn
@@ -164,8 +167,10 @@ class Node:
         out = []
         for nr, (data, vc, version) in enumerate(self._result or ()):
             if vc[0] != version:
+                ref = self.result_views.get(nr) if self.result_views else None
+                view = ref() if ref is not None else None
                 t = _tensor_cls._make(data)
-                t.grad_fn = self
+                t.grad_fn = view._grad_fn if view is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
             t = _tensor_cls._make(data, True, self, nr)
             t._vc = vc

@@ -8,6 +8,7 @@ this module holds only state and the rules about that state (leaf flags,
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -365,12 +366,15 @@ class Tensor:
             old_edge = views.edge_of(self)
             self._write(result.data)
             views.rebase(self, fn, nr, old_edge)
+            self.grad_fn  # noqa: B018 - regenerated now, as PyTorch's rebase_history does
         else:
             self._write(result.data)
             views.set_history(self, fn, nr)
         if fn._result is not None:
             # the op saved its result: that is now this tensor, version-checked as such
             fn._result[nr] = (self.data, self._vc, self._vc[0])
+            if info is not None:
+                fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(self)}
         return self
 
     def _records(self, *others: Any) -> bool:
