@@ -618,3 +618,32 @@ def test_views_that_may_not_regenerate(name: str) -> None:
         return outcome(lambda: v.grad_fn)[1], repr(v), v._version
 
     assert_close(*both(scenario))
+
+
+def test_base_hooks_and_retain_grad_across_a_write_through_its_view() -> None:
+    def scenario(T: Any) -> Any:
+        seen: list[Any] = []
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = x.clone()
+        b.register_hook(lambda g: seen.append(("old", arr(g))))
+        b.retain_grad()
+        b[1:].mul_(T.tensor([2.0, 3.0]))
+        b.register_hook(lambda g: seen.append(("new", arr(g))))
+        (b * T.tensor([1.0, 10.0, 100.0])).sum().backward()
+        return sorted(seen, key=lambda s: s[0]), arr(b.grad), grads(x), graph(b)
+
+    assert_close(*both(scenario))
+
+
+def test_a_hook_removed_after_an_inplace_op_does_not_fire() -> None:
+    def scenario(T: Any) -> Any:
+        seen: list[Any] = []
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        a = x * 1
+        handle = a.register_hook(lambda g: seen.append(arr(g)))
+        a.add_(1)
+        handle.remove()
+        a.sum().backward()
+        return seen, grads(x)
+
+    assert_close(*both(scenario))
