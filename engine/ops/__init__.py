@@ -14,5 +14,5 @@ from . import creation_ops
 from . import rearrange
 from . import cumulative
 from . import ordering
-# from . import scatter
+from . import scatter
 # from . import decompositions
