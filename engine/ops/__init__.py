@@ -15,4 +15,4 @@ from . import rearrange
 from . import cumulative
 from . import ordering
 from . import scatter
-# from . import decompositions
+from . import decompositions
