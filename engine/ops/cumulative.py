@@ -152,17 +152,36 @@ class LogcumsumexpBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .elementwise import exp
-
         (a,) = ctx.saved_tensors
-        out = ctx.result
-        # d out_j / d x_i = exp(x_i - out_j) for j >= i; a per-slice shift c keeps
-        # exp(x - c) <= 1 without changing the value
-        x, d = _axis(a.data, ctx.dim)
-        c = np.max(x, axis=d, keepdims=True) if x.size else np.zeros((), x.dtype)
-        c = np.where(np.isfinite(c), c, 0).reshape(c.shape if a.ndim else ()).astype(x.dtype)
-        shift = Tensor._make(c)
-        return exp(a - shift) * reverse_cumsum(g * exp(shift - out), ctx.dim)
+        return _logcumsumexp_grad(g, a, ctx.result, ctx.dim)
+
+
+def _logcumsumexp_grad(g: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
+    """PyTorch's logcumsumexp_backward: ``grad_i = sum_{j >= i} g_j exp(x_i - out_j)``,
+    summed in log space for the positive and the negative parts of ``g`` apart, so
+    nothing overflows (the lowest finite number stands for log 0)."""
+    from .arithmetic import abs as abs_
+    from .arithmetic import where
+    from .elementwise import exp, log
+
+    lowest = float(np.finfo(g.dtype).min)
+    with np.errstate(all="ignore"):
+        log_abs = log(abs_(g))
+        positive = where(_const_mask(g.data > 0), log_abs, lowest)
+        negative = where(_const_mask(g.data < 0), log_abs, lowest)
+        return exp(_reverse_logcumsumexp(positive - out, dim) + x) - exp(
+            _reverse_logcumsumexp(negative - out, dim) + x
+        )
+
+
+def _const_mask(mask: np.ndarray) -> Tensor:
+    return Tensor._make(mask)
+
+
+def _reverse_logcumsumexp(t: Tensor, dim: int) -> Tensor:
+    if t.ndim == 0:
+        return logcumsumexp(t, 0)
+    return flip(logcumsumexp(flip(t, (dim,)), dim), (dim,))
 
 
 def _logcumsumexp_samples(rng: np.random.Generator) -> list[Any]:

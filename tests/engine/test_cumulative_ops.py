@@ -6,6 +6,7 @@ which nodes free saved tensors, registration facts and PyTorch's error messages.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -365,8 +366,25 @@ def test_errors_match_torch(name: str) -> None:
     same_error(fn_e, fn_t)
 
 
-def test_logcumsumexp_of_minus_infinity() -> None:
-    x = np.array([-math.inf, -math.inf, 0.0, 1.0])
-    mine = E.logcumsumexp(E.tensor(x), 0)
-    theirs = torch.logcumsumexp(torch.from_numpy(x), 0)
-    assert_same(mine, theirs)
+EXTREMES = {
+    "minus infinity": (np.array([-math.inf, -math.inf, 0.0, 1.0]), np.array([0.5, -1.0, 2.0, 1.0])),
+    "huge then tiny": (np.array([1e3, -1e3, 2.0]), np.ones(3)),
+    "tiny then huge, a zero gradient": (np.array([-1e3, 1e3, 2.0]), np.array([1.0, 0.0, -1.0])),
+}
+
+
+@pytest.mark.parametrize("case", list(EXTREMES), ids=list(EXTREMES))
+def test_logcumsumexp_extremes_without_warnings(case: str) -> None:
+    """PyTorch's log-space gradient: no overflow, NaN where PyTorch has NaN, and no
+    numpy warning escapes."""
+    x, g = EXTREMES[case]
+    t = torch.from_numpy(x.copy()).requires_grad_(True)
+    out_t = torch.logcumsumexp(t, 0)
+    out_t.backward(torch.from_numpy(g))
+    e = E.Tensor(x.copy(), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out_e = E.logcumsumexp(e, 0)
+        out_e.backward(E.Tensor(g))
+    assert_same(out_e, out_t)
+    assert_same(e.grad, t.grad, graph=False)
