@@ -201,7 +201,8 @@ class LinalgDetBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.asarray(np.linalg.det(a.data), a.data.dtype)
+        with np.errstate(all="ignore"):  # NaN inputs give NaN, as in PyTorch
+            return np.asarray(np.linalg.det(a.data), a.data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -259,7 +260,9 @@ class LinalgSlogdetBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> tuple[np.ndarray, np.ndarray]:
         ctx.save_for_backward(a)
-        sign, logabs = np.linalg.slogdet(a.data)
+        with np.errstate(all="ignore"):
+            sign, logabs = np.linalg.slogdet(a.data)
+        sign = np.where(np.isnan(logabs), np.copysign(0.0, sign), sign)  # PyTorch: no sign of NaN
         dt = a.data.dtype
         return np.asarray(sign, dt), np.asarray(logabs, dt)
 
@@ -360,6 +363,9 @@ class LinalgCholeskyExBackward0(Function):
             out = np.linalg.cholesky(sym)
         except np.linalg.LinAlgError:
             raise _not_positive_definite(sym) from None
+        diag = np.diagonal(out, 0, -2, -1)
+        if np.isnan(diag).any():  # LAPACK stops at a NaN pivot; NumPy lets it through
+            raise _nan_pivot(diag) from None
         return np.swapaxes(out, -1, -2).copy() if upper else out
 
     @staticmethod
@@ -387,6 +393,36 @@ def _not_positive_definite(x: np.ndarray) -> LinAlgError:
                     f"order {order} is not positive-definite)."
                 )
     return LinAlgError("linalg.cholesky: The input is not positive-definite.")
+
+
+def _nan_pivot(diag: np.ndarray) -> LinAlgError:
+    flat = diag.reshape(-1, diag.shape[-1])
+    k = int(np.argmax(np.isnan(flat).any(axis=-1)))
+    order = int(np.argmax(np.isnan(flat[k]))) + 1
+    prefix = f"(Batch element {k}): " if diag.ndim > 1 else ""
+    return LinAlgError(
+        f"linalg.cholesky: {prefix}The factorization could not be completed because the input "
+        f"is not positive-definite (the leading minor of order {order} is not positive-definite)."
+    )
+
+
+def _not_converged(op: str, x: np.ndarray, what: str) -> LinAlgError:
+    if not np.isfinite(x).all():
+        return LinAlgError(
+            f"{op}: The algorithm failed to converge because the input matrix contained "
+            "non-finite values."
+        )
+    return LinAlgError(
+        f"{op}: The algorithm failed to converge because the input matrix is ill-conditioned "
+        f"or has too many repeated {what}."
+    )
+
+
+def _svd_np(x: np.ndarray, **kwargs: Any) -> Any:
+    try:
+        return np.linalg.svd(x, **kwargs)
+    except np.linalg.LinAlgError:
+        raise _not_converged("linalg.svd", x, "singular values") from None
 
 
 def _hermitian_samples(rng: np.random.Generator, make: Any) -> list[Any]:
@@ -499,7 +535,10 @@ class LinalgEighBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, uplo: str) -> tuple[np.ndarray, np.ndarray]:
         ctx.save_result()
-        w, v = np.linalg.eigh(a.data, UPLO=uplo)  # type: ignore[call-overload]
+        try:
+            w, v = np.linalg.eigh(a.data, UPLO=uplo)  # type: ignore[call-overload]
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eigh", a.data, "eigenvalues") from None
         return w.astype(a.data.dtype), v * canonical_signs(v)
 
     @staticmethod
@@ -559,7 +598,7 @@ class LinalgSvdBackward0(Function):
         ctx: Any, a: Tensor, *, full_matrices: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ctx.save_result()
-        u, s, vh = np.linalg.svd(a.data, full_matrices=full_matrices)
+        u, s, vh = _svd_np(a.data, full_matrices=full_matrices)
         k = s.shape[-1]
         signs = canonical_signs(u[..., :k])
         u = u.copy()
@@ -651,7 +690,7 @@ class _Svdvals(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
-        return np.linalg.svd(a.data, compute_uv=False).astype(a.data.dtype)
+        return _svd_np(a.data, compute_uv=False).astype(a.data.dtype)
 
     @staticmethod
     def backward(ctx: Any, gs: Tensor) -> Tensor:
@@ -685,7 +724,10 @@ class LinalgPinvBackward0(Function):
         ctx.save_result()
         m, n = a.data.shape[-2:]
         rtol = np.finfo(a.data.dtype).eps * max(m, n)
-        return np.linalg.pinv(a.data, rcond=rtol).astype(a.data.dtype)
+        try:
+            return np.linalg.pinv(a.data, rcond=rtol).astype(a.data.dtype)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.svd", a.data, "singular values") from None
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

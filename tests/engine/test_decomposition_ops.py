@@ -7,6 +7,7 @@ matrix, and LinAlgError / shape errors with PyTorch's messages."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -302,3 +303,29 @@ def test_qr_complete_tall_is_not_differentiable() -> None:
     with pytest.raises(EngineError) as mine:
         q.sum().backward()
     assert str(mine.value) == str(theirs.value)
+
+
+NON_FINITE = {
+    "nan": np.array([[1.0, np.nan], [np.nan, 2.0]]),
+    "inf in a batch": np.array([[[1.0, 0.0], [0.0, 1.0]], [[1.0, np.inf], [np.inf, 2.0]]]),
+}
+OPS_ON_ONE = ["inv", "det", "slogdet", "cholesky", "qr", "eigh", "svd", "svdvals", "pinv"]
+
+
+@pytest.mark.parametrize("op", OPS_ON_ONE)
+@pytest.mark.parametrize("case", list(NON_FINITE), ids=list(NON_FINITE))
+def test_non_finite_inputs(case: str, op: str) -> None:
+    """NaN/inf: the same values, or the same LinAlgError, as PyTorch, and no numpy warning."""
+    a = NON_FINITE[case]
+    try:
+        theirs = getattr(LA, op)(torch.from_numpy(a.copy()))
+    except RuntimeError as exc:
+        with pytest.raises(LinAlgError) as mine:
+            getattr(E, op)(E.tensor(a))
+        assert str(mine.value) == str(exc)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = getattr(E, op)(E.tensor(a))
+    if op in ("inv", "det", "slogdet"):
+        assert_same(result, theirs)
