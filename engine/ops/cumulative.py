@@ -45,7 +45,8 @@ class CumsumBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, dim: int, dtype: np.dtype) -> np.ndarray:
         ctx.dim = dim
         x, d = _axis(a.data, dim)
-        return np.cumsum(x, axis=d, dtype=dtype).reshape(a.data.shape)
+        with np.errstate(all="ignore"):  # inf - inf is NaN, as in PyTorch, without a warning
+            return np.cumsum(x, axis=d, dtype=dtype).reshape(a.data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -85,7 +86,8 @@ class CumprodBackward0(Function):
         ctx.save_for_backward(a)
         ctx.save_result()
         x, d = _axis(a.data, dim)
-        return np.cumprod(x, axis=d, dtype=dtype).reshape(a.data.shape)
+        with np.errstate(all="ignore"):
+            return np.cumprod(x, axis=d, dtype=dtype).reshape(a.data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

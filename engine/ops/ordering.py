@@ -224,3 +224,76 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 
 def _no_dim(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return (args[1] if len(args) > 1 else kwargs.get("dim")) is None
+
+
+AminmaxResult = namedtuple("AminmaxResult", ["min", "max"])
+
+
+class AminmaxBackward0(Function):
+    """(min, max) in one pass; each gradient is shared evenly between ties, as amin/amax."""
+
+    name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(
+        ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        x = a.data
+        return (
+            np.asarray(np.min(x, axis=dims, keepdims=keepdim)),
+            np.asarray(np.max(x, axis=dims, keepdims=keepdim)),
+        )
+
+    @staticmethod
+    def backward(ctx: Any, g_min: Tensor, g_max: Tensor) -> Tensor:
+        from .arithmetic import where
+        from .reduction import expand_back
+
+        (a,) = ctx.saved_tensors
+        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
+        grad = None
+        for g, value in zip((g_min, g_max), ctx.results):
+            full = np.broadcast_to(
+                value.data if keepdim else np.expand_dims(value.data, dims), shape
+            )
+            mask = a.data == full
+            count = mask.sum(axis=dims, keepdims=True).astype(g.dtype)
+            share = expand_back(g, shape, dims, keepdim) / Tensor._make(count)
+            part = where(Tensor._make(mask), share, 0.0)
+            grad = part if grad is None else grad + part
+        assert grad is not None
+        return grad
+
+
+def _aminmax_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), note="all"),
+        sample(S.rand(rng, 2, 3), dim=1, note="dim"),
+        sample(S.rand(rng, 2, 3), dim=0, keepdim=True, note="dim keepdim"),
+        sample(S.rand(rng), note="0-d"),
+        sample(np.array([[1.0, 3.0, 3.0], [1.0, 0.0, 0.0]]), dim=1, note="ties", gradcheck=False),
+    ]
+
+
+@register(samples=_aminmax_samples, results=2)
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """(min, max) over all elements or along ``dim``."""
+    a = as_tensor(input)
+    if dim is None:
+        dims = tuple(range(a.ndim))
+        if a.data.size == 0:
+            raise BadArgumentsError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                "has no identity."
+            )
+    else:
+        d = _dim(a, dim)
+        dims = (d,) if a.ndim else ()
+        if a.ndim and a.data.shape[d] == 0:
+            raise IndexOutOfRangeError(
+                f"aminmax: Expected reduction dim {d} to have non-zero size."
+            )
+    return AminmaxResult(*AminmaxBackward0.apply(a, dims=dims, keepdim=bool(keepdim)))

@@ -173,7 +173,8 @@ class ScatterReduceNotImplemented(Function):
         values = (
             np.broadcast_to(values, idx.shape) if values.ndim == 0 else _window(values, idx.shape)
         )
-        (np.add if reduce == "add" else np.multiply).at(out, scatter_key(idx, dim), values)
+        with np.errstate(all="ignore"):
+            (np.add if reduce == "add" else np.multiply).at(out, scatter_key(idx, dim), values)
         return out.reshape(a.data.shape)
 
     @staticmethod
@@ -255,7 +256,8 @@ class ScatterAdd(Function):
         ctx.dim, ctx.src_shape = dim, src.data.shape
         out = _as1(a.data).copy()
         idx = _as1(index)
-        np.add.at(out, scatter_key(idx, dim), _window(_as1(src.data), idx.shape))
+        with np.errstate(all="ignore"):
+            np.add.at(out, scatter_key(idx, dim), _window(_as1(src.data), idx.shape))
         return out.reshape(a.data.shape)
 
     @staticmethod
@@ -329,12 +331,14 @@ def _reduce_np(
     values = _window(_as1(src), idx.shape)
     if not include_self:
         out[key] = _IDENTITY[reduce] if out.dtype.kind == "f" else 0
-    _REDUCE[reduce].at(out, key, values)
+    with np.errstate(all="ignore"):
+        _REDUCE[reduce].at(out, key, values)
     if reduce == "mean":
         count = np.full(out.shape, 1 if include_self else 0, np.int64)
         np.add.at(count, key, 1)
         count = np.maximum(count, 1)
-        out = out / count if out.dtype.kind == "f" else out // count
+        with np.errstate(all="ignore"):
+            out = out / count if out.dtype.kind == "f" else out // count
     return out.astype(x.dtype, copy=False).reshape(x.shape)
 
 
@@ -526,7 +530,8 @@ class IndexAdd(Function):
         ctx.dim, ctx.alpha, ctx.src_shape = dim, alpha, source.data.shape
         out = _as1(a.data).copy()
         values = source.data.reshape(out.shape[:dim] + (index.size,) + out.shape[dim + 1 :])
-        np.add.at(out, _along(dim, index), values * alpha if alpha != 1 else values)
+        with np.errstate(all="ignore"):
+            np.add.at(out, _along(dim, index), values * alpha if alpha != 1 else values)
         return out.reshape(a.data.shape)
 
     @staticmethod

@@ -388,3 +388,20 @@ def test_logcumsumexp_extremes_without_warnings(case: str) -> None:
         out_e.backward(E.Tensor(g))
     assert_same(out_e, out_t)
     assert_same(e.grad, t.grad, graph=False)
+
+
+def test_aminmax() -> None:
+    x = np.array([[1.0, 3.0, 3.0], [1.0, 0.0, 0.0]])
+    compare(lambda a: E.aminmax(a), lambda a: torch.aminmax(a), x)
+    compare(lambda a: E.aminmax(a, dim=1), lambda a: torch.aminmax(a, dim=1), x)
+    compare(
+        lambda a: E.aminmax(a, dim=0, keepdim=True),
+        lambda a: torch.aminmax(a, dim=0, keepdim=True),
+        x,
+    )
+    same_error(lambda: E.aminmax(E.Tensor(np.ones(0))), lambda: torch.aminmax(torch.ones(0)))
+    same_error(
+        lambda: E.aminmax(E.Tensor(np.ones((2, 0))), dim=1),
+        lambda: torch.aminmax(torch.ones(2, 0), dim=1),
+    )
+    assert OPS["aminmax"].results == 2
