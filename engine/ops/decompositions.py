@@ -460,6 +460,9 @@ class LinalgQrBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, mode: str) -> tuple[np.ndarray, np.ndarray]:
         ctx.mode = mode
         ctx.save_result()
+        if mode == "r":  # PyTorch returns an empty Q
+            r = np.linalg.qr(a.data, mode="r")
+            return np.zeros(0, a.data.dtype), r  # type: ignore[return-value]
         q, r = np.linalg.qr(a.data, mode=mode)  # type: ignore[call-overload]
         return q, r
 
@@ -467,6 +470,12 @@ class LinalgQrBackward0(Function):
     def backward(ctx: Any, gq: Tensor, gr: Tensor) -> Tensor:
         from .shape import cat
 
+        if ctx.mode == "r":
+            raise BadArgumentsError(
+                "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                "through linalg.qr."
+            )
         q, r = ctx.results
         m, n = q.data.shape[-2], r.data.shape[-1]
         if ctx.mode == "complete" and m > n:
@@ -505,6 +514,7 @@ def _qr_samples(rng: np.random.Generator) -> list[Any]:
         sample(S.rand(rng, 2, 4) + np.eye(2, 4) * 3, note="wide"),
         sample(_well_conditioned(rng, 2, 3, 3), note="batched"),
         sample(S.rand(rng, 2, 4) + np.eye(2, 4) * 3, mode="complete", note="wide complete"),
+        sample(Const(_well_conditioned(rng, 3, 3)), mode="r", note="mode r"),
     ]
 
 
@@ -512,7 +522,7 @@ def _qr_samples(rng: np.random.Generator) -> list[Any]:
 def qr(A: Tensor, mode: str = "reduced") -> Any:
     """(Q, R) with orthonormal Q and upper-triangular R (``mode``: reduced or complete)."""
     a = _matrix(A, "linalg.qr", square=False)
-    if mode not in ("reduced", "complete"):
+    if mode not in ("reduced", "complete", "r"):
         raise BadArgumentsError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
             "'r', or 'complete'"

@@ -551,7 +551,17 @@ def _diag_embed_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_diag_embed_samples)
+def _embed_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """A vector of n becomes an n x n matrix: the result outgrows the input."""
+    shape = tuple(getattr(args[0], "shape", ()))
+    offset = args[1] if len(args) > 1 else kwargs.get("offset", kwargs.get("diagonal", 0))
+    if not shape or not isinstance(offset, int):
+        return None
+    n = shape[-1] + abs(offset)
+    return math.prod(shape[:-1]) * n * n
+
+
+@register(samples=_diag_embed_samples, estimate=_embed_estimate)
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices (in dims ``dim1``, ``dim2``) whose ``offset`` diagonal is the last dim of input."""
     a = as_tensor(input)
@@ -571,7 +581,7 @@ def _diag_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_diag_samples)
+@register(samples=_diag_samples, estimate=_embed_estimate)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's diagonal matrix, or a matrix's diagonal (a copy)."""
     a = as_tensor(input)

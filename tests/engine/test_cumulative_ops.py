@@ -405,3 +405,10 @@ def test_aminmax() -> None:
         lambda: torch.aminmax(torch.ones(2, 0), dim=1),
     )
     assert OPS["aminmax"].results == 2
+
+
+def test_diag_estimates_the_matrix_it_builds() -> None:
+    v = E.Tensor(np.ones(1000))
+    assert OPS["diag_embed"].estimate((v,), {}) == 1000 * 1000
+    assert OPS["diag"].estimate((v, 2), {}) == 1002 * 1002
+    assert OPS["diag_embed"].estimate((E.Tensor(np.ones((3, 4))),), {"offset": -1}) == 3 * 25

@@ -329,3 +329,16 @@ def test_non_finite_inputs(case: str, op: str) -> None:
         result = getattr(E, op)(E.tensor(a))
     if op in ("inv", "det", "slogdet"):
         assert_same(result, theirs)
+
+
+def test_qr_mode_r_is_not_differentiable() -> None:
+    a = well_conditioned(3, 3)
+    x = E.Tensor(a.copy(), requires_grad=True)
+    t = torch.from_numpy(a.copy()).requires_grad_(True)
+    mine, theirs = E.qr(x, mode="r"), LA.qr(t, mode="r")
+    assert_same(tuple(mine), tuple(theirs))
+    with pytest.raises(RuntimeError) as their_error:
+        theirs.R.sum().backward()
+    with pytest.raises(EngineError) as my_error:
+        mine.R.sum().backward()
+    assert str(my_error.value) == str(their_error.value)
