@@ -294,15 +294,20 @@ class LinalgSolveExBackward0(Function):
     broadcasts = True
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, b: Tensor, *, vector: bool) -> np.ndarray:
-        ctx.vector = vector
+    def forward(ctx: Any, a: Tensor, b: Tensor, *, vector: bool, left: bool) -> np.ndarray:
+        ctx.vector, ctx.left = vector, left
         ctx.save_for_backward(a)
         ctx.save_result()
         rhs = b.data[..., None] if vector else b.data
+        lhs = a.data
+        if not left:  # X A = B is A^T X^T = B^T
+            lhs, rhs = np.swapaxes(lhs, -1, -2), np.swapaxes(rhs, -1, -2)
         try:
-            x = np.linalg.solve(a.data, rhs)
+            x = np.linalg.solve(lhs, rhs)
         except np.linalg.LinAlgError:
             raise _singular("torch.linalg.solve", a.data, solver=True) from None
+        if not left:
+            return np.swapaxes(x, -1, -2)
         return x[..., 0] if vector else x
 
     @staticmethod
@@ -310,9 +315,11 @@ class LinalgSolveExBackward0(Function):
         (a,) = ctx.saved_tensors
         x = ctx.result
         need_a, need_b = ctx.needs_input_grad
-        gb = solve(_mT(a), g)
+        gb = solve(_mT(a), g, left=ctx.left)
         ga = None
-        if need_a:
+        if need_a and not ctx.left:  # X = B A^{-1}: gA = -X^T gB
+            ga = -_mm(_mT(x), gb)
+        elif need_a:
             ga = -(_unsq(gb, -1) * _unsq(x, -2)) if ctx.vector else -_mm(gb, _mT(x))
         return ga, (gb if need_b else None)
 
@@ -325,12 +332,14 @@ def _solve_samples(rng: np.random.Generator) -> list[Any]:
         sample(_well_conditioned(rng, 2, 3, 3), S.rand(rng, 3, 1), note="B broadcasts"),
         sample(_well_conditioned(rng, 3, 3), S.rand(rng, 2, 3, 2), note="A broadcasts"),
         sample(_well_conditioned(rng, 3, 3), Const(S.rand(rng, 3)), note="constant B"),
+        sample(_well_conditioned(rng, 2, 3, 3), S.rand(rng, 4, 3), left=False, note="XA = B"),
     ]
 
 
 @register(samples=_solve_samples, torch="linalg.solve", method=False)
-def solve(A: Tensor, B: Tensor) -> Tensor:
-    """``X`` with ``A @ X = B`` (batched; ``B`` may be a vector or a batch of vectors)."""
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """``X`` with ``A @ X = B`` (``X @ A = B`` when not ``left``); batched, and ``B`` may
+    be a vector or a batch of vectors."""
     a = _matrix(A, "linalg.solve")
     b = as_tensor(B)
     if b.data.dtype != a.data.dtype:
@@ -339,6 +348,14 @@ def solve(A: Tensor, B: Tensor) -> Tensor:
             f"{dtypes.torch_name(a.data.dtype)} and B of type {dtypes.torch_name(b.data.dtype)} instead"
         )
     n = a.data.shape[-1]
+    if not left:
+        if b.ndim < 2 or b.data.shape[-1] != n:
+            rows, cols = (b.data.shape[0], 1) if b.ndim < 2 else b.data.shape[-2:]
+            raise ShapeMismatchError(
+                "linalg.solve: Incompatible shapes of A and B for the equation XA = B "
+                f"({n}x{n} and {rows}x{cols})"
+            )
+        return LinalgSolveExBackward0.apply(a, b, vector=False, left=False)
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.data.shape == a.data.shape[:-1])
     rows = b.data.shape[-1] if vector else (b.data.shape[-2] if b.ndim >= 2 else -1)
     if rows != n:
@@ -347,7 +364,7 @@ def solve(A: Tensor, B: Tensor) -> Tensor:
             "linalg.solve: Incompatible shapes of A and B for the equation AX = B "
             f"({n}x{n} and {b.data.shape[-1] if vector else rows}x{cols})"
         )
-    return LinalgSolveExBackward0.apply(a, b, vector=vector)
+    return LinalgSolveExBackward0.apply(a, b, vector=vector, left=True)
 
 
 class LinalgCholeskyExBackward0(Function):

@@ -67,6 +67,11 @@ CASES: dict[str, tuple[Any, Any, list[np.ndarray]]] = {
     "slogdet": (E.slogdet, LA.slogdet, [SQUARE]),
     "solve matrix": (E.solve, LA.solve, [SQUARE, RNG.uniform(-1, 1, (2, 3, 2))]),
     "solve vectors": (E.solve, LA.solve, [SQUARE, RNG.uniform(-1, 1, (2, 3))]),
+    "solve left=False": (
+        lambda a, b: E.solve(a, b, left=False),
+        lambda a, b: LA.solve(a, b, left=False),
+        [SQUARE, RNG.uniform(-1, 1, (2, 4, 3))],
+    ),
     "solve broadcast": (E.solve, LA.solve, [well_conditioned(3, 3), RNG.uniform(-1, 1, (2, 3, 1))]),
     "cholesky": (
         lambda a: E.cholesky(sym(E, a)),
@@ -270,6 +275,18 @@ ERRORS = {
     "solve shapes": (
         lambda: E.solve(E.tensor(np.eye(2)), E.tensor(VEC)),
         lambda: LA.solve(torch.eye(2, dtype=torch.float64), torch.ones(3, dtype=torch.float64)),
+    ),
+    "solve left=False vector": (
+        lambda: E.solve(E.tensor(np.eye(3)), E.tensor(VEC), left=False),
+        lambda: LA.solve(
+            torch.eye(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64), left=False
+        ),
+    ),
+    "solve left=False shapes": (
+        lambda: E.solve(E.tensor(np.eye(3)), E.tensor(np.ones((3, 2))), left=False),
+        lambda: LA.solve(
+            torch.eye(3, dtype=torch.float64), torch.ones(3, 2, dtype=torch.float64), left=False
+        ),
     ),
     "matrix_norm vector": (
         lambda: E.matrix_norm(E.tensor(VEC)),
