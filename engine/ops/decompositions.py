@@ -502,14 +502,15 @@ class LinalgQrBackward0(Function):
         if m >= n:
             return _qr_grad(q, r, gq, gr)
         # wide: A = Q [X | Y] with X = Q R1 square, Y = Q R2
-        r1, r2 = _narrow(r, m, 0, m), _narrow(r, m, m, n - m)
-        gr1, gr2 = _narrow(gr, m, 0, m), _narrow(gr, m, m, n - m)
+        r1, r2 = _columns(r, 0, m), _columns(r, m, n - m)
+        gr1, gr2 = _columns(gr, 0, m), _columns(gr, m, n - m)
         y = _mm(q, r2)
         gx = _qr_grad(q, r1, gq + _mm(y, _mT(gr2)), gr1)
         return cat([gx, _mm(q, gr2)], -1)
 
 
-def _narrow(t: Tensor, _rows: int, start: int, length: int) -> Tensor:
+def _columns(t: Tensor, start: int, length: int) -> Tensor:
+    """Columns ``start .. start + length`` (a view, as PyTorch's narrow)."""
     from .rearrange import narrow
 
     return narrow(t, -1, start, length)
@@ -639,7 +640,7 @@ class LinalgSvdBackward0(Function):
         u, s, vh = ctx.results
         k = s.data.shape[-1]
         if u.data.shape[-1] != k:  # full_matrices: PyTorch drops the free columns
-            u, gu = _narrow(u, 0, 0, k), _narrow(gu, 0, 0, k)
+            u, gu = _columns(u, 0, k), _columns(gu, 0, k)
         if vh.data.shape[-2] != k:
             from .rearrange import narrow
 
