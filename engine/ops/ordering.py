@@ -128,7 +128,9 @@ def topk(
     largest: bool = True,
     sorted: bool = True,  # noqa: A002
 ) -> Any:
-    """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``, in order."""
+    """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``, in order.
+
+    ``sorted=False`` leaves the order unspecified in PyTorch; the engine sorts anyway."""
     a = as_tensor(input)
     d = _dim(a, dim)
     x = a.data.reshape(1) if a.ndim == 0 else a.data
