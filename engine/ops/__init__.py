@@ -12,3 +12,8 @@ from . import loss
 from . import linalg
 from . import creation_ops
 from . import random_ops
+from . import rearrange
+from . import cumulative
+from . import ordering
+from . import scatter
+from . import decompositions
