@@ -12,3 +12,4 @@ from . import loss
 from . import linalg
 from . import creation_ops
 from . import conv
+from . import pooling

@@ -819,7 +819,9 @@ def _unfold_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | Non
     )
 
 
-@register(samples=_unfold_samples, estimate=_unfold_estimate, torch="nn.functional.unfold")
+@register(
+    samples=_unfold_samples, method=False, estimate=_unfold_estimate, torch="nn.functional.unfold"
+)
 def unfold(
     input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
 ) -> Tensor:
@@ -874,7 +876,7 @@ def _fold_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     )
 
 
-@register(samples=_fold_samples, estimate=_fold_estimate, torch="nn.functional.fold")
+@register(samples=_fold_samples, method=False, estimate=_fold_estimate, torch="nn.functional.fold")
 def fold(
     input: Tensor,
     output_size: Any,
