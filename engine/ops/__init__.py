@@ -13,3 +13,4 @@ from . import linalg
 from . import creation_ops
 from . import conv
 from . import pooling
+from . import resample
