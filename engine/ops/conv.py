@@ -185,6 +185,61 @@ def col2im(cols: np.ndarray, geo: Blocks) -> np.ndarray:
     return out[(slice(None), slice(None), *inner)]
 
 
+# The batch-last layout ``(C, *spatial, N)``: convolutions of small images copy whole
+# batches at a time (the innermost contiguous run is N, or a row of N-vectors), and the
+# GEMM sees one wide matrix per group instead of N small ones.
+
+
+def batch_last(x: np.ndarray) -> np.ndarray:
+    """``(N, C, *S)`` as a contiguous ``(C, *S, N)``."""
+    return np.ascontiguousarray(np.moveaxis(x, 0, -1))
+
+
+def batch_first(x: np.ndarray) -> np.ndarray:
+    """``(C, *S, N)`` as a contiguous ``(N, C, *S)``."""
+    return np.ascontiguousarray(np.moveaxis(x, -1, 0))
+
+
+def to_last(x: np.ndarray, geo: Blocks) -> np.ndarray:
+    """``(N, C, *image)`` placed in the padded image, batch last: ``(C, *padded, N)``."""
+    full = geo.padded()
+    if full == geo.image and not any(geo.lo):
+        return batch_last(x)
+    out = np.zeros((x.shape[1],) + full + (x.shape[0],), dtype=x.dtype)
+    inner = tuple(slice(a, a + i) for a, i in zip(geo.lo, geo.image))
+    out[(slice(None), *inner, slice(None))] = np.moveaxis(x, 0, -1)
+    return out
+
+
+def im2col_last(xl: np.ndarray, geo: Blocks) -> np.ndarray:
+    """Blocks of a padded batch-last image: ``(C, *kernel, *blocks, N)``, one copy."""
+    st = xl.strides[1:-1]
+    view = as_strided(
+        xl,
+        shape=xl.shape[:1] + geo.kernel + geo.blocks + xl.shape[-1:],
+        strides=xl.strides[:1]
+        + tuple(s * d for s, d in zip(st, geo.dilation))
+        + tuple(s * k for s, k in zip(st, geo.stride))
+        + xl.strides[-1:],
+        writeable=False,
+    )
+    return np.ascontiguousarray(view)
+
+
+def col2im_last(cols: np.ndarray, geo: Blocks) -> np.ndarray:
+    """The adjoint of ``im2col_last`` (cropped to the image): ``(C, *image, N)``."""
+    c, n = cols.shape[0], cols.shape[-1]
+    out = np.zeros((c,) + geo.padded() + (n,), dtype=cols.dtype)
+    for offset in np.ndindex(*geo.kernel):
+        where = tuple(
+            slice(o * d, o * d + s * (b - 1) + 1, s) if b > 0 else slice(0, 0)
+            for o, d, s, b in zip(offset, geo.dilation, geo.stride, geo.blocks)
+        )
+        out[(slice(None), *where, slice(None))] += cols[(slice(None), *offset)]
+    inner = tuple(slice(a, a + i) for a, i in zip(geo.lo, geo.image))
+    return out[(slice(None), *inner, slice(None))]
+
+
 class Im2ColBackward0(Function):
     """unfold: image to sliding blocks; the backward is col2im."""
 
@@ -240,19 +295,24 @@ class ConvolutionBackward0(Function):
         ctx.save_for_backward(x, w)
         ctx.geo, ctx.groups, ctx.transposed = geo, groups, transposed
         xd, wd = x.data, w.data
-        n, g = xd.shape[0], groups
+        n, g, nl = xd.shape[0], groups, geo.nl
+        per_out = wd[0].size
         if not transposed:
-            cols = im2col(xd, geo).reshape(n, g, xd.shape[1] // g * geo.nk, geo.nl)
-            out = np.matmul(wd.reshape(g, wd.shape[0] // g, wd[0].size), cols)
-            out = out.reshape((n, wd.shape[0]) + geo.blocks)
+            cols = im2col_last(to_last(xd, geo), geo).reshape(g, xd.shape[1] // g * geo.nk, nl * n)
+            out = np.matmul(wd.reshape(g, wd.shape[0] // g, per_out), cols)
+            channels = wd.shape[0]
         else:
-            xr = xd.reshape(n, g, xd.shape[1] // g, geo.nl)
-            wr = wd.reshape(g, wd.shape[0] // g, wd[0].size)
-            cols = np.matmul(wr.transpose(0, 2, 1), xr).reshape(n, g * wd[0].size, geo.nl)
-            out = col2im(cols, geo)
+            xl = batch_last(xd).reshape(g, xd.shape[1] // g, nl * n)
+            wr = wd.reshape(g, wd.shape[0] // g, per_out)
+            cols = np.matmul(wr.transpose(0, 2, 1), xl)
+            channels = wd.shape[1] * g
+            cols = cols.reshape((channels,) + geo.kernel + geo.blocks + (n,))
+            out = col2im_last(cols, geo)
+        out = out.reshape(channels, -1) if out.size else out.reshape(channels, 0)
         if bias:
-            out += bias[0].data.reshape((-1,) + (1,) * len(geo.kernel))
-        return out
+            out += bias[0].data[:, None]
+        spatial = geo.image if transposed else geo.blocks
+        return batch_first(out.reshape((channels,) + spatial + (n,)))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
@@ -285,43 +345,37 @@ class ConvolutionBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        """The same rule in the batch-last layout: one GEMM per group for each gradient,
+        and im2col/col2im copies whose innermost run is the whole batch."""
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         geo, groups = ctx.geo, ctx.groups
         xd, wd = x.data, w.data
-        n = xd.shape[0]
+        n, nl = xd.shape[0], geo.nl
         per_out = wd[0].size
         wr = wd.reshape(groups, wd.shape[0] // groups, per_out)
         gx = gw = None
         if not ctx.transposed:
-            gr = g.reshape(n, groups, g.shape[1] // groups, geo.nl)
+            gl = batch_last(g).reshape(groups, g.shape[1] // groups, nl * n)
             if need[0]:
-                cols = np.matmul(wr.transpose(0, 2, 1), gr).reshape(n, groups * per_out, geo.nl)
-                gx = col2im(cols, geo)
+                cols = np.matmul(wr.transpose(0, 2, 1), gl)
+                cols = cols.reshape((xd.shape[1],) + geo.kernel + geo.blocks + (n,))
+                gx = batch_first(col2im_last(cols, geo))
             if need[1]:
-                cols = im2col(xd, geo).reshape(n, groups, per_out, geo.nl)
-                gw = _batch_gemm_nt(gr, cols).reshape(wd.shape)
+                xcols = im2col_last(to_last(xd, geo), geo).reshape(groups, per_out, nl * n)
+                gw = np.matmul(gl, xcols.transpose(0, 2, 1)).reshape(wd.shape)
         else:
-            gcols = im2col(g, geo).reshape(n, groups, per_out, geo.nl)
+            gcols = im2col_last(to_last(g, geo), geo).reshape(groups, per_out, nl * n)
             if need[0]:
-                gx = np.matmul(wr, gcols).reshape(xd.shape)
+                gx = np.matmul(wr, gcols).reshape((xd.shape[1],) + geo.blocks + (n,))
+                gx = batch_first(gx)
             if need[1]:
-                xr = xd.reshape(n, groups, xd.shape[1] // groups, geo.nl)
-                gw = _batch_gemm_nt(xr, gcols).reshape(wd.shape)
+                xl = batch_last(xd).reshape(groups, xd.shape[1] // groups, nl * n)
+                gw = np.matmul(xl, gcols.transpose(0, 2, 1)).reshape(wd.shape)
         if len(need) == 2:
             return gx, gw
         gb = g.sum(axis=(0, *range(2, g.ndim))) if need[2] else None
         return gx, gw, gb
-
-
-def _batch_gemm_nt(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``sum_n a[n] @ b[n].T`` per group as one GEMM per group: (n, g, p, l), (n, g, q, l)
-    to (g, p, q), contracting the batch and block axes together."""
-    n, g, p, nl = a.shape
-    q = b.shape[2]
-    a2 = a.transpose(1, 2, 0, 3).reshape(g, p, n * nl)
-    b2 = b.transpose(1, 2, 0, 3).reshape(g, q, n * nl)
-    return np.matmul(a2, b2.transpose(0, 2, 1))
 
 
 # -- argument checks (PyTorch's order and messages) ----------------------------------------------

@@ -94,29 +94,59 @@ class MaxPoolGather(Function):
         return MaxPoolScatter.apply(g, idx=ctx.idx, shape=ctx.shape)
 
 
+def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]:
+    """Max pooling of ``(N, C, H, W)`` with PyTorch's CPU kernel's choices, one kernel
+    offset at a time (a few whole-array ops, no per-window loop): a value replaces the
+    running max when it is larger or NaN (so the last NaN wins); a window whose values
+    never beat -inf reports its first in-bounds position."""
+    (oh, ow), (sh, sw), (dh, dw) = geo.blocks, geo.stride, geo.dilation
+    n, c, h, w = x.shape
+    # planes last, (H, W, N·C): each offset's slab then has a long contiguous inner run
+    # (numpy is slow on strided views with short rows); branch-free maximum and where
+    full = geo.padded()
+    xp = np.full(full + (n * c,), -np.inf, dtype=x.dtype)
+    xp[geo.lo[0] : geo.lo[0] + h, geo.lo[1] : geo.lo[1] + w] = x.reshape(n * c, h, w).transpose(
+        1, 2, 0
+    )
+    best = np.full((oh, ow, n * c), -np.inf, dtype=x.dtype)
+    arg = np.full(best.shape, -1, dtype=np.int8 if geo.nk < 128 else np.int64)
+    nan = bool(np.isnan(x).any())
+    k = 0
+    for i in range(geo.kernel[0]):
+        for j in range(geo.kernel[1]):
+            slab = xp[
+                i * dh : i * dh + sh * (oh - 1) + 1 : sh, j * dw : j * dw + sw * (ow - 1) + 1 : sw
+            ]
+            better = slab > best
+            if nan:
+                better |= np.isnan(slab)
+            arg = np.where(better, arg.dtype.type(k), arg)
+            best = np.maximum(best, slab)  # NaN wins and stays, as the kernel's isnan test
+            k += 1
+    best = best.transpose(2, 0, 1).reshape(n, c, oh, ow)
+    arg = arg.transpose(2, 0, 1).reshape(n, c, oh, ow).astype(np.int64)
+    kh, kw = np.divmod(arg, geo.kernel[1])
+    top = np.arange(oh)[:, None] * sh - geo.lo[0]
+    left = np.arange(ow)[None, :] * sw - geo.lo[1]
+    # the first in-bounds row/column of each window (PyTorch's starting index)
+    first_row = top + dh * np.maximum(-(top // dh), 0) * (top < 0)
+    first_col = left + dw * np.maximum(-(left // dw), 0) * (left < 0)
+    rows = np.where(arg >= 0, top + kh * dh, first_row)
+    cols = np.where(arg >= 0, left + kw * dw, first_col)
+    return np.ascontiguousarray(best), (rows * geo.image[1] + cols).astype(np.int64)
+
+
 class MaxPool2DWithIndicesBackward0(Function):
     name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks) -> tuple[np.ndarray, np.ndarray]:
         xd = x.data
-        batched = xd.ndim == 4
-        x4 = xd if batched else xd[None]
-        view = windows(pad_image(x4, geo, -np.inf), geo)  # (N, C, kh, kw, oh, ow)
-        n, c = x4.shape[:2]
-        oh, ow = geo.blocks
-        flat = view.transpose(0, 1, 4, 5, 2, 3).reshape(n, c, oh, ow, geo.nk)
-        arg = flat.argmax(axis=-1)[..., None] if flat.size else np.zeros(flat.shape[:4] + (1,), int)
-        out = np.take_along_axis(flat, arg, -1)[..., 0] if flat.size else flat[..., 0]
-        arg = arg[..., 0]
-        kh, kw = np.divmod(arg, geo.kernel[1])
-        rows = np.arange(oh)[:, None] * geo.stride[0] + kh * geo.dilation[0] - geo.lo[0]
-        cols = np.arange(ow)[None, :] * geo.stride[1] + kw * geo.dilation[1] - geo.lo[1]
-        idx = (rows * geo.image[1] + cols).astype(np.int64)
-        if not batched:
+        out, idx = max_pool_planes(xd if xd.ndim == 4 else xd[None], geo)
+        if xd.ndim != 4:
             out, idx = out[0], idx[0]
         ctx.idx, ctx.shape = idx, xd.shape
-        return np.ascontiguousarray(out), idx
+        return out, idx
 
     @staticmethod
     def backward(ctx: Any, g: Tensor, *_: Any) -> Tensor:
