@@ -108,8 +108,8 @@ def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]
     xp[geo.lo[0] : geo.lo[0] + h, geo.lo[1] : geo.lo[1] + w] = x.reshape(n * c, h, w).transpose(
         1, 2, 0
     )
-    best = np.full((oh, ow, n * c), -np.inf, dtype=x.dtype)
-    arg = np.full(best.shape, -1, dtype=np.int8 if geo.nk < 128 else np.int64)
+    best: np.ndarray = np.full((oh, ow, n * c), -np.inf, dtype=x.dtype)
+    arg: np.ndarray = np.full(best.shape, -1, dtype=np.int8 if geo.nk < 128 else np.int64)
     nan = bool(np.isnan(x).any())
     k = 0
     for i in range(geo.kernel[0]):
@@ -133,7 +133,8 @@ def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]
     first_col = left + dw * np.maximum(-(left // dw), 0) * (left < 0)
     rows = np.where(arg >= 0, top + kh * dh, first_row)
     cols = np.where(arg >= 0, left + kw * dw, first_col)
-    return np.ascontiguousarray(best), (rows * geo.image[1] + cols).astype(np.int64)
+    idx: np.ndarray = rows * geo.image[1] + cols
+    return np.ascontiguousarray(best), idx.astype(np.int64)
 
 
 class MaxPool2DWithIndicesBackward0(Function):
