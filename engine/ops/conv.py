@@ -51,6 +51,10 @@ class UnsupportedError(BadArgumentsError, NotImplementedError):
     """A mode or rank PyTorch does not implement (NotImplementedError)."""
 
 
+class DimIndexError(IndexOutOfRangeError, IndexError):
+    """A dimension out of range, PyTorch's IndexError."""
+
+
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
@@ -515,9 +519,9 @@ def _convolution(
             f"{op}(): argument 'groups' must be int, not {type(groups).__name__}"
         )
     k = max(w.ndim - 2, 0)
-    st = int_tuple(stride, k, "stride", op)
-    dil = int_tuple(dilation, k, "dilation", op)
-    outpad = int_tuple(output_padding, k, "output_padding", op) if transposed else (0,) * k
+    st = int_tuple(stride, dims, "stride", op)
+    dil = int_tuple(dilation, dims, "dilation", op)
+    outpad = int_tuple(output_padding, dims, "output_padding", op) if transposed else (0,) * k
     if isinstance(padding, str):
         if transposed:
             raise ArgumentTypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
@@ -525,7 +529,7 @@ def _convolution(
             raise BadArgumentsError(f"Invalid padding string: '{padding}'")
         pad: tuple[int, ...] = (0,) * k
     else:
-        pad = int_tuple(padding, k, "padding", op)
+        pad = int_tuple(padding, dims, "padding", op)
     if unbatched:
         x = unsqueeze(x, 0)
     _check_params(k, st, pad, dil, outpad, int(groups))
@@ -554,10 +558,11 @@ def _convolution(
             for i, s, p, d, kk, op_ in zip(image, st, pad, dil, kernel, outpad)
         )
         if any(o <= 0 for o in out_size):
+            lead = (1,) if k == 1 else ()  # PyTorch runs a 1-d transposed conv as 2-d
             raise ShapeMismatchError(
-                f"Given input size per channel: ({' x '.join(map(str, image))}). Calculated "
-                f"output size per channel: ({' x '.join(map(str, out_size))}). Output size is "
-                "too small"
+                f"Given input size per channel: ({' x '.join(map(str, lead + image))}). "
+                f"Calculated output size per channel: ({' x '.join(map(str, lead + out_size))}). "
+                "Output size is too small"
             )
         geo = Blocks(
             kernel, st, dil, pad, tuple(p - o for p, o in zip(pad, outpad)), out_size, image
@@ -883,7 +888,7 @@ def unfold(
     x = as_tensor(input)
     k, d, p, s = _block_params("unfold", kernel_size, dilation, padding, stride)
     if x.ndim < 3:
-        raise IndexOutOfRangeError(
+        raise DimIndexError(
             f"Dimension out of range (expected to be in range of [{-max(x.ndim, 1)}, "
             f"{max(x.ndim, 1) - 1}], but got 2)"
         )

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IndexOutOfRangeError, ShapeMismatchError
+from ..errors import ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
 from ..tensor import Tensor
@@ -26,6 +26,7 @@ from ._util import as_tensor
 from .conv import (
     Blocks,
     Col2ImBackward0,
+    DimIndexError,
     col2im,
     int_tuple,
     pad_image,
@@ -452,7 +453,7 @@ def avg_pool2d(
     """2-d average pooling of ``(N, C, H, W)`` or ``(C, H, W)``."""
     x = as_tensor(input)
     if x.ndim < 3:
-        raise IndexOutOfRangeError(
+        raise DimIndexError(
             f"Dimension out of range (expected to be in range of [{-max(x.ndim, 1)}, "
             f"{max(x.ndim, 1) - 1}], but got -3)"
         )

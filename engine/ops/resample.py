@@ -181,6 +181,13 @@ def _pad_pairs(pad: Any, ndim: int) -> tuple[tuple[int, int], ...]:
     return tuple(reversed(pairs))
 
 
+def _core(size: int, lo: int, hi: int) -> tuple[int, int]:
+    """Where the kept part of a dim starts and its length: negative pads crop first, and
+    reflect and circular padding read that cropped core, as PyTorch's kernels do."""
+    start = max(-lo, 0)
+    return start, size - start - max(-hi, 0)
+
+
 def _reflect_index(size: int, lo: int, hi: int) -> np.ndarray:
     j = np.arange(-lo, size + hi)
     j = np.abs(j)
@@ -254,7 +261,15 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
                     f"corresponding input dimension, but got: padding ({a}, {b}) at dimension "
                     f"{dim} of input {sizes(x.shape)}"
                 )
-            index.append(_reflect_index(s, a, b))
+            start, core = _core(s, a, b)
+            if max(a, 0) >= core or max(b, 0) >= core:
+                # PyTorch checks against the uncropped size and then reads past the
+                # cropped core (uninitialized values): refused here instead
+                raise ShapeMismatchError(
+                    f"Padding size should be less than the cropped input dimension, but got: "
+                    f"padding ({a}, {b}) at dimension {x.ndim - n + k} of input {sizes(x.shape)}"
+                )
+            index.append(start + _reflect_index(core, max(a, 0), max(b, 0)))
         name = f"ReflectionPad{n}DBackward0"
     elif mode == "replicate":
         if (
@@ -273,8 +288,11 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         for s, (a, b) in zip(spatial, pairs):
             if a > s or b > s:
                 raise ShapeMismatchError("Padding value causes wrapping around more than once.")
-            # negative pads crop first; the wrap reads the cropped core, as PyTorch's does
-            start, core = max(-a, 0), s - max(-a, 0) - max(-b, 0)
+            start, core = _core(s, a, b)
+            if max(a, 0) > core or max(b, 0) > core:  # PyTorch reads uninitialized memory
+                raise ShapeMismatchError(
+                    "Padding value causes wrapping around more than once (of the cropped input)."
+                )
             index.append(start + np.arange(-max(a, 0), core + max(b, 0)) % max(core, 1))
         name = "CopySlices"
     return _gather(name, x, tuple(index))
@@ -464,7 +482,7 @@ def interpolate(
         raise ShapeMismatchError(
             "Input and output sizes should be greater than 0, but got input ("
             + ", ".join(f"{a}: {i}" for a, i in zip(names, spatial))
-            + ") and output ("
+            + (") and output (" if n == 1 else ") output (")
             + ", ".join(f"{a}: {o}" for a, o in zip(names, out))
             + ")"
         )
