@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -127,6 +128,7 @@ class Blocks:
     def nl(self) -> int:
         return math.prod(self.blocks)
 
+    @cached_property
     def padded(self) -> tuple[int, ...]:
         """The padded image's size: enough for every block (and never cut below the image)."""
         return tuple(
@@ -139,7 +141,7 @@ class Blocks:
 
 def pad_image(x: np.ndarray, geo: Blocks, value: float = 0.0) -> np.ndarray:
     """``x`` placed in the padded image (a copy only when there is padding)."""
-    full = geo.padded()
+    full = geo.padded
     if full == geo.image and not any(geo.lo):
         return x
     out = np.full(x.shape[:2] + full, value, dtype=x.dtype)
@@ -178,7 +180,7 @@ def col2im(cols: np.ndarray, geo: Blocks) -> np.ndarray:
     n = cols.shape[0]
     c = cols.shape[1] // geo.nk if geo.nk else 0
     blocks = cols.reshape((n, c) + geo.kernel + geo.blocks)
-    out = np.zeros((n, c) + geo.padded(), dtype=cols.dtype)
+    out = np.zeros((n, c) + geo.padded, dtype=cols.dtype)
     for offset in np.ndindex(*geo.kernel):
         where = tuple(
             slice(o * d, o * d + s * (b - 1) + 1, s) if b > 0 else slice(0, 0)
@@ -196,22 +198,22 @@ def col2im(cols: np.ndarray, geo: Blocks) -> np.ndarray:
 
 def batch_last(x: np.ndarray) -> np.ndarray:
     """``(N, C, *S)`` as a contiguous ``(C, *S, N)``."""
-    return np.ascontiguousarray(np.moveaxis(x, 0, -1))
+    return np.ascontiguousarray(x.transpose(*range(1, x.ndim), 0))
 
 
 def batch_first(x: np.ndarray) -> np.ndarray:
     """``(C, *S, N)`` as a contiguous ``(N, C, *S)``."""
-    return np.ascontiguousarray(np.moveaxis(x, -1, 0))
+    return np.ascontiguousarray(x.transpose(x.ndim - 1, *range(x.ndim - 1)))
 
 
 def to_last(x: np.ndarray, geo: Blocks) -> np.ndarray:
     """``(N, C, *image)`` placed in the padded image, batch last: ``(C, *padded, N)``."""
-    full = geo.padded()
+    full = geo.padded
     if full == geo.image and not any(geo.lo):
         return batch_last(x)
     out = np.zeros((x.shape[1],) + full + (x.shape[0],), dtype=x.dtype)
     inner = tuple(slice(a, a + i) for a, i in zip(geo.lo, geo.image))
-    out[(slice(None), *inner, slice(None))] = np.moveaxis(x, 0, -1)
+    out[(slice(None), *inner, slice(None))] = x.transpose(*range(1, x.ndim), 0)
     return out
 
 
@@ -233,7 +235,7 @@ def im2col_last(xl: np.ndarray, geo: Blocks) -> np.ndarray:
 def col2im_last(cols: np.ndarray, geo: Blocks) -> np.ndarray:
     """The adjoint of ``im2col_last`` (cropped to the image): ``(C, *image, N)``."""
     c, n = cols.shape[0], cols.shape[-1]
-    out = np.zeros((c,) + geo.padded() + (n,), dtype=cols.dtype)
+    out = np.zeros((c,) + geo.padded + (n,), dtype=cols.dtype)
     for offset in np.ndindex(*geo.kernel):
         where = tuple(
             slice(o * d, o * d + s * (b - 1) + 1, s) if b > 0 else slice(0, 0)

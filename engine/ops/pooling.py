@@ -104,7 +104,7 @@ def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]
     n, c, h, w = x.shape
     # planes last, (H, W, N·C): each offset's slab then has a long contiguous inner run
     # (numpy is slow on strided views with short rows); branch-free maximum and where
-    full = geo.padded()
+    full = geo.padded
     xp = np.full(full + (n * c,), -np.inf, dtype=x.dtype)
     xp[geo.lo[0] : geo.lo[0] + h, geo.lo[1] : geo.lo[1] + w] = x.reshape(n * c, h, w).transpose(
         1, 2, 0
@@ -124,18 +124,23 @@ def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]
             arg = np.where(better, arg.dtype.type(k), arg)
             best = np.maximum(best, slab)  # NaN wins and stays, as the kernel's isnan test
             k += 1
-    best = best.transpose(2, 0, 1).reshape(n, c, oh, ow)
-    arg = arg.transpose(2, 0, 1).reshape(n, c, oh, ow).astype(np.int64)
-    kh, kw = np.divmod(arg, geo.kernel[1])
+    width = geo.image[1]
     top = np.arange(oh)[:, None] * sh - geo.lo[0]
     left = np.arange(ow)[None, :] * sw - geo.lo[1]
-    # the first in-bounds row/column of each window (PyTorch's starting index)
-    first_row = top + dh * np.maximum(-(top // dh), 0) * (top < 0)
-    first_col = left + dw * np.maximum(-(left // dw), 0) * (left < 0)
-    rows = np.where(arg >= 0, top + kh * dh, first_row)
-    cols = np.where(arg >= 0, left + kw * dw, first_col)
-    idx: np.ndarray = rows * geo.image[1] + cols
-    return np.ascontiguousarray(best), idx.astype(np.int64)
+    # flat index = window origin + the winning offset's displacement (a table lookup)
+    shift = np.array(
+        [i * dh * width + j * dw for i in range(geo.kernel[0]) for j in range(geo.kernel[1])],
+        dtype=np.int64,
+    )
+    idx: np.ndarray = (top * width + left)[:, :, None] + shift[arg]
+    lost = arg < 0
+    if lost.any():  # no value beat -inf: PyTorch reports the first in-bounds position
+        first_row = top + dh * np.maximum(-(top // dh), 0) * (top < 0)
+        first_col = left + dw * np.maximum(-(left // dw), 0) * (left < 0)
+        idx = np.where(lost, (first_row * width + first_col)[:, :, None], idx)
+    best = best.transpose(2, 0, 1).reshape(n, c, oh, ow)
+    idx = idx.transpose(2, 0, 1).reshape(n, c, oh, ow)
+    return np.ascontiguousarray(best), np.ascontiguousarray(idx)
 
 
 class MaxPool2DWithIndicesBackward0(Function):
