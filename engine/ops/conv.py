@@ -56,6 +56,13 @@ class DimIndexError(IndexOutOfRangeError, IndexError):
     """A dimension out of range, PyTorch's IndexError."""
 
 
+def refuse_dtype(kernel: str, dt: np.dtype, allowed: str = "f") -> None:
+    """PyTorch's error for a dtype its CPU kernel is not compiled for (``allowed``: the
+    numpy kinds it takes, floating only by default)."""
+    if dt.kind not in allowed:
+        raise UnsupportedError(f"\"{kernel}\" not implemented for '{type_name(dt)}'")
+
+
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
@@ -414,8 +421,6 @@ def _conv_args(
             f"(torch.{type_name(other.dtype)}Tensor) should be the same or input should be a "
             "MKLDNN tensor and weight is a dense tensor"
         )
-    if x.dtype == dtypes.bool_:
-        raise DtypeMismatchError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
     return x, w, b, x.ndim == dims + 1
 
 
@@ -579,6 +584,8 @@ def _convolution(
                 "than actual input size"
             )
         geo = Blocks.make(image, kernel, st, dil, lo, hi)
+    kernel_name = "slow_conv3d_cpu" if k == 3 else "slow_conv2d_cpu"
+    refuse_dtype("slow_conv_transpose2d_out_cpu" if transposed else kernel_name, x.dtype, "fiu")
     inputs = (x, w) if b is None else (x, w, b)
     out = ConvolutionBackward0.apply(*inputs, geo=geo, groups=int(groups), transposed=transposed)
     return squeeze(out, 0) if unbatched else out
@@ -908,6 +915,7 @@ def unfold(
             f"the array of sliding blocks as ({geo.blocks[0]}, {geo.blocks[1]}), but its "
             "components must be at least one."
         )
+    refuse_dtype("im2col_out_cpu", x.dtype, "fb")
     return Im2ColBackward0.apply(x, geo=geo)
 
 
@@ -985,4 +993,5 @@ def fold(
             f"blocks {geo.blocks[0]} * {geo.blocks[1]} = {geo.nl}, but got input.size(2)="
             f"{x.shape[-1]}."
         )
+    refuse_dtype("col2im_out_cpu", x.dtype, "fb")
     return Col2ImBackward0.apply(x, geo=geo)

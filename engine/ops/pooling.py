@@ -30,6 +30,7 @@ from .conv import (
     col2im,
     int_tuple,
     pad_image,
+    refuse_dtype,
     sizes,
     windows,
 )
@@ -105,13 +106,14 @@ def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]
     # planes last, (H, W, N·C): each offset's slab then has a long contiguous inner run
     # (numpy is slow on strided views with short rows); branch-free maximum and where
     full = geo.padded
-    xp = np.full(full + (n * c,), -np.inf, dtype=x.dtype)
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min  # never beats by ">"
+    xp = np.full(full + (n * c,), low, dtype=x.dtype)
     xp[geo.lo[0] : geo.lo[0] + h, geo.lo[1] : geo.lo[1] + w] = x.reshape(n * c, h, w).transpose(
         1, 2, 0
     )
-    best: np.ndarray = np.full((oh, ow, n * c), -np.inf, dtype=x.dtype)
+    best: np.ndarray = np.full((oh, ow, n * c), low, dtype=x.dtype)
     arg: np.ndarray = np.full(best.shape, -1, dtype=np.int8 if geo.nk < 128 else np.int64)
-    nan = bool(np.isnan(x).any())
+    nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
     k = 0
     for i in range(geo.kernel[0]):
         for j in range(geo.kernel[1]):
@@ -307,6 +309,7 @@ def max_pool2d(
     each maximum's flat position in its input plane."""
     x = as_tensor(input)
     geo = _pool_geometry("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode)
+    refuse_dtype("max_pool2d", x.dtype, "fiu")
     out, idx = _max_pool2d(x, geo)
     return (out, idx) if return_indices else out
 
@@ -356,6 +359,7 @@ def max_pool1d(
     d = _one(dilation, "dilation", "max_pool1d")
     x2 = unsqueeze(x, -2)
     geo = _pool_geometry("max_pool1d", x2, (1, k), (1, s), (0, p), (1, d), ceil_mode)
+    refuse_dtype("max_pool1d_impl", x.dtype)
     out, idx = _max_pool2d(x2, geo)
     out = squeeze(out, -2)
     return (out, squeeze(idx, -2)) if return_indices else out
@@ -391,7 +395,11 @@ class AvgPool2DBackward0(Function):
         xd = x.data
         x4 = xd if xd.ndim == 4 else xd[None]
         view = windows(pad_image(x4, geo), geo)
-        out = view.sum(axis=(2, 3)) / divisor
+        total = view.sum(axis=(2, 3), dtype=xd.dtype)
+        if xd.dtype.kind == "f":
+            out = total / divisor
+        else:  # integer division truncating toward zero, as the C++ kernel divides
+            out = (np.sign(total) * (np.abs(total) // divisor)).astype(xd.dtype)
         return out if xd.ndim == 4 else out[0]
 
     @staticmethod
@@ -426,6 +434,7 @@ def _avg_pool(
     if divisor_override is not None and int(divisor_override) == 0:
         raise ShapeMismatchError("divisor must be not zero")
     geo = _pool_geometry(op, x, kernel_size, stride, padding, 1, ceil_mode)
+    refuse_dtype("avg_pool2d", x.dtype, "fiu")
     divisor = _divisors(geo, count_include_pad, divisor_override, x.dtype)
     return AvgPool2DBackward0.apply(x, geo=geo, divisor=divisor)
 
@@ -629,6 +638,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
         )
     if size == (1, 1):
         return mean(x, (-1, -2), True)
+    refuse_dtype("adaptive_avg_pool2d", x.dtype)
     _adaptive_input(x, "adaptive_avg_pool2d")
     h, w = x.shape[-2:]
     mh = _pool_matrix(h, size[0], x.dtype)
@@ -664,6 +674,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     size = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
     x2 = unsqueeze(x, -2)
     _adaptive_input(x2, "adaptive_avg_pool2d")
+    refuse_dtype("adaptive_avg_pool2d", x.dtype)
     mh = np.ones((1, 1), dtype=x.dtype)
     mw = _pool_matrix(x.shape[-1], int(size), x.dtype)
     return squeeze(AdaptiveAvgPool2DBackward0.apply(x2, mh=mh, mw=mw), -2)
@@ -745,5 +756,6 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
             f"but received {{{size[0]}, {size[1]}}}"
         )
     _adaptive_input(x, "adaptive_max_pool2d")
+    refuse_dtype("adaptive_max_pool2d", x.dtype)
     out, idx = AdaptiveMaxPool2DBackward0.apply(x, size=size)
     return (out, idx) if return_indices else out

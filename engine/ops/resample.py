@@ -23,7 +23,7 @@ from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor
-from .conv import ArgumentValueError, UnsupportedError, sizes
+from .conv import ArgumentValueError, UnsupportedError, refuse_dtype, sizes
 
 # -- separable maps ------------------------------------------------------------------------------
 
@@ -270,6 +270,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
                     f"padding ({a}, {b}) at dimension {x.ndim - n + k} of input {sizes(x.shape)}"
                 )
             index.append(start + _reflect_index(core, max(a, 0), max(b, 0)))
+        refuse_dtype(f"reflection_pad{n}d", x.dtype, "fiu")
         name = f"ReflectionPad{n}DBackward0"
     elif mode == "replicate":
         if (
@@ -283,6 +284,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
             )
         for s, (a, b) in zip(spatial, pairs):
             index.append(np.clip(np.arange(-a, s + b), 0, s - 1))
+        refuse_dtype(f"replication_pad{n}d", x.dtype, "fiu")
         name = f"ReplicationPad{n}DBackward0"
     else:
         for s, (a, b) in zip(spatial, pairs):
@@ -486,6 +488,11 @@ def interpolate(
             + ", ".join(f"{a}: {o}" for a, o in zip(names, out))
             + ")"
         )
+    if n == 2:
+        kernel = "upsample_" + mode.replace("-", "_") + "2d_channels_last"
+    else:
+        kernel = "compute_indices_weights_" + ("nearest" if "nearest" in mode else "linear")
+    refuse_dtype(kernel, x.dtype)
     if mode in ("nearest", "nearest-exact"):
         exact = mode == "nearest-exact"
         index = tuple(_nearest_index(i, o, s, exact) for i, o, s in zip(spatial, out, scales))

@@ -208,6 +208,38 @@ ERRORS: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
         lambda F, x: F.interpolate(x, scale_factor=2, antialias=True),
         (randn(1, 1, 4, 4),),
     ),
+    "max_pool1d on int64": (lambda F, x: F.max_pool1d(x, 2), (np.arange(8).reshape(1, 8),)),
+    "max_pool2d on bool": (lambda F, x: F.max_pool2d(x, 2), (np.ones((1, 4, 4), bool),)),
+    "avg_pool2d on bool": (lambda F, x: F.avg_pool2d(x, 2), (np.ones((1, 4, 4), bool),)),
+    "adaptive_avg_pool2d on int64": (
+        lambda F, x: F.adaptive_avg_pool2d(x, 2),
+        (np.arange(16).reshape(1, 4, 4),),
+    ),
+    "adaptive_max_pool2d on int64": (
+        lambda F, x: F.adaptive_max_pool2d(x, 2),
+        (np.arange(16).reshape(1, 4, 4),),
+    ),
+    "unfold on int64": (lambda F, x: F.unfold(x, 2), (np.arange(16).reshape(1, 4, 4),)),
+    "interpolate nearest 1-d on int64": (
+        lambda F, x: F.interpolate(x, scale_factor=2),
+        (np.arange(8).reshape(1, 2, 4),),
+    ),
+    "interpolate bilinear on int64": (
+        lambda F, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+        (np.arange(16).reshape(1, 1, 4, 4),),
+    ),
+    "conv2d on bool": (
+        lambda F, x, w: F.conv2d(x, w),
+        (np.ones((1, 1, 4, 4), bool), np.ones((1, 1, 2, 2), bool)),
+    ),
+    "conv_transpose1d on bool": (
+        lambda F, x, w: F.conv_transpose1d(x, w),
+        (np.ones((1, 1, 4), bool), np.ones((1, 1, 2), bool)),
+    ),
+    "pad replicate on bool": (
+        lambda F, x: F.pad(x, (1, 1), mode="replicate"),
+        (np.ones((1, 4), bool),),
+    ),
 }
 
 _CLASSES = (IndexError, ValueError, TypeError, NotImplementedError, RuntimeError)
@@ -497,6 +529,25 @@ def test_integer_inputs_pass_through(torch: Any) -> None:
         E.pad(E.tensor(x), (2, 1), mode="reflect"),
         torch.nn.functional.pad(torch.tensor(x), (2, 1), mode="reflect"),
     )
+
+
+@pytest.mark.parametrize(
+    "op",
+    ["max_pool2d", "avg_pool2d", "avg_pool1d", "conv3d", "conv_transpose2d", "pad circular"],
+)
+def test_integer_results_match_torch(op: str, torch: Any) -> None:
+    """Integer inputs where PyTorch's kernels take them: values and dtype (average
+    pooling divides truncating toward zero, as C++ integer division does)."""
+    x = np.arange(-40, 40, dtype=np.int64).reshape(1, 2, 2, 4, 5)
+    calls = {
+        "max_pool2d": lambda F, t: F.max_pool2d(t[0, :, 0], 3, 2, 1, return_indices=True),
+        "avg_pool2d": lambda F, t: F.avg_pool2d(t[0], (2, 3), 2, 1, True, False),
+        "avg_pool1d": lambda F, t: F.avg_pool1d(t[0, 0], 3, 2, 1),
+        "conv3d": lambda F, t: F.conv3d(t, t[:, :, :1, :2, :2], padding=1),
+        "conv_transpose2d": lambda F, t: F.conv_transpose2d(t[0], t[0, :, :, :2, :2], stride=2),
+        "pad circular": lambda F, t: F.pad(t[0], (1, 2, 2, 1), mode="circular"),
+    }
+    assert_same(calls[op](E, E.tensor(x)), calls[op](torch.nn.functional, torch.tensor(x)))
 
 
 def test_fold_inverts_unfold_count(torch: Any) -> None:
