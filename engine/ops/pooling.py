@@ -698,9 +698,13 @@ class AdaptiveMaxPool2DBackward0(Function):
         vals = xd[..., ih[:, :, None, None], iw[None, None, :, :]]
         vals = np.where(mh[:, :, None, None] & mw[None, None, :, :], vals, -np.inf)
         vals = np.moveaxis(vals, -3, -2)  # (..., oh, ow, kh, kw)
-        flat = vals.reshape(vals.shape[:-2] + (ih.shape[1] * iw.shape[1],))
+        flat: np.ndarray = vals.reshape(vals.shape[:-2] + (ih.shape[1] * iw.shape[1],))
         if flat.size:
-            arg = flat.argmax(axis=-1)
+            arg = flat.argmax(axis=-1)  # the first maximum, as the kernel's ">" keeps
+            nan = np.isnan(flat)
+            if nan.any():  # the kernel takes every NaN it meets: the last one wins
+                last = flat.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+                arg = np.where(nan.any(axis=-1), last, arg)
             out = np.take_along_axis(flat, arg[..., None], -1)[..., 0]
         else:
             arg = np.zeros(flat.shape[:-1], dtype=np.int64)

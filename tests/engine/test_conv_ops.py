@@ -507,6 +507,16 @@ def test_max_pool_ties_nan_and_infinity_as_torch(torch: Any) -> None:
         np.testing.assert_array_equal(mine[0].numpy(), theirs[0].numpy())
 
 
+def test_adaptive_max_pool_nan_and_infinity_as_torch(torch: Any) -> None:
+    x = randn(1, 2, 5, 5)
+    x[0, 0, 0, 0] = x[0, 0, 1, 1] = np.nan
+    x[0, 1, 3:, 3:] = -np.inf
+    theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), (2, 3), True)
+    mine = E.adaptive_max_pool2d(E.tensor(x), (2, 3), True)
+    np.testing.assert_array_equal(mine[1].numpy(), theirs[1].numpy())
+    np.testing.assert_array_equal(mine[0].numpy(), theirs[0].numpy())
+
+
 def test_unbatched_conv_records_torch_graph(torch: Any) -> None:
     """An unbatched input is unsqueezed, convolved and squeezed, as PyTorch does."""
     x, w = randn(3, 6, 6), randn(2, 3, 3, 3)
