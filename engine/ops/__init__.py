@@ -17,3 +17,6 @@ from . import cumulative
 from . import ordering
 from . import scatter
 from . import decompositions
+from . import conv
+from . import pooling
+from . import resample
