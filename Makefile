@@ -7,16 +7,16 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout browser-deps clean
+.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout test-package browser-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[server]'
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml $(VENV)/.serve-installed
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[server,test]'
 	touch $@
 
 serve: $(VENV)/.serve-installed
@@ -56,6 +56,10 @@ browser-deps:
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v dot >/dev/null || { \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
 	    chromium chromium-driver fonts-dejavu-core graphviz; }
+
+# the package installed in fresh virtualenvs, base (engine + client) and [server]
+test-package: $(VENV)/.test-installed
+	$(PY) -m pytest -m package tests/package
 
 test-scaleout: $(VENV)/.test-installed
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }
