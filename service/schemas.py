@@ -901,8 +901,10 @@ class OpOut(BaseModel):
             "'count'} (count results when arg is given and not a tensor, else one); "
             "{'rule': 'dim_size', 'dim'} (input.shape[dim]); {'rule': 'split', 'arg', "
             "'dim'} (ceil(size / arg), or len(arg) for a list); {'rule': 'chunk', 'arg', "
-            "'dim'} (torch.chunk's count). Rules always return a tuple except 'given' "
-            "with one result."
+            "'dim'} (torch.chunk's count); {'rule': 'flag', 'arg', 'count'} (count results when "
+            "arg is true, else one); {'rule': 'flag_ndim', 'arg'} (input.ndim results, at "
+            "least one, when arg is true, else one). Rules always return a tuple except "
+            "'given' and the flags with one result."
         )
     )
 
