@@ -105,6 +105,8 @@ _OPERATORS = {
 _COMMUTED = {"__radd__": "add", "__rmul__": "mul"}
 _REFLECTED = {
     "__rpow__": "pow",
+    "__rfloordiv__": "floor_divide",
+    "__rmod__": "remainder",
     "__rmatmul__": "matmul",
 }
 _INPLACE = {

@@ -11,3 +11,4 @@ from . import indexing
 from . import loss
 from . import linalg
 from . import creation_ops
+from . import special
