@@ -12,3 +12,4 @@ from . import loss
 from . import linalg
 from . import creation_ops
 from . import special
+from . import activations

@@ -15,6 +15,7 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, cast, operands
+from .elementwise import _quiet
 
 
 def _data(v: Any) -> Any:
@@ -125,7 +126,8 @@ class AddBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        with _quiet():  # inf + -inf is NaN in PyTorch, not a warning
+            return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -133,7 +135,10 @@ class AddBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return g, (g if ctx.alpha == 1 else g * ctx.alpha)
+        if ctx.alpha == 1:
+            return g, g
+        with _quiet():
+            return g, g * ctx.alpha
 
 
 class SubBackward0(Function):
@@ -144,7 +149,8 @@ class SubBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        with _quiet():
+            return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -152,7 +158,10 @@ class SubBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return g, (-g if ctx.alpha == 1 else g * -ctx.alpha)
+        if ctx.alpha == 1:
+            return g, -g
+        with _quiet():
+            return g, g * -ctx.alpha
 
 
 class RsubBackward1(Function):
@@ -162,7 +171,8 @@ class RsubBackward1(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
-        return np.subtract(np.asarray(other, dtype), cast(a.data, dtype))
+        with _quiet():
+            return np.subtract(np.asarray(other, dtype), cast(a.data, dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -177,7 +187,8 @@ class MulBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         # PyTorch saves `other` when self needs grad and `self` when other does
         ctx.save_for_backward(a, b)
-        return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
+        with _quiet():  # inf * 0 is NaN in PyTorch, not a warning
+            return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -189,16 +200,17 @@ class MulBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
-        if a is b and edge_a is not None:
-            # x * x: both gradients go to x, so send their sum down one edge
-            # (one product instead of two and an addition)
-            out = g * a.data
-            out *= 2
-            return out, None
-        return (
-            g * _data(b) if edge_a is not None else None,
-            g * _data(a) if edge_b is not None else None,
-        )
+        with _quiet():
+            if a is b and edge_a is not None:
+                # x * x: both gradients go to x, so send their sum down one edge
+                # (one product instead of two and an addition)
+                out = g * a.data
+                out *= 2
+                return out, None
+            return (
+                g * _data(b) if edge_a is not None else None,
+                g * _data(a) if edge_b is not None else None,
+            )
 
 
 class DivBackward0(Function):
@@ -435,7 +447,9 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         rt, (a, b) = operands(input, other)
     else:
         _check_sub(input, other)
-        rt, (a, b) = operands(as_tensor(input), other)
+        # a number first is a wrapped number, ranked below 0-d tensors (PyTorch)
+        rt = dtypes.result_type(input, other)
+        rt, (a, b) = operands(as_tensor(input, rt), other)
     return SubBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
 
@@ -447,7 +461,8 @@ class RsubBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
+        with _quiet():
+            return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -746,10 +761,14 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
             return PowBackward0.apply(input, exponent=exponent, dtype=rt)
     if not isinstance(input, Tensor):
         rt = dtypes.result_type(input, exponent)
+        if rt == dtypes.bool_:
+            raise not_implemented_for("pow", rt)
         b = as_tensor(exponent)
         out = PowBackward2.apply(b, base=input, dtype=rt)
         return out
     rt, (a, b) = operands(as_tensor(input), as_tensor(exponent))
+    if rt == dtypes.bool_:
+        raise not_implemented_for("pow", rt)
     return PowBackward1.apply(a, b, dtype=rt)
 
 
