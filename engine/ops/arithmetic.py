@@ -15,7 +15,7 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, cast, operands
-from .elementwise import _quiet
+from .elementwise import KernelDtypeError, _quiet
 
 
 def _data(v: Any) -> Any:
@@ -25,14 +25,6 @@ def _data(v: Any) -> Any:
 
 def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
-
-
-class KernelDtypeError(DtypeMismatchError, NotImplementedError):
-    """PyTorch's ``"<kernel>" not implemented for '<Type>'`` (a NotImplementedError)."""
-
-
-class ArgumentTypeError(BadArgumentsError, TypeError):
-    """A wrong argument type, where PyTorch raises TypeError."""
 
 
 def not_implemented_for(kernel: str, dtype: np.dtype) -> KernelDtypeError:

@@ -127,9 +127,7 @@ def _const(values: np.ndarray, dtype: np.dtype) -> Tensor:
 
 
 def _type_name(dt: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
-        dtypes.torch_name(dt), str(dt)
-    )
+    return dtypes.type_name(dt)
 
 
 # -- sum ---------------------------------------------------------------------------------------

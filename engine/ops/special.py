@@ -23,12 +23,18 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, broadcast_shape, operands
-from .arithmetic import (
+from .arithmetic import not_implemented_for, where
+from .elementwise import (
+    _ERFCX_PIECES,
     ArgumentTypeError,
-    not_implemented_for,
-    where,
+    _erf,
+    _float,
+    _horner,
+    _quiet,
+    cos,
+    exp,
+    sin,
 )
-from .elementwise import _ERFCX_PIECES, _erf, _float, _horner, _quiet, cos, exp, sin
 from .shape import to_dtype
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -877,7 +883,8 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 
 def _define_cast(name: str, dtype: np.dtype) -> None:
     def op(input: Tensor) -> Tensor:
-        return to_dtype(as_tensor(input), dtype)
+        with _quiet():  # out-of-range values wrap or become inf, as in PyTorch: no warning
+            return to_dtype(as_tensor(input), dtype)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"A copy as {dtypes.torch_name(dtype)} (the tensor itself if it already is)."
