@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import BadArgumentsError
 from ..function import Function
 from ..registry import Const, register, sample
@@ -30,6 +31,7 @@ from .shape import cat, reshape
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+_ONE_SIXTH = float(np.float32(1 / 6))
 
 
 def _nn(name: str) -> Callable[..., Any]:
@@ -82,7 +84,8 @@ def _elu_backward(
     g: Tensor, x: Tensor, *, alpha: float, scale: float, input_scale: float
 ) -> Tensor:
     negative = exp(x * input_scale) * (alpha * scale * input_scale)
-    return where(_mask(x.data > 0), g * scale, g * negative)
+    # PyTorch tests x <= 0, so a NaN input takes the positive branch
+    return where(_mask(x.data <= 0), g * negative, g * scale)
 
 
 CeluBackward0 = _activation("CeluBackward0", _elu_forward, _elu_backward)
@@ -124,7 +127,8 @@ def _hardtanh_forward(x: np.ndarray, *, lo: float, hi: float) -> np.ndarray:
 
 
 def _hardtanh_backward(g: Tensor, x: Tensor, *, lo: float, hi: float) -> Tensor:
-    return where(_mask((x.data > lo) & (x.data < hi)), g, 0.0)
+    # PyTorch zeroes where x <= min or x >= max: a NaN input passes the gradient
+    return where(_mask((x.data <= lo) | (x.data >= hi)), 0.0, g)
 
 
 HardtanhBackward0 = _activation("HardtanhBackward0", _hardtanh_forward, _hardtanh_backward)
@@ -205,7 +209,8 @@ def _hardsigmoid_forward(x: np.ndarray) -> np.ndarray:
 
 
 def _hardsigmoid_backward(g: Tensor, x: Tensor) -> Tensor:
-    return where(_mask((x.data > -3) & (x.data < 3)), g / 6, 0.0)
+    # PyTorch multiplies by 1/6 rounded to float32, in every dtype
+    return where(_mask((x.data > -3) & (x.data < 3)), g * _ONE_SIXTH, 0.0)
 
 
 HardsigmoidBackward0 = _activation(
@@ -310,11 +315,11 @@ def softmin(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 def _threshold_forward(x: np.ndarray, *, threshold: float, value: float) -> np.ndarray:
-    return np.where(x > threshold, x, value)
+    return np.where(x <= threshold, value, x)
 
 
 def _threshold_backward(g: Tensor, x: Tensor, *, threshold: float, value: float) -> Tensor:
-    return where(_mask(x.data > threshold), g, 0.0)
+    return where(_mask(x.data <= threshold), 0.0, g)
 
 
 ThresholdBackward0 = _activation("ThresholdBackward0", _threshold_forward, _threshold_backward)
@@ -340,7 +345,8 @@ def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
 
 
 def _softshrink_forward(x: np.ndarray, *, lambd: float) -> np.ndarray:
-    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0))
+    # NaN stays NaN, as in PyTorch
+    return np.where((x >= -lambd) & (x <= lambd), 0, x - np.sign(x) * lambd)
 
 
 def _hardshrink_forward(x: np.ndarray, *, lambd: float) -> np.ndarray:
@@ -368,8 +374,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     a = as_tensor(input)
     _floating(a, "softshrink_check")
     if lambd < 0:
+        top = float(np.finfo(a.data.dtype).max)
         raise BadArgumentsError(
-            f"lambda must be greater or equal to 0, but found to be {float(lambd)}."
+            f"lambda must be in range [0, {top:g}] for input dtype "
+            f"{dtypes.type_name(a.data.dtype)}, but found {lambd:g}"
         )
     return SoftshrinkBackward0.apply(a, lambd=float(lambd))
 
