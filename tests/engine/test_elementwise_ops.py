@@ -829,3 +829,52 @@ def test_parametric_activations_second_order_match_torch(name: str, args: tuple[
     tsecond = torch.autograd.grad(sum(g.sum() for g in tgrads), tleaves)
     for g, tg in zip(second, tsecond):
         _close(g, tg)
+
+
+HALF_OPS = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "sin",
+    "abs",
+    "gelu",
+    "silu",
+    "softplus",
+    "leaky_relu",
+    "elu",
+    "celu",
+    "selu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "logsigmoid",
+    "softsign",
+    "erf",
+    "atan",
+    "sinh",
+    "square",
+    "reciprocal",
+    "hardtanh",
+    "relu6",
+]
+
+
+@pytest.mark.parametrize("name", HALF_OPS)
+def test_float16_values_and_gradients_match_torch(name: str) -> None:
+    """float16 leaves: the result and the gradient stay float16 and agree with PyTorch's
+    (which computes in float32 and rounds, as the engine's float64-then-round does)."""
+    data = np.array([-1.5, -0.25, 0.5, 2.0], np.float16)
+    mine_fn = getattr(E, name)
+    torch_fn = getattr(torch, name, None) or getattr(F, name)
+    x = E.Tensor(data.copy(), requires_grad=True)
+    tx = torch.from_numpy(data.copy()).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = mine_fn(x)
+        y.sum().backward()
+    ty = torch_fn(tx)
+    ty.sum().backward()
+    assert y.dtype == np.float16 and x.grad.dtype == np.float16
+    _close(y.data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
+    _close(x.grad.data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
