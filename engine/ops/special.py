@@ -625,6 +625,68 @@ logaddexp2 = _define_binary(
 )
 
 
+class FmaxBackward0(Function):
+    """``fmax``: NaN-ignoring maximum; ties give the whole gradient to ``input``."""
+
+    name = "FmaxBackward0"
+    broadcasts = True
+    np_fn: Any = staticmethod(np.fmax)
+    wins: Any = staticmethod(np.greater_equal)
+
+    @classmethod
+    def forward(cls, ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:  # type: ignore[override]
+        ctx.save_for_backward(a, b)
+        with _quiet():
+            return np.asarray(cls.np_fn(arr(a, dtype), arr(b, dtype)), dtype)
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        with _quiet():
+            to_a = np.logical_or(cls.wins(a.data, b.data), np.isnan(b.data))
+        shape = np.broadcast_shapes(a.data.shape, b.data.shape)
+        to_a = Tensor._make(np.broadcast_to(to_a, shape))
+        return (
+            where(to_a, g, 0.0) if need_a else None,
+            where(to_a, 0.0, g) if need_b else None,
+        )
+
+
+class FminBackward0(FmaxBackward0):
+    """``fmin``: NaN-ignoring minimum; ties give the whole gradient to ``input``."""
+
+    name = "FminBackward0"
+    np_fn = staticmethod(np.fmin)
+    wins = staticmethod(np.less_equal)
+
+
+def _fmax_samples(rng: np.random.Generator) -> list[Any]:
+    with_nan = S.rand(rng, 2, 3)
+    with_nan[0, 1] = np.nan
+    other = S.rand(rng, 2, 3)
+    other[1, 2] = np.nan
+    return [
+        *(s for s in S.binary(rng) if "scalar" not in s.note),
+        sample(with_nan, other, note="NaNs", gradcheck=False),
+        sample(Const(np.array([1, -5, 3])), Const(np.array([2, -7, 3])), note="int64"),
+    ]
+
+
+@register(samples=_fmax_samples, torch=_wrap_numbers("fmax"))
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum ignoring NaN (NaN only where both are NaN)."""
+    rt, a, b = _tensor_pair(input, other)
+    return FmaxBackward0.apply(a, b, dtype=rt)
+
+
+@register(samples=_fmax_samples, torch=_wrap_numbers("fmin"))
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum ignoring NaN (NaN only where both are NaN)."""
+    rt, a, b = _tensor_pair(input, other)
+    return FminBackward0.apply(a, b, dtype=rt)
+
+
 class CopysignBackward0(Function):
     """``copysign(a, b)`` with a tensor ``b``: d/da is ±1 (0 at a = 0), d/db is 0."""
 

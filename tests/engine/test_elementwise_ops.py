@@ -749,6 +749,8 @@ BINARY_SPECIALS = {
     "remainder": (E.remainder, torch.remainder),
     "fmod": (E.fmod, torch.fmod),
     "maximum": (E.maximum, torch.maximum),
+    "fmax": (E.fmax, torch.fmax),
+    "fmin": (E.fmin, torch.fmin),
     "lerp(0.3)": (lambda a, b: E.lerp(a, b, 0.3), lambda a, b: torch.lerp(a, b, 0.3)),
 }
 
