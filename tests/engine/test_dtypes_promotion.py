@@ -217,3 +217,21 @@ def test_wrapped_integers_wrap_around_like_torch() -> None:
     want = torch.from_numpy(x) + 300
     np.testing.assert_array_equal(got.data, want.numpy())
     assert got.dtype == np.uint8
+
+
+@pytest.mark.parametrize("alias", ["half", "float", "double", "short", "int", "long"])
+def test_torch_dtype_aliases(alias: str) -> None:
+    want = getattr(torch, alias)
+    got = E.tensor([1.0, 2.0]).to(f"torch.{alias}")
+    assert got.dtype == np.dtype(str(want).removeprefix("torch."))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zero_d_tensors_rank_below_dimensioned_ones(dtype: str) -> None:
+    """A 0-d float64 tensor does not widen a float32 tensor; it does make an integer
+    tensor floating (a higher category), as in PyTorch."""
+    x = _values(dtype, "tensor")
+    for scalar in (np.array(2.5), np.array(2.5, np.float16), np.array(7, np.int16)):
+        got = E.Tensor(x.copy()) * E.Tensor(scalar)
+        want = torch.from_numpy(x.copy()) * torch.from_numpy(scalar)
+        assert got.dtype == np.dtype(str(want.dtype).removeprefix("torch.")), (dtype, scalar.dtype)
