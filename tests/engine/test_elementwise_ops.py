@@ -13,6 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import engine as E
 from engine.errors import (
@@ -880,3 +883,44 @@ def test_float16_values_and_gradients_match_torch(name: str) -> None:
     assert y.dtype == np.float16 and x.grad.dtype == np.float16
     _close(y.data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
     _close(x.grad.data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
+
+
+def _finite(lo: float, hi: float) -> Any:
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+# op -> (elements of input, elements of other) for broadcasting draws
+NEW_BINARY = {
+    "atan2": ((-3.0, 3.0), (0.25, 3.0)),
+    "hypot": ((-3.0, 3.0), (0.25, 3.0)),
+    "logaddexp": ((-3.0, 3.0), (-3.0, 3.0)),
+    "logaddexp2": ((-3.0, 3.0), (-3.0, 3.0)),
+    "copysign": ((0.25, 3.0), (-3.0, 3.0)),
+    "xlogy": ((-3.0, 3.0), (0.25, 3.0)),
+    "fmax": ((-3.0, 3.0), (-3.0, 3.0)),
+    "fmin": ((-3.0, 3.0), (-3.0, 3.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_BINARY))
+def test_new_binary_ops_broadcast_like_torch(name: str) -> None:
+    """Hypothesis draws broadcastable shape pairs; values and both gradients match."""
+    (alo, ahi), (blo, bhi) = NEW_BINARY[name]
+
+    @settings(max_examples=15, deadline=None)
+    @given(data=st.data())
+    def check(data: Any) -> None:
+        shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3))
+        a = data.draw(hnp.arrays(np.float64, shapes.input_shapes[0], elements=_finite(alo, ahi)))
+        b = data.draw(hnp.arrays(np.float64, shapes.input_shapes[1], elements=_finite(blo, bhi)))
+        x, tx = _pair(a)
+        y, ty = _pair(b)
+        out, tout = getattr(E, name)(x, y), getattr(torch, name)(tx, ty)
+        _close(out, tout)
+        g = np.linspace(-1.0, 1.0, out.data.size).reshape(out.shape)
+        out.backward(E.tensor(g, dtype="float64"))
+        tout.backward(torch.tensor(g))
+        _close(x.grad, tx.grad)
+        _close(y.grad, ty.grad)
+
+    check()
