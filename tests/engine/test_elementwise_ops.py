@@ -486,6 +486,18 @@ MORE_UNARY: dict[str, tuple[Any, Any]] = {
     "threshold": (lambda x: E.threshold(x, 0.5, -2.0), lambda x: F.threshold(x, 0.5, -2.0)),
     "relu of a NaN": (lambda x: E.relu(x * float("nan")), lambda x: torch.relu(x * float("nan"))),
     "clamp": (lambda x: E.clamp(x, -1.0, 1.0), lambda x: torch.clamp(x, -1.0, 1.0)),
+    "elu": (E.elu, F.elu),
+    "leaky_relu": (E.leaky_relu, F.leaky_relu),
+    "gelu": (E.gelu, F.gelu),
+    "gelu(tanh)": (
+        lambda x: E.gelu(x, approximate="tanh"),
+        lambda x: F.gelu(x, approximate="tanh"),
+    ),
+    "silu": (E.silu, F.silu),
+    "softplus": (E.softplus, F.softplus),
+    "sigmoid": (E.sigmoid, torch.sigmoid),
+    "tanh": (E.tanh, torch.tanh),
+    "relu": (E.relu, torch.relu),
 }
 
 
