@@ -79,7 +79,11 @@ class ArgumentTypeError(BadArgumentsError, TypeError):
     """A wrong argument type, where PyTorch raises TypeError."""
 
 
-_SAME_SIZE_INT: dict[int, Any] = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+_SAME_SIZE_INT: dict[int, Any] = {
+    2: np.dtype(np.int16),
+    4: np.dtype(np.int32),
+    8: np.dtype(np.int64),
+}
 
 
 def _mask_grad(g: Any, keep: Any) -> Any:
