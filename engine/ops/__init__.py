@@ -20,3 +20,5 @@ from . import decompositions
 from . import conv
 from . import pooling
 from . import resample
+from . import special
+from . import activations

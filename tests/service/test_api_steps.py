@@ -69,7 +69,7 @@ def test_grad_of_tensor_without_grad(client: SyncClient, session: str) -> None:
         ({"out": "y", "expr": "nope(x)"}, 422, "unknown_op"),
         ({"out": "y", "op": "exp", "args": ["x", "x", "x"]}, 422, "bad_arguments"),
         ({"out": "y", "op": "exp", "args": []}, 422, "bad_arguments"),
-        ({"out": "y", "op": "sum", "args": ["x"], "kwargs": {"axis": 0}}, 422, "bad_arguments"),
+        ({"out": "y", "op": "sum", "args": ["x"], "kwargs": {"axes": 0}}, 422, "bad_arguments"),
         (
             {"out": "y", "op": "sum", "args": ["x"], "kwargs": {"dim": {"a": 1}}},
             422,
