@@ -11,3 +11,6 @@ from . import indexing
 from . import loss
 from . import linalg
 from . import creation_ops
+from . import products
+from . import norm
+from . import attention
