@@ -112,3 +112,11 @@ class ArgumentValueError(BadArgumentsError, ValueError):
 
 class IndexRangeError(IndexOutOfRangeError, IndexError):
     """An index out of range, which PyTorch raises as ``IndexError``."""
+
+
+class ArgumentTypeError(BadArgumentsError, TypeError):
+    """An argument of the wrong type, which PyTorch's binding refuses with ``TypeError``."""
+
+
+class ArgumentAssertionError(BadArgumentsError, AssertionError):
+    """A precondition PyTorch's Python layer checks with ``assert`` (``AssertionError``)."""

@@ -367,6 +367,8 @@ def _nll_plan(a: Tensor, target: Any, weight: Any, ignore_index: int, reduction:
             f"\"nll_loss_out_frame\" not implemented for '{_type_name(a.data.dtype)}'"
         )
     t = _tensor_arg(target, "nll_loss", "target")
+    if a.data.ndim <= 2 and t.data.ndim > 1:
+        raise ShapeMismatchError("0D or 1D target tensor expected, multi-target not supported")
     if t.data.dtype != dtypes.int64:
         raise DtypeMismatchError(
             f"expected target dtype to be Long or Byte, but got {_type_name(t.data.dtype)}"
@@ -1171,7 +1173,7 @@ def cosine_embedding_loss(
     mag1 = sum_(a * a, tdim) + eps
     mag2 = sum_(b * b, tdim) + eps
     cos = prod / OPS["sqrt"].fn(mag1 * mag2)
-    shape = broadcast_shape(cos.data.shape, t.data.shape)
+    shape = broadcast_shape(t.data.shape, cos.data.shape)
     pos = where(Tensor._make(np.broadcast_to(t.data == 1, shape)), 1 - cos, 0.0)
     neg = where(
         Tensor._make(np.broadcast_to(t.data == -1, shape)),

@@ -20,7 +20,13 @@ from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._composite import ArgumentValueError, IndexRangeError, composite
+from ._composite import (
+    ArgumentAssertionError,
+    ArgumentTypeError,
+    ArgumentValueError,
+    IndexRangeError,
+    composite,
+)
 from ._util import as_tensor
 from .elementwise import rsqrt
 from .products import einsum
@@ -94,7 +100,7 @@ def layer_norm(
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
     x, w, b = as_tensor(input), _opt(weight), _opt(bias)
     if not isinstance(normalized_shape, (list, tuple)):
-        raise BadArgumentsError(
+        raise ArgumentTypeError(
             "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
             + type(normalized_shape).__name__
         )
@@ -141,10 +147,13 @@ def _batch_norm_body(
 
 
 def _update_running(running: Tensor | None, batch: np.ndarray, momentum: float) -> None:
-    """``running = (1 - momentum) * running + momentum * batch``, in place (version bumped)."""
+    """``running = (1 - momentum) * running + momentum * batch``, in place. PyTorch's kernel
+    writes the buffer directly: its version counter does not move."""
     if running is not None:
-        dt = running.data.dtype
-        running._write((1 - momentum) * running.data + momentum * batch.astype(dt))
+        data = running.data
+        if not data.flags.writeable:
+            data = running.data = np.array(data)
+        np.copyto(data, (1 - momentum) * data + momentum * batch.astype(data.dtype))
 
 
 def _batch_stats(xd: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +210,7 @@ def batch_norm(
     x, w, b = as_tensor(input), _opt(weight), _opt(bias)
     rm, rv = _opt(running_mean), _opt(running_var)
     if momentum is None or isinstance(momentum, bool):
-        raise BadArgumentsError(
+        raise ArgumentTypeError(
             f"batch_norm(): argument 'momentum' (position 7) must be float, not "
             f"{type(momentum).__name__ if momentum is not None else 'NoneType'}"
         )
@@ -430,7 +439,7 @@ def embedding(
     n = w.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
-            raise BadArgumentsError("Padding_idx must be within num_embeddings")
+            raise ArgumentAssertionError("Padding_idx must be within num_embeddings")
         padding_idx = int(padding_idx) % n
     if idx.dtype not in (np.dtype(np.int64), np.dtype(np.int32)):
         raise DtypeMismatchError(

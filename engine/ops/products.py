@@ -228,7 +228,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             if c in local and local[c] != n:
                 raise _err(
                     f"subscript {c} is repeated for operand {k} but the sizes don't match, "
-                    f"{local[c]} != {n}"
+                    f"{n} != {local[c]}"
                 )
             local[c] = n
         for c, n in local.items():
