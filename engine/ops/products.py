@@ -203,17 +203,27 @@ def _einsum_samples(rng: np.random.Generator) -> list[Any]:
         sample("ij,kj", r(rng, 2, 3), r(rng, 4, 3), note="implicit output"),
         sample("ij,j->i", r(rng, 2, 3), r(rng, 1), note="size-1 broadcast"),
         sample("ij,jk", [r(rng, 2, 3), r(rng, 3, 2)], note="operands as a list"),
+        sample(r(rng, 2, 3), r(rng, 3), equation="ij,j->i", note="equation as a keyword"),
     ]
 
 
-@register(samples=_einsum_samples, method=False)
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """Sum of products over subscripts (``"bij,bjk->bik"``), with ``...`` and repeated subscripts."""
+def _torch_einsum(torch: Any, *operands: Any, equation: str | None = None) -> Any:
+    return torch.einsum(*operands) if equation is None else torch.einsum(equation, *operands)
+
+
+@register(samples=_einsum_samples, method=False, torch=_torch_einsum)
+def einsum(*operands: Any, equation: str | None = None) -> Tensor:
+    """Sum of products over subscripts (``"bij,bjk->bik"``), with ``...`` and repeated subscripts.
+
+    Called as PyTorch calls it, ``einsum("ij,jk", a, b)``, or with ``equation=`` as a keyword
+    (an HTTP step's positional strings name tensors)."""
+    if equation is None:
+        if not operands or not isinstance(operands[0], str):
+            raise BadArgumentsError("einsum(): equation must be a string")
+        equation, operands = operands[0], operands[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ops = [as_tensor(o) for o in operands]
-    if not isinstance(equation, str):
-        raise BadArgumentsError("einsum(): equation must be a string")
     ins, out = _canonical(equation, [o.shape for o in ops])
     if ops and any(o.dtype != ops[0].dtype for o in ops):
         raise DtypeMismatchError(
