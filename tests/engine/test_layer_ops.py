@@ -381,3 +381,11 @@ def test_composite_backward_twice_needs_retain_graph() -> None:
     y.backward()
     with pytest.raises(E.EngineError, match="Trying to backward through the graph a second time"):
         y.backward()
+
+
+def test_benchmark_block_is_the_same_computation_in_both() -> None:
+    """bench/block.py times the engine against PyTorch on one computation: same value."""
+    from bench import block
+
+    mine, theirs = block.engine_block(E)(), block.torch_block(torch)()
+    np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-4)
