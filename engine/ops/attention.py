@@ -101,7 +101,25 @@ def _sdpa_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_sdpa_samples, method=False, torch="nn.functional.scaled_dot_product_attention")
+def _sdpa_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The larger of the attention matrix (batch x queries x keys) and the result."""
+    q, k, v = (list(args) + [kwargs.get("query"), kwargs.get("key"), kwargs.get("value")])[:3]
+    shapes = [tuple(getattr(t, "shape", ())) for t in (q, k, v)]
+    if any(len(sh) < 2 for sh in shapes):
+        return None
+    try:
+        batch = math.prod(np.broadcast_shapes(*(sh[:-2] for sh in shapes)))
+    except ValueError:
+        return None
+    return batch * shapes[0][-2] * max(shapes[1][-2], shapes[2][-1])
+
+
+@register(
+    samples=_sdpa_samples,
+    method=False,
+    torch="nn.functional.scaled_dot_product_attention",
+    estimate=_sdpa_estimate,
+)
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

@@ -1315,7 +1315,19 @@ def _cdist_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_cdist_samples, method=False)
+def _cdist_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """Every pairwise difference: batch x rows of x1 x rows of x2 x columns."""
+    a, b = (list(args) + [kwargs.get("x1"), kwargs.get("x2")])[:2]
+    if not hasattr(a, "shape") or not hasattr(b, "shape") or len(a.shape) < 2 or len(b.shape) < 2:
+        return None
+    try:
+        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    except ValueError:
+        return None
+    return int(np.prod(batch)) * a.shape[-2] * b.shape[-2] * a.shape[-1]
+
+
+@register(samples=_cdist_samples, method=False, estimate=_cdist_estimate)
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
     """p-norm distance between each row of ``x1`` and each row of ``x2`` (batched)."""
     a = _tensor_arg(x1, "cdist", "x1")

@@ -415,7 +415,19 @@ def _emb_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_emb_samples, method=False, torch="nn.functional.embedding")
+def _embedding_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    idx, w = (list(args) + [kwargs.get("input"), kwargs.get("weight")])[:2]
+    if not hasattr(idx, "shape") or not hasattr(w, "shape") or len(w.shape) != 2:
+        return None
+    return math.prod(idx.shape) * w.shape[1]
+
+
+@register(
+    samples=_emb_samples,
+    method=False,
+    torch="nn.functional.embedding",
+    estimate=_embedding_estimate,
+)
 def embedding(
     input: Tensor,
     weight: Tensor,
@@ -470,8 +482,24 @@ def _one_hot_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
+def _one_hot_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """Elements times classes (classes read from the data when not given)."""
+    t = args[0] if args else kwargs.get("tensor")
+    n = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
+    data = getattr(t, "data", None)
+    if not isinstance(data, np.ndarray) or not isinstance(n, (int, np.integer)):
+        return None
+    if n == -1:
+        n = int(data.max()) + 1 if data.size and data.dtype.kind in "iu" else 0
+    return data.size * max(int(n), 0)
+
+
 @register(
-    samples=_one_hot_samples, method=False, differentiable=False, torch="nn.functional.one_hot"
+    samples=_one_hot_samples,
+    method=False,
+    differentiable=False,
+    torch="nn.functional.one_hot",
+    estimate=_one_hot_estimate,
 )
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices as int64 one-hot rows (``num_classes=-1``: one more than the largest)."""

@@ -11,13 +11,14 @@ for one operand).
 
 from __future__ import annotations
 
+import math
 import string
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
+from ..errors import BadArgumentsError, DtypeMismatchError, EngineError, ShapeMismatchError
 from ..function import Function
 from ..registry import Const, register, sample
 from ..tensor import Tensor
@@ -207,11 +208,43 @@ def _einsum_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
+def _shape(value: Any) -> tuple[int, ...]:
+    return tuple(getattr(value, "shape", np.shape(value)))
+
+
+def _einsum_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The output's size: every subscript's largest extent, over the output's subscripts
+    (an upper bound even for an implicit output: all subscripts)."""
+    eq = kwargs.get("equation")
+    ops = list(args)
+    if eq is None and ops and isinstance(ops[0], str):
+        eq, ops = ops[0], ops[1:]
+    if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+        ops = list(ops[0])
+    if not isinstance(eq, str):
+        return None
+    try:
+        ins, out = _canonical(eq, [_shape(o) for o in ops])
+    except EngineError:
+        return None
+    sizes: dict[str, int] = {}
+    for t, o in zip(ins, ops):
+        for c, n in zip(t, _shape(o)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    return math.prod(sizes.get(c, 1) for c in out)
+
+
+def _pair_size(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """|a| * |b|: the most a product of two tensors can hold (kron, tensordot dims=0)."""
+    shapes = [_shape(v) for v in list(args[:2]) + list(kwargs.values())[:2] if hasattr(v, "shape")]
+    return math.prod(math.prod(s) for s in shapes[:2]) if len(shapes) >= 2 else None
+
+
 def _torch_einsum(torch: Any, *operands: Any, equation: str | None = None) -> Any:
     return torch.einsum(*operands) if equation is None else torch.einsum(equation, *operands)
 
 
-@register(samples=_einsum_samples, method=False, torch=_torch_einsum)
+@register(samples=_einsum_samples, method=False, torch=_torch_einsum, estimate=_einsum_estimate)
 def einsum(*operands: Any, equation: str | None = None) -> Tensor:
     """Sum of products over subscripts (``"bij,bjk->bik"``), with ``...`` and repeated subscripts.
 
@@ -298,7 +331,7 @@ def _tensordot_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_tensordot_samples, method=False)
+@register(samples=_tensordot_samples, method=False, estimate=_pair_size)
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract ``dims`` (a count of trailing/leading dims, or two lists) of ``a`` and ``b``."""
     x, y = as_tensor(a), as_tensor(b)
@@ -340,7 +373,7 @@ def _kron_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_kron_samples)
+@register(samples=_kron_samples, estimate=_pair_size)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """Kronecker product: each entry of ``input`` scales a copy of ``other``."""
     a, b = as_tensor(input), as_tensor(other)

@@ -389,3 +389,28 @@ def test_benchmark_block_is_the_same_computation_in_both() -> None:
 
     mine, theirs = block.engine_block(E)(), block.torch_block(torch)()
     np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "einsum",
+        "kron",
+        "tensordot",
+        "embedding",
+        "one_hot",
+        "scaled_dot_product_attention",
+        "cdist",
+    ],
+)
+def test_size_estimates_bound_every_sample(name: str) -> None:
+    """An op whose result can outgrow its inputs says how big before it runs."""
+    from engine.registry import OPS
+    from tests.engine.torch_oracle import engine_inputs
+
+    spec = OPS[name]
+    assert spec.estimate is not None
+    for s in spec.samples(np.random.default_rng(0)):  # type: ignore[misc]
+        args, kwargs, _ = engine_inputs(s, np.float64)
+        estimate = spec.estimate(args, kwargs)
+        assert estimate is not None and estimate >= spec.fn(*args, **kwargs).data.size, s.note
