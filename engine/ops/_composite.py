@@ -64,7 +64,6 @@ class Composite(Function):
             with no_grad():
                 return _own(body(*inputs, **params).data, inputs)
         node: Any = ctx  # a Node keeps extra fields in its __dict__
-        node.save_for_backward(*inputs)
         node.body, node.params = body, params
         aliases = [
             x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
@@ -72,15 +71,15 @@ class Composite(Function):
         ]
         with enable_grad():
             y = body(*aliases, **params)
-        node.inner = (y, aliases)
+        # the inner graph is saved with the inputs, so freeing the node frees it too
+        node.save_for_backward(*inputs, (y, aliases))
         return _own(y.data, inputs)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        inputs = ctx.saved_tensors  # checks versions and that the graph is alive
+        *inputs, (y, aliases) = ctx.saved_tensors  # checks versions, and that it is alive
         need = ctx.needs_input_grad
         if not is_grad_enabled():
-            y, aliases = ctx.inner
             return _grads(y, aliases, need, g, create=False)
         # create_graph: rebuild on per-position views of the inputs, so the gradient
         # is recorded as a function of them (and an input passed twice gets two grads)

@@ -230,7 +230,8 @@ def batch_norm(
     if not training and (rm is None or rv is None):
         which = "running_mean" if rm is None else "running_var"
         raise BadArgumentsError(f"{which} must be defined in evaluation mode")
-    stats = None if training else (rm.data, rv.data)  # type: ignore[union-attr]
+    # copies: a later training step updates the buffers in place
+    stats = None if training else (rm.data.copy(), rv.data.copy())  # type: ignore[union-attr]
     out = composite("NativeBatchNormBackward0", _batch_norm_body, x, w, b, stats=stats, eps=eps)
     if training and (rm is not None or rv is not None):
         m, v = _batch_stats(x.data, (0,) + tuple(range(2, x.ndim)))
@@ -307,7 +308,7 @@ def instance_norm(
         raise BadArgumentsError(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
         )
-    stats = None if use_input_stats else (rm.data, rv.data)  # type: ignore[union-attr]
+    stats = None if use_input_stats else (rm.data.copy(), rv.data.copy())  # type: ignore[union-attr]
     out = composite("ViewBackward0", _instance_body, x, w, b, stats=stats, eps=eps)
     if use_input_stats and (rm is not None or rv is not None):
         m, v = _batch_stats(x.data, tuple(range(2, x.ndim)))
