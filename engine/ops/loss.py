@@ -1344,6 +1344,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
         )
     if p < 0:
         raise BadArgumentsError("cdist only supports non-negative p values")
+    if a.data.dtype != b.data.dtype:
+        raise DtypeMismatchError(
+            f"expected scalar type {_type_name(a.data.dtype)} but found {_type_name(b.data.dtype)}"
+        )
     broadcast_shape(a.data.shape[:-2], b.data.shape[:-2])
     return composite("CdistBackward0", _cdist_body, a, b, p=float(p))
 

@@ -40,6 +40,13 @@ def _type(dt: np.dtype) -> str:
     return _TYPE.get(dtypes.torch_name(dt), str(dt).capitalize())
 
 
+def _cpp(t: Tensor) -> str:
+    """The C++ name of a tensor's dtype (``float``, ``double``), as some messages spell it."""
+    return {"Float": "float", "Double": "double", "Long": "long int"}.get(
+        _type(t.dtype), _type(t.dtype).lower()
+    )
+
+
 def _dims(shape: tuple[int, ...]) -> str:
     return f"[{', '.join(map(str, shape))}]"
 
@@ -118,7 +125,19 @@ def layer_norm(
                 f"shape {_dims(t.shape)} and normalized_shape = {_dims(norm)}"
             )
     _floating("layer_norm", x)
+    _same_dtype(x, w, b)
     return composite("NativeLayerNormBackward0", _layer_norm_body, x, w, b, k=k, eps=float(eps))
+
+
+def _same_dtype(x: Tensor, *params: Tensor | None) -> None:
+    """PyTorch's CPU norms take parameters of the input's dtype only."""
+    for t in params:
+        if t is not None and t.dtype != x.dtype:
+            if x.dtype == np.dtype(np.float32):
+                raise DtypeMismatchError(
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float"
+                )
+            raise DtypeMismatchError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def _floating(op: str, x: Tensor) -> None:
@@ -227,6 +246,7 @@ def batch_norm(
     if x.ndim < 2:
         raise ShapeMismatchError(f"batch_norm: expected 2 or more dimensions, got {x.ndim}-D input")
     _floating("batch_norm", x)
+    _same_dtype(x, w, b, rm, rv)
     if not training and (rm is None or rv is None):
         which = "running_mean" if rm is None else "running_var"
         raise BadArgumentsError(f"{which} must be defined in evaluation mode")
@@ -304,6 +324,7 @@ def instance_norm(
     for what, t in (("running_mean", rm), ("running_var", rv), ("weight", w), ("bias", b)):
         _check_channels(what, t, c)
     _floating("instance_norm", x)
+    _same_dtype(x, w, b, rm, rv)
     if not use_input_stats and (rm is None or rv is None):
         raise BadArgumentsError(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
@@ -363,6 +384,7 @@ def group_norm(
                 f"{_dims(x.shape)}"
             )
     _floating("group_norm", x)
+    _same_dtype(x, w, b)
     return composite(
         "NativeGroupNormBackward0", _group_norm_body, x, w, b, groups=int(num_groups), eps=eps
     )
@@ -557,6 +579,11 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         raise ShapeMismatchError(
             f"bilinear(): bias size does not match weight size: got {b.shape[-1] if b.ndim else 0} "
             f"but expected {w.shape[0]}"
+        )
+    if not x1.dtype == x2.dtype == w.dtype or (b is not None and b.dtype != w.dtype):
+        raise DtypeMismatchError(
+            f"All tensors must have the same dtype, got input1: {_cpp(x1)}, input2: {_cpp(x2)}, "
+            f"weight: {_cpp(w)}" + (f", bias: {_cpp(b)}" if b is not None else "")
         )
     y = einsum("...i,oij,...j->...o", x1, w, x2)
     return y if b is None else y + b

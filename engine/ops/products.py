@@ -30,6 +30,10 @@ from .shape import expand, reshape
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order for implicit output
 
 
+def _cpp(dt: np.dtype) -> str:
+    return {"Float": "float", "Double": "double"}.get(_type(dt), _type(dt).lower())
+
+
 def _type(dt: np.dtype) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
         dtypes.torch_name(dt), str(dt)
@@ -335,6 +339,8 @@ def _tensordot_samples(rng: np.random.Generator) -> list[Any]:
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract ``dims`` (a count of trailing/leading dims, or two lists) of ``a`` and ``b``."""
     x, y = as_tensor(a), as_tensor(b)
+    if x.dtype != y.dtype:
+        raise DtypeMismatchError("both inputs should have same dtype")
     da, db = _tensordot_dims(dims, x.ndim, y.ndim)
     for i, j in zip(da, db):
         if x.shape[i] != y.shape[j]:
@@ -409,6 +415,10 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     a, b = as_tensor(input), as_tensor(other)
     if a.ndim != b.ndim:
         raise ShapeMismatchError("linalg.cross: inputs must have the same number of dimensions.")
+    if a.dtype != b.dtype:
+        raise DtypeMismatchError(
+            f"expected scalar type {_type(a.dtype)} but found {_type(b.dtype)}"
+        )
     shape = broadcast_shape(a.shape, b.shape)
     if dim is None:
         d = next((i for i, n in enumerate(shape) if n == 3), None)
@@ -548,6 +558,16 @@ def addmm(
             f"{b.shape[0]}x{b.shape[1]})"
         )
     _check_expand(bias, (a.shape[0], b.shape[1]))
+    if bias.dtype != b.dtype:
+        raise DtypeMismatchError(
+            f"self and mat2 must have the same dtype, but got {_type(bias.dtype)} and "
+            f"{_type(b.dtype)}"
+        )
+    if a.dtype != b.dtype:
+        raise DtypeMismatchError(
+            f"expected m1 and m2 to have the same dtype, but got: {_cpp(a.dtype)} != "
+            f"{_cpp(b.dtype)}"
+        )
     return composite("AddmmBackward0", _addmm_body, bias, a, b, beta=beta, alpha=alpha, mul="mm")
 
 
@@ -574,6 +594,15 @@ def baddbmm(
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
     _check_expand(bias, (a.shape[0], a.shape[1], b.shape[2]))
+    if bias.dtype != a.dtype or bias.dtype != b.dtype:
+        if bias.dtype != a.dtype and bias.dtype != b.dtype or a.dtype == b.dtype:
+            raise DtypeMismatchError(
+                f"Input dtypes must be the same, got: input {_cpp(bias.dtype)}, batch1: "
+                f"{_cpp(a.dtype)}, batch2: {_cpp(b.dtype)}"
+            )
+        raise DtypeMismatchError(
+            f"expected scalar type {_type(a.dtype)} but found {_type(b.dtype)}"
+        )
     return composite("BaddbmmBackward0", _addmm_body, bias, a, b, beta=beta, alpha=alpha, mul="bmm")
 
 
@@ -606,5 +635,10 @@ def addmv(
         raise ShapeMismatchError(
             f"size mismatch, got input ({', '.join(map(str, bias.shape))}), mat "
             f"({'x'.join(map(str, m.shape))}), vec ({', '.join(map(str, v.shape))})"
+        )
+    if not bias.dtype == m.dtype == v.dtype:
+        raise DtypeMismatchError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{_type(bias.dtype)}, {_type(m.dtype)}, and {_type(v.dtype)}"
         )
     return composite("AddmvBackward0", _addmm_body, bias, m, v, beta=beta, alpha=alpha, mul="mv")

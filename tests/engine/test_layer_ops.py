@@ -157,6 +157,58 @@ ERRORS: dict[str, Any] = {
     "margin_ranking dims": lambda lib: op(lib, "margin_ranking_loss")(
         leaf(lib, r(3)), leaf(lib, r(3)), leaf(lib, r(2, 3))
     ),
+    # mixed dtypes: PyTorch's CPU kernels refuse them (no promotion)
+    "layer_norm float32 with float64 weight": lambda lib: op(lib, "layer_norm")(
+        leaf(lib, X, dtype="float32"), [5], leaf(lib, r(5))
+    ),
+    "layer_norm float64 with float32 weight": lambda lib: op(lib, "layer_norm")(
+        leaf(lib, X), [5], leaf(lib, r(5), dtype="float32")
+    ),
+    "batch_norm float64 stats": lambda lib: op(lib, "batch_norm")(
+        leaf(lib, r(2, 3), dtype="float32"),
+        leaf(lib, np.zeros(3), False),
+        leaf(lib, np.ones(3), False),
+        training=True,
+    ),
+    "group_norm mixed": lambda lib: op(lib, "group_norm")(
+        leaf(lib, r(2, 4, 3), dtype="float32"), 2, leaf(lib, r(4))
+    ),
+    "einsum mixed": lambda lib: op(lib, "einsum")(
+        "ij,jk->ik", leaf(lib, r(2, 3), dtype="float32"), leaf(lib, r(3, 2))
+    ),
+    "addmm mixed mat2": lambda lib: op(lib, "addmm")(
+        leaf(lib, r(2, 2), dtype="float32"), leaf(lib, r(2, 3), dtype="float32"), leaf(lib, r(3, 2))
+    ),
+    "addmm mixed input": lambda lib: op(lib, "addmm")(
+        leaf(lib, r(2, 2)), leaf(lib, r(2, 3), dtype="float32"), leaf(lib, r(3, 2), dtype="float32")
+    ),
+    "baddbmm mixed input": lambda lib: op(lib, "baddbmm")(
+        leaf(lib, r(1, 2, 2)),
+        leaf(lib, r(1, 2, 3), dtype="float32"),
+        leaf(lib, r(1, 3, 2), dtype="float32"),
+    ),
+    "baddbmm mixed batch2": lambda lib: op(lib, "baddbmm")(
+        leaf(lib, r(1, 2, 2), dtype="float32"),
+        leaf(lib, r(1, 2, 3), dtype="float32"),
+        leaf(lib, r(1, 3, 2)),
+    ),
+    "addmv mixed": lambda lib: op(lib, "addmv")(
+        leaf(lib, r(2)), leaf(lib, r(2, 3), dtype="float32"), leaf(lib, r(3), dtype="float32")
+    ),
+    "tensordot mixed": lambda lib: op(lib, "tensordot")(
+        leaf(lib, r(2, 3), dtype="float32"), leaf(lib, r(3, 2)), dims=1
+    ),
+    "bilinear mixed": lambda lib: op(lib, "bilinear")(
+        leaf(lib, r(2, 3), dtype="float32"),
+        leaf(lib, r(2, 3), dtype="float32"),
+        leaf(lib, r(4, 3, 3)),
+    ),
+    "cdist mixed": lambda lib: op(lib, "cdist")(
+        leaf(lib, r(3, 2), dtype="float32"), leaf(lib, r(4, 2))
+    ),
+    "cross mixed": lambda lib: op(lib, "cross")(
+        leaf(lib, r(2, 3)), leaf(lib, r(2, 3), dtype="float32"), dim=1
+    ),
 }
 
 
