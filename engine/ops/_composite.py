@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import autograd
-from ..errors import BadArgumentsError, IndexOutOfRangeError
+from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function, Node
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
@@ -119,3 +119,7 @@ class ArgumentTypeError(BadArgumentsError, TypeError):
 
 class ArgumentAssertionError(BadArgumentsError, AssertionError):
     """A precondition PyTorch's Python layer checks with ``assert`` (``AssertionError``)."""
+
+
+class KernelDtypeError(DtypeMismatchError, NotImplementedError):
+    """``"kernel" not implemented for 'Long'``: PyTorch raises ``NotImplementedError``."""

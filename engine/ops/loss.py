@@ -21,7 +21,7 @@ from ..grad_mode import is_grad_enabled
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._composite import ArgumentValueError, composite
+from ._composite import ArgumentValueError, KernelDtypeError, composite
 from ._util import as_tensor, broadcast_shape
 from .arithmetic import abs as abs_
 from .arithmetic import sign, sub, where
@@ -94,7 +94,7 @@ def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
 def _float_result(input: Tensor, target: Tensor, kernel: str) -> np.dtype:
     dt = dtypes.result_type(input, target)
     if not dtypes.is_floating(dt):
-        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(dt)}'")
+        raise KernelDtypeError(f"\"{kernel}\" not implemented for '{_type_name(dt)}'")
     return dt
 
 
@@ -968,6 +968,8 @@ def kl_div(
         warnings.warn(_KL_MEAN_WARNING, UserWarning, stacklevel=2)
     x = _tensor_arg(input, "kl_div", "input")
     t = _tensor_arg(target, "kl_div", "target")
+    if not (dtypes.is_floating(x.data.dtype) and dtypes.is_floating(t.data.dtype)):
+        raise DtypeMismatchError("kl_div: Integral inputs not supported.")
     if log_target:
         out = OPS["exp"].fn(t) * (t - x)
     else:
@@ -1019,6 +1021,7 @@ def huber_loss(
     a, t = _broadcast_pair(a, t)
     if delta <= 0:
         raise BadArgumentsError("huber_loss does not support non-positive values for delta.")
+    _float_result(a, t, "huber_cpu")
     if weight is None:
         return composite("HuberLossBackward0", _huber_body, a, t, delta=float(delta), reduction=red)
     w = _tensor_arg(weight, "huber_loss", "weight")
@@ -1285,6 +1288,11 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim``; norms floored at ``eps``."""
     a = _tensor_arg(x1, "cosine_similarity", "x1")
     b = _tensor_arg(x2, "cosine_similarity", "x2")
+    common = dtypes.result_type(a, b)
+    if not dtypes.is_floating(common):
+        raise DtypeMismatchError(
+            "expected common dtype to be floating point, yet common dtype is " + _type_name(common)
+        )
     shape = broadcast_shape(a.data.shape, b.data.shape)
     a = a if a.data.shape == shape else expand(a, shape)
     b = b if b.data.shape == shape else expand(b, shape)

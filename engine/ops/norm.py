@@ -25,6 +25,7 @@ from ._composite import (
     ArgumentTypeError,
     ArgumentValueError,
     IndexRangeError,
+    KernelDtypeError,
     composite,
 )
 from ._util import as_tensor
@@ -124,7 +125,7 @@ def layer_norm(
                 f"Expected {what} to be of same shape as normalized_shape, but got {what} of "
                 f"shape {_dims(t.shape)} and normalized_shape = {_dims(norm)}"
             )
-    _floating("layer_norm", x)
+    _floating("LayerNormKernelImpl", x)
     _same_dtype(x, w, b)
     return composite("NativeLayerNormBackward0", _layer_norm_body, x, w, b, k=k, eps=float(eps))
 
@@ -142,7 +143,7 @@ def _same_dtype(x: Tensor, *params: Tensor | None) -> None:
 
 def _floating(op: str, x: Tensor) -> None:
     if not dtypes.is_floating(x.dtype):
-        raise DtypeMismatchError(f"\"{op}\" not implemented for '{_type(x.dtype)}'")
+        raise KernelDtypeError(f"\"{op}\" not implemented for '{_type(x.dtype)}'")
 
 
 # -- batch_norm ----------------------------------------------------------------------------
@@ -323,7 +324,7 @@ def instance_norm(
     c = x.shape[1] if x.ndim > 1 else 0
     for what, t in (("running_mean", rm), ("running_var", rv), ("weight", w), ("bias", b)):
         _check_channels(what, t, c)
-    _floating("instance_norm", x)
+    _floating("batch_norm", x)
     _same_dtype(x, w, b, rm, rv)
     if not use_input_stats and (rm is None or rv is None):
         raise BadArgumentsError(
@@ -383,7 +384,7 @@ def group_norm(
                 f"input, but got {what} of shape {_dims(t.shape)} and input of shape "
                 f"{_dims(x.shape)}"
             )
-    _floating("group_norm", x)
+    _floating("GroupNormKernelImpl", x)
     _same_dtype(x, w, b)
     return composite(
         "NativeGroupNormBackward0", _group_norm_body, x, w, b, groups=int(num_groups), eps=eps

@@ -157,6 +157,15 @@ ERRORS: dict[str, Any] = {
     "margin_ranking dims": lambda lib: op(lib, "margin_ranking_loss")(
         leaf(lib, r(3)), leaf(lib, r(3)), leaf(lib, r(2, 3))
     ),
+    "layer_norm of integers": lambda lib: op(lib, "layer_norm")(leaf(lib, IDX[None]), [2]),
+    "group_norm of integers": lambda lib: op(lib, "group_norm")(leaf(lib, IDX[None]), 1),
+    "huber_loss of integers": lambda lib: op(lib, "huber_loss")(leaf(lib, IDX), leaf(lib, IDX)),
+    "kl_div of integers": lambda lib: op(lib, "kl_div")(
+        leaf(lib, IDX), leaf(lib, IDX), reduction="sum"
+    ),
+    "cosine_similarity of integers": lambda lib: op(lib, "cosine_similarity")(
+        leaf(lib, IDX[None]), leaf(lib, IDX[None])
+    ),
     # mixed dtypes: PyTorch's CPU kernels refuse them (no promotion)
     "layer_norm float32 with float64 weight": lambda lib: op(lib, "layer_norm")(
         leaf(lib, X, dtype="float32"), [5], leaf(lib, r(5))
