@@ -7,16 +7,16 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout browser-deps clean
+.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout test-package browser-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[server]'
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml $(VENV)/.serve-installed
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[server,test]'
 	touch $@
 
 serve: $(VENV)/.serve-installed
@@ -37,6 +37,11 @@ test: lint typecheck unit
 openapi: $(VENV)/.serve-installed
 	$(PY) -m service.openapi_dump > openapi/openapi.json
 
+# the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop)
+SEEDS ?= 0:3000
+fuzz: $(VENV)/.test-installed
+	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
+
 bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py
 	$(PY) bench/service.py
@@ -45,11 +50,16 @@ bench: $(VENV)/.test-installed
 docker-smoke:
 	bash docker/smoke.sh
 
-# Debian's headless Chromium for tests/browser (they skip without it unless CI_BROWSER=1)
+# Debian's headless Chromium for tests/browser (they skip without it unless CI_BROWSER=1),
+# and graphviz, whose dot lays out the graph pictures when installed
 browser-deps:
-	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v dot >/dev/null || { \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-	    chromium chromium-driver fonts-dejavu-core; }
+	    chromium chromium-driver fonts-dejavu-core graphviz; }
+
+# the package installed in fresh virtualenvs, base (engine + client) and [server]
+test-package: $(VENV)/.test-installed
+	$(PY) -m pytest -m package tests/package
 
 test-scaleout: $(VENV)/.test-installed
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }

@@ -9,10 +9,21 @@ print(x.grad)              # tensor([2., 4.])
 x.grad.zero_()
 """
 
+from engine.version import __version__
+
 from . import errors
 from .errors import GradserveError
 from .local import LocalServer
 from .session import Session
 from .tensor import GradRef, Tensor, TensorData
 
-__all__ = ["GradRef", "GradserveError", "LocalServer", "Session", "Tensor", "TensorData", "errors"]
+__all__ = [
+    "__version__",
+    "GradRef",
+    "GradserveError",
+    "LocalServer",
+    "Session",
+    "Tensor",
+    "TensorData",
+    "errors",
+]

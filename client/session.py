@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import errors, wire
-from .tensor import _MULTI, LEAF_INPLACE_MESSAGE, GradRef, Tensor, _count_results
+from .tensor import LEAF_INPLACE_MESSAGE, GradRef, Tensor, count_results
 from .transport import Transport
 
 _BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow", "@": "matmul"}
@@ -82,6 +82,7 @@ class Session:
             self._t.request("GET", f"/v1/sessions/{name}")
             self.name = name
         self._path = f"/v1/sessions/{self.name}"
+        self.ops()  # op names, forms and result rules: read once, before any step is queued
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -321,15 +322,21 @@ class Session:
     def _release(self, owned: list[str]) -> None:
         self._free.extend(owned)
 
-    def _results(self, op: str, first: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-        if op in _MULTI and isinstance(first, Tensor):
-            return _count_results(op, first, args, kwargs)
-        return 1
+    def _results(self, op: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[int, bool]:
+        """(results, whether a tuple) by the op's rule in the catalogue; an unknown op
+        or arguments the rule cannot read make one result (the server reports them)."""
+        spec = self.ops().get(op)
+        if spec is None:
+            return 1, False
+        try:
+            return count_results(spec, tuple(args), kwargs)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            return 1, False
 
     def _apply(self, op: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Run catalogue op ``op`` (one step); a handle, or a tuple for several results."""
         owned: list[str] = []
-        n = self._results(op, args[0] if args else None, tuple(args[1:]), kwargs)
+        n, multi = self._results(op, args, kwargs)
         step = {
             "op": op,
             "args": [self._arg(a, owned) for a in args],
@@ -337,7 +344,6 @@ class Session:
         }
         if not step["kwargs"]:
             del step["kwargs"]
-        multi = n > 1 or op in ("split", "chunk", "unbind")
         return self._emit(step, n, owned, multi=multi)
 
     def _emit(self, step: dict[str, Any], n: int, owned: list[str], *, multi: bool = False) -> Any:
@@ -484,10 +490,15 @@ class Session:
             self._catalogue = {o["name"]: o for o in body["ops"]}
         return self._catalogue
 
-    def _check_op(self, op: str, method: bool = False) -> None:
+    def _check_op(self, op: str, form: str = "function") -> None:
+        """Refuse an op the catalogue lacks, or a form (function, method, inplace) it
+        does not have."""
         spec = self.ops().get(op)
-        if spec is None or (method and not spec.get("method", True)):
-            raise AttributeError(f"gradserve has no {'method' if method else 'op'} {op!r}")
+        forms = None if spec is None else spec.get("forms", {"method": spec.get("method")})
+        if forms is None or not forms.get(form, form == "function"):
+            what = {"function": "op", "method": "method", "inplace": "in-place method"}[form]
+            name = op + "_" if form == "inplace" else op
+            raise AttributeError(f"gradserve has no {what} {name!r}")
 
     # --- autograd ----------------------------------------------------------------------------
 

@@ -24,42 +24,39 @@ if TYPE_CHECKING:
 
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
-# catalogue ops that are also Tensor methods, spelled out so they exist without a round trip
-_METHODS = (
-    "add", "sub", "mul", "div", "pow", "neg", "reciprocal", "square", "abs", "sign",
-    "floor", "ceil", "round", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin",
-    "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "silu",
-    "softplus", "clamp", "maximum", "minimum", "sum", "mean", "prod", "amax", "amin",
-    "norm", "var", "std", "logsumexp", "softmax", "log_softmax", "argmax", "argmin",
-    "matmul", "mm", "bmm", "dot", "outer", "t", "transpose", "reshape", "view", "flatten",
-    "squeeze", "unsqueeze", "permute", "expand", "broadcast_to", "clone", "contiguous",
-    "detach", "gather", "masked_fill", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-    "logical_or", "logical_not", "to",
-)  # fmt: skip
-# ops with several results: how many, from the arguments (and the input's shape)
-_MULTI = ("max", "min", "split", "chunk", "sort", "topk", "unbind")
 
-
-def _count_results(op: str, x: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    if op in ("sort", "topk"):
-        return 2
-    if op in ("max", "min"):  # x.max() and max(x, other) make one; x.max(dim) makes two
-        if args and isinstance(args[0], Tensor):
-            return 1
-        return 2 if args or "dim" in kwargs else 1
-    if op == "unbind":
-        return x.shape[kwargs.get("dim", args[0] if args else 0)]
-    size = x.shape[kwargs.get("dim", args[1] if len(args) > 1 else 0)]
-    first = args[0] if args else kwargs.get("split_size_or_sections", kwargs.get("chunks", 1))
-    if isinstance(first, list | tuple):  # split with explicit sections
-        return len(first)
+def count_results(
+    spec: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[int, bool]:
+    """(how many results a call of the op makes, whether it returns a tuple), from its
+    ``GET /v1/ops`` entry's ``results`` rule: the client's reading of
+    ``engine.registry.evaluate_results`` (the schema's description of ``results``)."""
+    rule = spec.get("results") or {"count": 1}
+    kind = rule.get("rule")
+    if kind is None:
+        n = int(rule.get("count", 1))
+        return n, n != 1
+    bound = dict(spec.get("kwargs") or {})
+    bound.update(zip(spec.get("args") or (), args))
+    bound.update(kwargs)
+    if kind == "given":
+        value = bound.get(rule["arg"])
+        if value is None or (hasattr(value, "shape") and not isinstance(value, list | tuple)):
+            return 1, False
+        return int(rule["count"]), True
+    size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
+    if kind == "dim_size":
+        return int(size), True
+    first = bound[rule["arg"]]
+    if isinstance(first, list | tuple):
+        return len(first), True
     count = int(first)
-    if op == "split":
-        return max(1, -(-size // count))
-    if not size:  # op == "chunk", PyTorch's rule
-        return count
+    if kind == "split":
+        return max(1, -(-size // count)), True
+    if not size:  # chunk of an empty dim: as many empty chunks as asked (PyTorch)
+        return count, True
     step = -(-size // count)
-    return -(-size // step)
+    return -(-size // step), True
 
 
 class TensorData(np.ndarray):
@@ -367,10 +364,14 @@ class Tensor:
         return self._session._apply_expr(self, name)
 
     def __getattr__(self, op: str) -> Any:
-        # any other catalogue op marked "method" (x.cumsum(...)): checked against GET /v1/ops
+        # any catalogue op with a method form (x.cumsum(...)) or an in-place form
+        # (x.exp_()), as its GET /v1/ops entry's "forms" say
         if op.startswith("_"):
             raise AttributeError(op)
-        self._session._check_op(op, method=True)
+        if op.endswith("_"):
+            self._session._check_op(op[:-1], form="inplace")
+            return lambda *args, **kwargs: self._inplace(op[:-1], *args, **kwargs)
+        self._session._check_op(op, form="method")
         return lambda *args, **kwargs: self._op(op, *args, **kwargs)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
@@ -483,12 +484,6 @@ class Tensor:
     def div_(self, other: Any) -> Tensor:
         return self._inplace("div", other)
 
-    def pow_(self, other: Any) -> Tensor:
-        return self._inplace("pow", other)
-
-    def clamp_(self, *args: Any, **kwargs: Any) -> Tensor:
-        return self._inplace("clamp", *args, **kwargs)
-
     def __iadd__(self, other: Any) -> Tensor:
         return self._inplace("add", other)
 
@@ -500,20 +495,6 @@ class Tensor:
 
     def __itruediv__(self, other: Any) -> Tensor:
         return self._inplace("div", other)
-
-
-def _method(op: str) -> Any:
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return self._op(op, *args, **kwargs)
-
-    method.__name__ = op
-    method.__doc__ = f"``{op}`` on the server (GET /v1/ops describes it)."
-    return method
-
-
-for _name in _METHODS:
-    if _name not in Tensor.__dict__:
-        setattr(Tensor, _name, _method(_name))
 
 
 class GradRef(Tensor):

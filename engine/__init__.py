@@ -14,16 +14,25 @@ from .dtypes import bool_, float32, float64, int64
 from .errors import EngineError
 from .function import Function, Node
 from .functional import hessian, jacobian, jvp, vjp
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .ops.creation_ops import Generator
+from .random import Generator, default_generator, manual_seed
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
+from .version import __version__
 
 _methods.bind()
 globals().update({name: spec.fn for name, spec in OPS.items() if name not in globals()})
 
 __all__ = [
+    "__version__",
     "OPS",
     "NONLEAF_GRAD_WARNING",
     "EngineError",
@@ -33,6 +42,8 @@ __all__ = [
     "Node",
     "Tensor",
     "backward",
+    "default_generator",
+    "manual_seed",
     "bool_",
     "enable_grad",
     "float32",
@@ -44,8 +55,10 @@ __all__ = [
     "jacobian",
     "jvp",
     "vjp",
+    "inference_mode",
     "int64",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "no_grad",
     "set_grad_enabled",
     "tensor",

@@ -11,13 +11,14 @@ therefore changes nothing.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import dtypes
 from .errors import (
+    BadArgumentsError,
     EngineError,
     InternalVJPError,
     NoGradFnError,
@@ -27,6 +28,7 @@ from .errors import (
 )
 from .function import Node
 from .grad_mode import set_grad_enabled
+from .primitives import cast, sum_to, sum_to_array
 from .tensor import Tensor
 
 UNUSED_INPUT_MESSAGE = (
@@ -42,7 +44,33 @@ def _as_list(tensors: Any, what: str) -> list[Any]:
         return [tensors]
     if isinstance(tensors, (list, tuple)):
         return list(tensors)
-    raise TypeError(f"{what} must be a Tensor or a sequence of Tensors")
+    raise GradientTypeError(f"{what} must be a Tensor or a sequence of Tensors")
+
+
+def _grads_list(grads: Any, n: int) -> list[Any]:
+    """PyTorch's ``_tensor_or_tensors_to_tuple``: None, one Tensor, or an iterable."""
+    if grads is None:
+        return [None] * n
+    if isinstance(grads, Tensor):
+        return [grads]
+    try:
+        return list(grads)
+    except TypeError:
+        raise GradientTypeError(f"'{type(grads).__name__}' object is not iterable") from None
+
+
+def _inputs_list(inputs: Any, fn: str) -> list[Any]:
+    """``inputs``: a Tensor, a sequence of Tensors or a dict of them (its values)."""
+    if isinstance(inputs, Tensor):
+        return [inputs]
+    if type(inputs) is dict:
+        return list(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise GradientTypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return list(inputs)
 
 
 def _size_str(shape: Sequence[int]) -> str:
@@ -50,17 +78,13 @@ def _size_str(shape: Sequence[int]) -> str:
 
 
 def _make_root_grads(outputs: list[Tensor], grads: list[Any], kind: str) -> list[Tensor | None]:
-    """PyTorch's ``_make_grads``: implicit ones for one-element outputs, exact shapes."""
-    if grads and len(grads) != len(outputs):
-        raise BadLengthError(
-            f"{kind} sequence length mismatch: got {len(grads)} gradients for "
-            f"{len(outputs)} tensors"
-        )
+    """PyTorch's ``_make_grads``: implicit ones for one-element outputs, exact shapes, a
+    given gradient cast to its output's dtype (as its engine does); outputs and
+    gradients pair up as ``zip`` pairs them, and a missing gradient is an error."""
     result: list[Tensor | None] = []
-    for i, out in enumerate(outputs):
+    for i, (out, g) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
-            raise TypeError(f"element {i} of tensors is not a Tensor")
-        g = grads[i] if grads else None
+            raise GradientTypeError(f"element {i} of tensors is not a Tensor")
         if g is None:
             if out.requires_grad:
                 if out.data.size != 1:
@@ -75,21 +99,37 @@ def _make_root_grads(outputs: list[Tensor], grads: list[Any], kind: str) -> list
                 result.append(None)
             continue
         if not isinstance(g, Tensor):
-            g = Tensor(g, dtype=out.dtype)
+            raise GradientTypeError(
+                f"gradients can be either Tensors or None, but got {type(g).__name__}"
+            )
         if g.shape != out.shape:
             raise ShapeMismatchError(
                 f"Mismatch in shape: {kind}[{i}] has a shape of {_size_str(g.shape)} and "
                 f"output[{i}] has a shape of {_size_str(out.shape)}.",
                 index=i,
             )
-        if not dtypes.is_floating(g.dtype) and dtypes.is_floating(out.dtype):
-            g = Tensor._make(g.data.astype(out.dtype))
+        if g.dtype != out.dtype and dtypes.is_floating(out.dtype):
+            g = (
+                Tensor._make(g.data.astype(out.dtype))
+                if not g.requires_grad
+                else cast(g, out.dtype)
+            )
         result.append(g)
+    if len(result) != len(outputs):
+        raise BadLengthError(f"got {len(outputs)} tensors and {len(result)} gradients")
     return result
 
 
 class BadLengthError(EngineError):
     code = "bad_arguments"
+
+
+class GradientTypeError(BadArgumentsError, TypeError):
+    """A wrong argument type (PyTorch raises TypeError)."""
+
+
+class GradientValueError(BadArgumentsError, ValueError):
+    """Arguments that contradict each other (PyTorch raises ValueError)."""
 
 
 def _topological_order(roots: list[Node]) -> list[Node]:
@@ -110,20 +150,23 @@ def _topological_order(roots: list[Node]) -> list[Node]:
 _by_seq = operator.attrgetter("seq")
 
 
-def _needed(order: list[Node], capture_nodes: set[Node], capture_leaves: set[int]) -> set[Node]:
-    """Nodes on some path to a captured input (the rest need not run)."""
+def _needed(
+    order: list[Node], capture_edges: set[tuple[Node, int]], capture_leaves: set[int]
+) -> set[Node]:
+    """Nodes on some path to a captured input: only they run. A node whose output is
+    captured is not run for it (``grad(y, h)`` stops at ``h``), so the graph behind
+    the inputs stays unrun and unfreed for a later backward."""
     needed: set[Node] = set()
     for node in reversed(order):
-        if node in capture_nodes:
-            needed.add(node)
-            continue
         for edge in node.next_edges:
             if edge is None:
                 continue
             target = edge[0]
-            if (type(target) is Node and target in needed) or (
-                type(target) is not Node and id(target) in capture_leaves
-            ):
+            if type(target) is Node:
+                if target in needed or edge in capture_edges:
+                    needed.add(node)
+                    break
+            elif id(target) in capture_leaves:
                 needed.add(node)
                 break
     return needed
@@ -142,6 +185,10 @@ def _run(
 ) -> tuple[dict[Tensor, Tensor], dict[Tensor, Tensor], list[Tensor | None], list[Node]]:
     """Run the engine. Returns (leaf grads, retained non-leaf grads, captured input grads,
     executed nodes); commits nothing, so the caller frees and accumulates on success.
+
+    With ``inputs``, gradients are captured where they reach each input (one slot per
+    position, so an input given twice gets its gradient twice), and only the nodes
+    between the outputs and the inputs run.
 
     Without ``create_graph`` gradients travel as bare ndarrays and a Function's
     optional ``vjp`` (its numpy twin of ``backward``) runs when it has one: the
@@ -166,18 +213,19 @@ def _run(
         buf[out._output_nr] = _add(buf[out._output_nr], value)
 
     order = _topological_order(list(buffers))
-    capture_nodes: dict[tuple[Node, int], int] = {}
-    capture_leaf: dict[int, int] = {}
+    capture_edges: dict[tuple[Node, int], list[int]] = {}
+    capture_leaf: dict[int, list[int]] = {}
     captured: list[Any] = []
     needed: set[Node] | None = None
     if inputs is not None:
         for i, t in enumerate(inputs):
             if t.grad_fn is None:
-                capture_leaf[id(t)] = i
+                capture_leaf.setdefault(id(t), []).append(i)
             else:
-                capture_nodes[(t.grad_fn, t._output_nr)] = i
+                capture_edges.setdefault((t.grad_fn, t._output_nr), []).append(i)
         captured = [None] * len(inputs)
-        needed = _needed(order, {n for n, _ in capture_nodes}, set(capture_leaf))
+        needed = _needed(order, set(capture_edges), set(capture_leaf))
+    capture_nodes = {node for node, _ in capture_edges}
 
     executed: list[Node] = []
     with set_grad_enabled(create_graph):
@@ -190,20 +238,20 @@ def _run(
                     continue
             elif all(g is None for g in grads):
                 continue
-            else:
+            if node.tensor_refs:
+                _tensor_hooks(node, grads, retained, raw)
+            if capture_edges:
+                for nr, g in enumerate(grads):
+                    if g is not None:
+                        for idx in capture_edges.get((node, nr), ()):
+                            captured[idx] = g
+            if needed is not None and node not in needed:
+                continue
+            if len(grads) > 1 and any(g is None for g in grads):  # no gradient came: zeros
                 grads = [
                     g if g is not None else _zeros(*node.meta(nr), raw)
                     for nr, g in enumerate(grads)
                 ]
-            if node.tensor_refs:
-                _tensor_hooks(node, grads, retained, raw)
-            if capture_nodes:
-                for nr, g in enumerate(grads):
-                    idx = capture_nodes.get((node, nr))
-                    if idx is not None:
-                        captured[idx] = g
-            if needed is not None and node not in needed:
-                continue
             if node.freed:
                 node._check_alive()
             fn = node.fn
@@ -235,7 +283,7 @@ def _run(
                 if g.shape != shape or g.dtype != dtype:
                     g = _fit(node, g, shape, dtype, raw)
                 if type(target) is Node:
-                    if needed is not None and target not in needed:
+                    if needed is not None and target not in needed and target not in capture_nodes:
                         continue
                     pending = buffers.get(target)
                     if pending is None:
@@ -245,8 +293,7 @@ def _run(
                     leaf_grads[target] = _add(leaf_grads.get(target), g)
     if inputs is not None:
         for t, g in leaf_grads.items():
-            idx = capture_leaf.get(id(t))
-            if idx is not None:
+            for idx in capture_leaf.get(id(t), ()):
                 captured[idx] = g
     if raw:
         leaf_grads = {t: Tensor._make(g) for t, g in leaf_grads.items()}
@@ -272,26 +319,15 @@ def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool)
                 f"Function {node.name} returned an invalid gradient - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
-        if raw:
-            from .ops.reduction import sum_to_array
-
-            g = sum_to_array(np.asarray(g), shape)
-        else:
-            from .ops.reduction import sum_to
-
-            g = sum_to(g, shape)
+        g = sum_to_array(np.asarray(g), shape) if raw else sum_to(g, shape)
     if g.dtype != dtype:
-        if raw:
-            g = np.asarray(g).astype(dtype)
-        else:
-            from .ops.shape import to_dtype
-
-            g = to_dtype(g, dtype)
+        g = np.asarray(g).astype(dtype) if raw else cast(g, dtype)
     return g
 
 
 def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], raw: bool) -> None:
-    """Run a non-leaf tensor's hooks on its gradient and keep it if it retains grad."""
+    """Run a non-leaf tensor's hooks on its gradient and keep it if it retains grad; an
+    output no gradient reached keeps ``.grad`` None, as in PyTorch."""
     for nr, ref in node.tensor_refs or ():
         t = ref()
         if t is None or t.grad_fn is not node or grads[nr] is None:
@@ -306,8 +342,11 @@ def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], 
             retained[t] = g
 
 
-def _commit(grads: dict[Tensor, Tensor], create_graph: bool, fresh: set[int]) -> list[Tensor]:
-    """Accumulate into ``.grad`` the way AccumulateGrad does; never alias two grads."""
+def _commit(
+    grads: dict[Tensor, Tensor], create_graph: bool, fresh: set[int], inplace: bool = True
+) -> list[Tensor]:
+    """Accumulate into ``.grad`` the way AccumulateGrad does (in place for leaves, a new
+    sum for non-leaf tensors, as PyTorch does); never alias two grads."""
     touched = []
     for t, g in grads.items():
         if t.grad_fn is None and t._hooks:
@@ -325,7 +364,7 @@ def _commit(grads: dict[Tensor, Tensor], create_graph: bool, fresh: set[int]) ->
                     data = np.array(data, copy=True)
                 fresh.add(id(data))
                 t._grad = Tensor._make(data)
-        elif create_graph or old.requires_grad or not old.data.flags.writeable:
+        elif not inplace or create_graph or old.requires_grad or not old.data.flags.writeable:
             t._grad = old + g
         else:
             np.add(old.data, g.data, out=old.data, casting="unsafe")
@@ -339,19 +378,25 @@ def backward(
     grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    inputs: Tensor | Sequence[Tensor] | None = None,
+    inputs: Tensor | Sequence[Tensor] | dict[str, Tensor] | None = None,
     *,
     tag: Any = None,
 ) -> list[Tensor]:
     """``torch.autograd.backward``. Returns the tensors whose ``.grad`` changed;
-    ``tag`` is recorded on the nodes this call frees (for error hints)."""
-    outputs = _as_list(tensors, "tensors")
-    root_grads = _make_root_grads(outputs, _as_list(grad_tensors, "grad_tensors"), "grad_output")
-    if retain_graph is None:
-        retain_graph = create_graph
-    wanted = _as_list(inputs, "inputs") if inputs is not None else None
+    ``tag`` is recorded on the nodes this call frees (for error hints). With
+    ``inputs``, only their ``.grad`` accumulates, non-leaf tensors included."""
+    wanted = None if inputs is None else _inputs_list(inputs, "backward")
     if wanted is not None and not wanted:
         raise BadLengthError("`inputs` argument to `backward()` cannot be empty.")
+    outputs = _as_list(tensors, "tensors")
+    root_grads = _make_root_grads(outputs, _grads_list(grad_tensors, len(outputs)), "grad_output")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in wanted or ():
+        if not isinstance(t, Tensor):
+            raise GradientTypeError("inputs must be Tensors")
+        if not t.requires_grad:
+            raise NoGradFnError("can't retain_grad on Tensor that has requires_grad=False")
     leaf_grads, retained, captured, executed = _run(
         outputs, root_grads, create_graph=create_graph, inputs=wanted
     )
@@ -364,12 +409,12 @@ def backward(
     else:
         leaves = leaf_grads
     fresh = {id(g.data) for g in root_grads if g is not None}
-    return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh)
+    return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh, False)
 
 
 def grad(
     outputs: Tensor | Sequence[Tensor],
-    inputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor] | dict[str, Tensor],
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
@@ -377,22 +422,29 @@ def grad(
     *,
     materialize_grads: bool = False,
     tag: Any = None,
-) -> tuple[Tensor | None, ...]:
-    """``torch.autograd.grad``: gradients of outputs w.r.t. inputs, ``.grad`` untouched."""
-    outs = _as_list(outputs, "outputs")
-    ins = _as_list(inputs, "inputs")
-    if not ins:
-        raise BadLengthError("grad requires at least one input")
-    for t in ins:
-        if not isinstance(t, Tensor):
-            raise TypeError("inputs must be Tensors")
-        if not t.requires_grad:
-            raise NoGradFnError("One of the differentiated Tensors does not require grad")
-    root_grads = _make_root_grads(outs, _as_list(grad_outputs, "grad_outputs"), "grad_output")
-    if retain_graph is None:
-        retain_graph = create_graph
+) -> Any:
+    """``torch.autograd.grad``: gradients of outputs w.r.t. inputs, ``.grad`` untouched.
+    Only the graph between the outputs and the inputs runs (and is freed); an input
+    given twice gets its gradient twice; a dict of inputs gives a dict of gradients."""
+    if materialize_grads and allow_unused is False:
+        raise GradientValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
+    outs = _as_list(outputs, "outputs")
+    ins = _inputs_list(inputs, "grad")
+    if not ins:
+        raise BadLengthError("`inputs` argument to `grad()` cannot be empty.")
+    root_grads = _make_root_grads(outs, _grads_list(grad_outputs, len(outs)), "grad_output")
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise GradientTypeError("inputs must be Tensors")
+        if not t.requires_grad:
+            raise NoGradFnError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
     _, _, captured, executed = _run(outs, root_grads, create_graph=create_graph, inputs=ins)
     if not allow_unused:
         for index, g in enumerate(captured):
@@ -402,7 +454,9 @@ def grad(
         _free(executed, tag)
     if materialize_grads:
         captured = [
-            g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype))
+            g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype), create_graph)
             for g, t in zip(captured, ins)
         ]
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), captured))
     return tuple(captured)

@@ -77,6 +77,14 @@ class BadArgumentsError(EngineError):
     code = "bad_arguments"
 
 
+class ArgumentTypeError(BadArgumentsError, TypeError):
+    """An argument of the wrong type: PyTorch raises TypeError."""
+
+
+class ArgumentValueError(BadArgumentsError, ValueError):
+    """An argument of the right type but a bad value, where PyTorch raises ValueError."""
+
+
 class UnknownOpError(EngineError):
     code = "unknown_op"
 
@@ -85,7 +93,9 @@ class InvalidTensorError(EngineError):
     code = "invalid_tensor"
 
 
-class IndexOutOfRangeError(EngineError):
+class IndexOutOfRangeError(EngineError, IndexError):
+    """A dim or an index out of range: PyTorch raises IndexError."""
+
     code = "index_out_of_range"
 
 

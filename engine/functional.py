@@ -25,6 +25,7 @@ from .errors import (
     UnusedInputError,
 )
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .primitives import reshape
 from .registry import OPS
 from .tensor import Tensor
 
@@ -60,9 +61,7 @@ def _postprocess(res: Any, unpack: tuple[bool, bool] | bool) -> Any:
 
 def _view_as(t: Tensor) -> Tensor:
     """``t.view_as(t)``: a differentiable alias, so results connect back to ``t``."""
-    from .ops.shape import ViewBackward0
-
-    return ViewBackward0.apply(t, shape=t.shape)
+    return reshape(t, t.shape)
 
 
 def _preprocess(
@@ -276,20 +275,7 @@ def _stack_rows(rows: list[Tensor], shape: tuple[int, ...], ref: Tensor) -> Tens
         return Tensor._make(np.zeros(shape, ref.dtype))
     if not any(r.requires_grad for r in rows):
         return Tensor._make(np.stack([r.data for r in rows]).reshape(shape))
-    from .ops.shape import reshape
-
-    if "stack" in OPS:
-        return reshape(OPS["stack"].fn(rows, 0), shape)
-    # no differentiable stack registered: sum of rows placed by one-hot weights
-    n = len(rows)
-    total: Tensor | None = None
-    for e, r in enumerate(rows):
-        onehot = np.zeros((n,) + (1,) * r.ndim, r.dtype)
-        onehot[e] = 1.0
-        term = reshape(r, (1, *r.shape)) * Tensor._make(onehot)
-        total = term if total is None else total + term
-    assert total is not None
-    return reshape(total, shape)
+    return reshape(OPS["stack"].fn(rows, 0), shape)
 
 
 def jacobian(
@@ -385,8 +371,6 @@ def hessian(
                 "The Tensor returned by the function given to hessian should contain a single "
                 "element"
             )
-        from .ops.shape import reshape
-
         return reshape(out, ())
 
     def jac_func(*inp: Tensor) -> Any:

@@ -1,8 +1,9 @@
 """Bind Python operators and Tensor methods to the registered ops.
 
-Runs once at import. Every catalogue op marked ``method`` becomes a Tensor
-method of the same name; ``name_`` in-place variants write the out-of-place
-result back with the leaf check and a version bump, as PyTorch does.
+Runs once at import, reading the ops' registrations only: every op marked
+``method`` becomes a Tensor method of the same name, every ``inplace`` op a
+``name_`` method that writes the out-of-place result back with the leaf check
+and a version bump (as PyTorch does), and every declared dunder is bound.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .autograd import backward
 from .errors import DtypeMismatchError, ShapeMismatchError
 from .grad_mode import _enabled
 from .ops._util import broadcast_message
@@ -19,11 +21,8 @@ from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
 
-
-def _op(name: str) -> Any:
-    return OPS[name].fn
-
-
+# not a list of forms (the registrations say which ops have ``name_``): the numpy ufuncs
+# that let the SGD update ``w -= lr * w.grad`` under no_grad write with no copy
 _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
 
 
@@ -71,68 +70,9 @@ def _inplace(name: str) -> Any:
     return method
 
 
-def _reflected(name: str) -> Any:
-    fn = OPS[name].fn
+def _reflected(fn: Any) -> Any:
+    """``2 ** x`` is ``pow(2, x)``: the tensor is the second argument."""
     return lambda self, other: fn(other, self)
-
-
-def _commuted(name: str) -> Any:
-    """``number + tensor`` records like PyTorch: the tensor is input 0."""
-    fn = OPS[name].fn
-    return lambda self, other: fn(self, other)
-
-
-_OPERATORS = {
-    "__add__": "add",
-    "__sub__": "sub",
-    "__mul__": "mul",
-    "__truediv__": "div",
-    "__pow__": "pow",
-    "__matmul__": "matmul",
-    "__eq__": "eq",
-    "__ne__": "ne",
-    "__lt__": "lt",
-    "__le__": "le",
-    "__gt__": "gt",
-    "__ge__": "ge",
-    "__and__": "logical_and",
-    "__or__": "logical_or",
-    "__neg__": "neg",
-    "__abs__": "abs",
-    "__invert__": "logical_not",
-    "__getitem__": "getitem",
-}
-_COMMUTED = {"__radd__": "add", "__rmul__": "mul"}
-_REFLECTED = {
-    "__rpow__": "pow",
-    "__rmatmul__": "matmul",
-}
-_INPLACE = {
-    "add_": "add",
-    "sub_": "sub",
-    "mul_": "mul",
-    "div_": "div",
-    "pow_": "pow",
-    "clamp_": "clamp",
-    "masked_fill_": "masked_fill",
-    "neg_": "neg",
-    "exp_": "exp",
-    "log_": "log",
-    "sqrt_": "sqrt",
-    "sigmoid_": "sigmoid",
-    "tanh_": "tanh",
-    "relu_": "relu",
-    "clamp_min_": "clamp_min",
-    "clamp_max_": "clamp_max",
-    "clip_": "clip",
-    "abs_": "abs",
-    "square_": "square",
-    "reciprocal_": "reciprocal",
-    "floor_": "floor",
-    "ceil_": "ceil",
-    "round_": "round",
-}
-_IOPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_"}
 
 
 def _backward(
@@ -143,8 +83,6 @@ def _backward(
     inputs: Any = None,
 ) -> None:
     """``tensor.backward(gradient, retain_graph, create_graph, inputs)``."""
-    from .autograd import backward
-
     backward(
         self,
         None if gradient is None else [gradient],
@@ -166,33 +104,30 @@ def _mT(self: Tensor) -> Tensor:
     return OPS["transpose"].fn(self, -2, -1)
 
 
+def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    """``number / x`` is ``x.reciprocal() * number`` in PyTorch (records MulBackward0),
+    a composite of two ops rather than a form of one, so it is bound here."""
+    return rdiv(self, other)
+
+
 def bind() -> None:
+    """Give Tensor every form its ops' registrations declare."""
     Tensor.backward = _backward  # type: ignore[attr-defined]
     Tensor.T = property(_T)  # type: ignore[attr-defined]
     Tensor.mT = property(_mT)  # type: ignore[attr-defined]
+    Tensor.__rtruediv__ = _rtruediv  # type: ignore[method-assign]
     for spec in OPS.values():
         if spec.method and not hasattr(Tensor, spec.name):
             setattr(Tensor, spec.name, spec.fn)
-    for dunder, name in _OPERATORS.items():
-        if name in OPS:
-            setattr(Tensor, dunder, _op(name))
-    for dunder, name in _REFLECTED.items():
-        if name in OPS:
-            setattr(Tensor, dunder, _reflected(name))
-    for dunder, name in _COMMUTED.items():
-        setattr(Tensor, dunder, _commuted(name))
-    # ``number - tensor`` is rsub, ``number / tensor`` is reciprocal * number (PyTorch)
-    Tensor.__rsub__ = lambda self, other: OPS["rsub"].fn(self, other)  # type: ignore[method-assign]
-    Tensor.__rtruediv__ = lambda self, other: rdiv(self, other)  # type: ignore[method-assign]
-    for method, name in _INPLACE.items():
-        if name in OPS:
-            setattr(Tensor, method, _inplace(name))
-    for spec in OPS.values():
         if spec.inplace and not hasattr(Tensor, spec.name + "_"):
             setattr(Tensor, spec.name + "_", _inplace(spec.name))
+    for spec in OPS.values():
         for dunder in spec.operators:
-            setattr(Tensor, dunder, spec.fn)
-    for dunder, method in _IOPERATORS.items():
-        if hasattr(Tensor, method):
-            setattr(Tensor, dunder, getattr(Tensor, method))
+            inplace = dunder.startswith("__i") and "__" + dunder[3:] in spec.operators
+            if inplace:  # __iadd__ beside __add__: ``x += y`` is the in-place form
+                setattr(Tensor, dunder, getattr(Tensor, spec.name + "_"))
+            else:
+                setattr(Tensor, dunder, spec.fn)
+        for dunder in spec.reflected:
+            setattr(Tensor, dunder, _reflected(spec.fn))
     Tensor.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]

@@ -38,8 +38,70 @@ def sample(*args: Any, note: str = "", gradcheck: bool = True, **kwargs: Any) ->
 
 
 SampleFn = Callable[[np.random.Generator], list[Sample]]
-# How many results a call makes, from its arguments (tensors as they are): e.g. ``split``.
-ResultsFn = Callable[[tuple[Any, ...], dict[str, Any]], int]
+
+
+@dataclass(frozen=True)
+class Results:
+    """How many results a call makes when its arguments decide, as data a client can
+    evaluate too (``GET /v1/ops`` serves ``rule()``): arguments are read by parameter
+    name, positional or keyword, defaults applied.
+
+    ``given``: ``count`` results (a tuple) when argument ``arg`` is given and is not a
+    tensor, else one (``max(x)`` and ``max(x, other)`` one, ``max(x, dim)`` two).
+    ``dim_size``: one per index of ``input`` along ``dim`` (``unbind``).
+    ``split``: pieces of ``arg`` elements (or one per listed size) along ``dim``.
+    ``chunk``: PyTorch's ``chunk`` count for ``arg`` chunks along ``dim``."""
+
+    kind: str  # "given" | "dim_size" | "split" | "chunk"
+    arg: str = ""
+    dim: str = "dim"
+    count: int = 2
+
+    def rule(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rule": self.kind, "dim": self.dim}
+        if self.kind == "given":
+            return {"rule": self.kind, "arg": self.arg, "count": self.count}
+        if self.arg:
+            out["arg"] = self.arg
+        return out
+
+    def evaluate(self, bound: dict[str, Any]) -> tuple[int, bool]:
+        """(result count, whether the call returns a tuple) from the bound arguments."""
+        return evaluate_results(self.rule(), bound)
+
+
+def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, bool]:
+    """The reference reading of a results rule; the client mirrors it line by line.
+    ``bound`` maps parameter names to values; tensors are anything with a ``shape``
+    that is not a list or tuple."""
+
+    def is_tensor(v: Any) -> bool:
+        return hasattr(v, "shape") and not isinstance(v, list | tuple)
+
+    kind = rule.get("rule")
+    if kind is None:
+        n = int(rule.get("count", 1))
+        return n, n != 1
+    if kind == "given":
+        value = bound.get(rule["arg"])
+        if value is None or is_tensor(value):
+            return 1, False
+        return int(rule["count"]), True
+    size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
+    if kind == "dim_size":
+        return int(size), True
+    first = bound[rule["arg"]]
+    if isinstance(first, list | tuple):
+        return len(first), True
+    count = int(first)
+    if kind == "split":
+        return max(1, -(-size // count)), True
+    if not size:  # chunk of an empty dim: as many empty chunks as asked (PyTorch)
+        return count, True
+    step = -(-size // count)
+    return -(-size // step), True
+
+
 # An upper bound of the elements the call will allocate, read from its arguments before
 # it runs (tensors expose ``.shape``); None when there is nothing to fear.
 EstimateFn = Callable[[tuple[Any, ...], dict[str, Any]], "int | None"]
@@ -58,9 +120,24 @@ class OpSpec:
     # the op's forms, as PyTorch's native_functions.yaml lists them
     function: bool = True  # ``engine.name(...)`` / ``torch.name(...)``
     inplace: bool = False  # ``x.name_(...)``: writes the result into ``x``
-    operators: tuple[str, ...] = ()  # dunders bound to it (``"__add__"``)
-    results: int | ResultsFn = 1  # results per call (a function when arguments decide)
+    operators: tuple[str, ...] = ()  # dunders bound to it, self first (``"__add__"``)
+    reflected: tuple[str, ...] = ()  # dunders bound with self second (``2 ** x``)
+    results: int | Results = 1  # results per call (a rule when arguments decide)
     estimate: EstimateFn | None = None  # size estimate before allocation
+
+    def results_rule(self) -> dict[str, Any]:
+        """The results fact as data (``{"count": n}`` or a ``Results`` rule)."""
+        if isinstance(self.results, Results):
+            return self.results.rule()
+        return {"count": self.results}
+
+    def count_results(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, bool]:
+        """(how many results this call makes, whether it returns a tuple)."""
+        if not isinstance(self.results, Results):
+            return self.results, self.results != 1
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return self.results.evaluate(dict(bound.arguments))
 
     @property
     def args(self) -> list[str]:
@@ -92,11 +169,14 @@ def register(
     function: bool = True,
     inplace: bool = False,
     operators: tuple[str, ...] = (),
-    results: int | ResultsFn = 1,
+    reflected: tuple[str, ...] = (),
+    results: int | Results = 1,
     estimate: EstimateFn | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
-    Tensor ``method``, ``inplace`` method, ``operators``), how many ``results`` it makes,
+    Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
+    ``fn(self, other)`` and ``reflected`` ones called as ``fn(other, self)``; an in-place
+    dunder such as ``__iadd__`` binds the in-place method), how many ``results`` it makes,
     how its result size is ``estimate``d before allocation, whether it is
     ``differentiable``, and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
@@ -118,6 +198,7 @@ def register(
             function=function,
             inplace=inplace,
             operators=tuple(operators),
+            reflected=tuple(reflected),
             results=results,
             estimate=estimate,
         )

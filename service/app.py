@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.version import __version__
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import TypeAdapter
@@ -18,7 +19,7 @@ from .schemas import Encoding, GraphFormat, ProblemOut
 from .sessions import SessionStore
 from .settings import Settings, get_settings
 
-VERSION = "0.1.0"
+VERSION = __version__
 DESCRIPTION = """\
 Reverse-mode automatic differentiation with PyTorch's autograd semantics, over REST.
 

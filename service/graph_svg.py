@@ -8,17 +8,27 @@ the roots in green at the bottom; arrows in the direction of the forward pass
 freed by a backward without ``retain_graph`` are dashed and grey, tagged
 "freed".
 
-The layout is a plain layered one, without graphviz: a node's layer is its
-longest distance from a root (computed iteratively, so deep chains are fine),
-and a few barycenter sweeps order each layer to reduce crossings. Pure Python,
-no dependencies; every label is XML-escaped.
+With Graphviz's ``dot`` on the PATH (the Docker image installs it), ``render``
+lets dot lay out the same DOT text that ``/graph.dot`` serves. Otherwise the
+built-in layout draws it: a node's layer is its longest distance from a root
+(computed iteratively, so deep chains are fine), so each leaf sits just above the
+deepest node that uses it, and a few barycenter sweeps order each layer to reduce
+crossings. Pure Python, no dependencies; every label is XML-escaped.
 """
 
 from __future__ import annotations
 
+import logging
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
 from collections import defaultdict, deque
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
+
+from .graph import label_lines, to_dot
+
+log = logging.getLogger("gradserve.graph")
 
 MAX_NODES = 400  # beyond this a picture stops helping; the JSON/DOT formats have them all
 
@@ -165,9 +175,6 @@ def render_svg(
     edges = [(s, t) for s, t in edges_all if s in keep and t in keep]
     level = {i: level_all[i] for i in ids}
     depth = max(level.values(), default=0)
-    for i in ids:  # every leaf in the top row, as the tutorials draw them
-        if all_nodes[i]["name"] == "AccumulateGrad" and i not in root_ids:
-            level[i] = depth
 
     rows: list[list[str]] = [[] for _ in range(depth + 1)]
     row_of: dict[str, int] = {}
@@ -202,13 +209,8 @@ def render_svg(
         return "leaf" if node["name"] == "AccumulateGrad" else "fn"
 
     def labels(node: dict[str, Any]) -> tuple[str, str]:
-        names = ", ".join(node.get("tensors", []))
-        if node["name"] == "AccumulateGrad":
-            return (names or "leaf"), "AccumulateGrad"
-        sub = f"({names})" if names else ""
-        if node.get("freed"):
-            sub = (sub + " freed").strip()
-        return node["name"], sub
+        lines = label_lines({"tensors": [], **node})
+        return lines[0], " · ".join(lines[1:])
 
     widths = {d: DUMMY_W for row in rows for d in row if d not in all_nodes}
     for i in ids:
@@ -339,10 +341,64 @@ def render_svg(
     return "\n".join(out) + "\n"
 
 
+def render(graph: dict[str, Any], *, title: str) -> str:
+    """The SVG a person sees: Graphviz's layout when ``dot`` is installed, else ours."""
+    dot = shutil.which("dot")
+    if dot is not None and len(graph.get("nodes", [])) <= MAX_NODES:
+        text = to_dot(graph).replace(
+            "digraph autograd {",
+            f'digraph autograd {{\n  label="{title.replace(chr(34), "")}"; labelloc=t;',
+            1,
+        )
+        try:
+            done = subprocess.run(
+                [dot, "-Tsvg"], input=text.encode(), capture_output=True, timeout=20, check=True
+            )
+            return _annotate(done.stdout.decode(), graph)
+        except (OSError, subprocess.SubprocessError, ET.ParseError) as exc:
+            log.warning("graphviz dot failed (%s); using the built-in layout", exc)
+    return render_svg(graph, title=title)
+
+
+def _annotate(svg: str, graph: dict[str, Any]) -> str:
+    """Graphviz's SVG with the marks of ours: nodes carry ``data-id``/``data-name`` and a
+    kind class (leaf, fn, root, freed), edge paths ``class="edge"`` and the JSON edge's
+    ``data-source``/``data-target``, so pages and tests read either drawing alike."""
+    ET.register_namespace("", "http://www.w3.org/2000/svg")
+    ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+    root = ET.fromstring(svg[svg.index("<svg") :])
+    root.set("class", "gradserve-graph")
+    nodes = {n["id"]: n for n in graph.get("nodes", [])}
+    roots = set(graph.get("roots", []))
+    ns = "{http://www.w3.org/2000/svg}"
+    for g in root.iter(ns + "g"):
+        title = g.find(ns + "title")
+        if title is None or title.text is None:
+            continue
+        if g.get("class") == "node" and title.text in nodes:
+            node = nodes[title.text]
+            if node.get("freed"):
+                kind = "freed"
+            elif roots & set(node.get("tensors", [])):
+                kind = "root"
+            else:
+                kind = "leaf" if node["name"] == "AccumulateGrad" else "fn"
+            g.set("class", f"node {kind}")
+            g.set("data-id", node["id"])
+            g.set("data-name", node["name"])
+        elif g.get("class") == "edge" and "->" in title.text:
+            start, end = title.text.split("->", 1)  # input -> consumer
+            for path in g.iter(ns + "path"):
+                path.set("class", "edge")
+                path.set("data-source", end)
+                path.set("data-target", start)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
 def render_page(graph: dict[str, Any], *, session: str, svg_url: str | None = None) -> str:
     """A small HTML page around the SVG (``/ui/sessions/{s}``): no script, no external assets."""
-    svg = render_svg(graph, title=f"session {session}")
-    svg = svg.split("?>", 1)[1] if svg.startswith("<?xml") else svg  # inline: no XML prolog
+    svg = render(graph, title=f"session {session}")
+    svg = svg[svg.index("<svg") :]  # inline: no XML prolog, doctype or comments
     roots = ", ".join(graph.get("roots", [])) or "none"
     leaves = ", ".join(graph.get("leaves", [])) or "none"
     freed = sum(1 for n in graph.get("nodes", []) if n.get("freed"))

@@ -855,6 +855,7 @@ class GraphNodeOut(BaseModel):
     name: str = Field(description="grad_fn name (PowBackward0), or AccumulateGrad for a leaf.")
     freed: bool = False
     tensors: list[str] = Field(description="Session tensors produced by this node (or the leaf).")
+    shape: list[int] = Field(default=[], description="Shape of the node's (first) output.")
 
 
 class GraphEdgeOut(BaseModel):
@@ -871,6 +872,20 @@ class GraphOut(BaseModel):
     truncated: bool = Field(description="Whether the walk stopped at the node limit.")
 
 
+class OpFormsOut(BaseModel):
+    """How the op is spelled, as PyTorch's native_functions.yaml lists its forms."""
+
+    function: bool = Field(description="Callable as a function: torch.name(x, ...).")
+    method: bool = Field(description="Callable as a method: x.name(...).")
+    inplace: bool = Field(description="Has an in-place method x.name_(...).")
+    operators: list[str] = Field(
+        description="Python operators bound to it with the tensor first (__add__, __iadd__)."
+    )
+    reflected: list[str] = Field(
+        description="Reflected operators bound with the tensor second (2 ** x: __rpow__)."
+    )
+
+
 class OpOut(BaseModel):
     name: str
     args: list[str]
@@ -878,6 +893,18 @@ class OpOut(BaseModel):
     differentiable: bool
     method: bool = Field(description="Also callable as a method in expressions: x.sum().")
     doc: str
+    forms: OpFormsOut
+    results: dict[str, Any] = Field(
+        description=(
+            "How many results a call makes: {'count': n} (a tuple when n != 1), or a rule "
+            "on the call's arguments, read by parameter name: {'rule': 'given', 'arg', "
+            "'count'} (count results when arg is given and not a tensor, else one); "
+            "{'rule': 'dim_size', 'dim'} (input.shape[dim]); {'rule': 'split', 'arg', "
+            "'dim'} (ceil(size / arg), or len(arg) for a list); {'rule': 'chunk', 'arg', "
+            "'dim'} (torch.chunk's count). Rules always return a tuple except 'given' "
+            "with one result."
+        )
+    )
 
 
 class OpListOut(BaseModel):

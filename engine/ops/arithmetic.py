@@ -316,7 +316,7 @@ class WhereBackward0(Function):
 # -- public functions -------------------------------------------------------
 
 
-@register(samples=S.binary)
+@register(samples=S.binary, inplace=True, operators=("__add__", "__radd__", "__iadd__"))
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise sum ``input + alpha * other``, broadcasting."""
     if type(input) is Tensor and type(other) is float and input.data.dtype.kind == "f":
@@ -325,7 +325,7 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     return AddBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
 
-@register(samples=S.binary)
+@register(samples=S.binary, inplace=True, operators=("__sub__", "__isub__"))
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise difference ``input - alpha * other``, broadcasting."""
     if type(input) is Tensor:
@@ -355,6 +355,7 @@ class RsubBackward0(Function):
 @register(
     samples=lambda rng: [sample(S.rand(rng, 3), 2.0), sample(S.rand(rng, 2, 3), S.rand(rng, 3))],
     method=False,
+    operators=("__rsub__",),
 )
 def rsub(input: Any, other: Any) -> Tensor:
     """``other - input`` (PyTorch's ``torch.rsub``; ``number - tensor`` records RsubBackward1)."""
@@ -365,7 +366,7 @@ def rsub(input: Any, other: Any) -> Tensor:
     return RsubBackward1.apply(a, other=other, dtype=dtypes.result_type(a, other))
 
 
-@register(samples=S.binary)
+@register(samples=S.binary, inplace=True, operators=("__mul__", "__rmul__", "__imul__"))
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product, broadcasting."""
     if type(input) is Tensor and type(other) is float and input.data.dtype.kind == "f":
@@ -375,7 +376,11 @@ def mul(input: Any, other: Any) -> Tensor:
     return MulBackward0.apply(a, b, dtype=rt)
 
 
-@register(samples=lambda rng: S.binary(rng, S.rand, S.away_from_zero))
+@register(
+    samples=lambda rng: S.binary(rng, S.rand, S.away_from_zero),
+    inplace=True,
+    operators=("__truediv__", "__itruediv__"),
+)
 def div(input: Any, other: Any) -> Tensor:
     """Elementwise true division, broadcasting (integers divide to float)."""
     rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
@@ -387,7 +392,7 @@ def rdiv(input: Tensor, other: Any) -> Tensor:
     return mul(reciprocal(input), other)
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True, operators=("__neg__",))
 def neg(input: Tensor) -> Tensor:
     """Elementwise negation."""
     return NegBackward0.apply(as_tensor(input))
@@ -408,7 +413,7 @@ def _pow_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_pow_samples)
+@register(samples=_pow_samples, inplace=True, operators=("__pow__",), reflected=("__rpow__",))
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """``input ** exponent`` for tensor/number on either side."""
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
@@ -426,19 +431,19 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     return PowBackward1.apply(a, b, dtype=rt)
 
 
-@register(samples=lambda rng: S.unary(rng, S.away_from_zero))
+@register(samples=lambda rng: S.unary(rng, S.away_from_zero), inplace=True)
 def reciprocal(input: Tensor) -> Tensor:
     """Elementwise ``1 / input``."""
     return ReciprocalBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def square(input: Tensor) -> Tensor:
     """Elementwise ``input ** 2`` (PyTorch records PowBackward0)."""
     return pow(as_tensor(input), 2)
 
 
-@register(samples=lambda rng: S.unary(rng, S.away_from_zero))
+@register(samples=lambda rng: S.unary(rng, S.away_from_zero), inplace=True, operators=("__abs__",))
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Elementwise absolute value; the gradient at 0 is 0, as in PyTorch."""
     return AbsBackward0.apply(as_tensor(input))
@@ -450,19 +455,19 @@ def sign(input: Tensor) -> Tensor:
     return SignBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def floor(input: Tensor) -> Tensor:
     """Elementwise floor; zero gradient."""
     return FloorBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def ceil(input: Tensor) -> Tensor:
     """Elementwise ceiling; zero gradient."""
     return CeilBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def round(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Elementwise rounding half to even; zero gradient."""
     return RoundBackward0.apply(as_tensor(input))

@@ -27,37 +27,37 @@ def _compare_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_compare_samples, differentiable=False)
+@register(samples=_compare_samples, differentiable=False, operators=("__eq__",))
 def eq(input: Any, other: Any) -> Tensor:
     """Elementwise ``input == other`` as bool."""
     return _compare(np.equal, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False)
+@register(samples=_compare_samples, differentiable=False, operators=("__ne__",))
 def ne(input: Any, other: Any) -> Tensor:
     """Elementwise ``input != other`` as bool."""
     return _compare(np.not_equal, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False)
+@register(samples=_compare_samples, differentiable=False, operators=("__lt__",))
 def lt(input: Any, other: Any) -> Tensor:
     """Elementwise ``input < other`` as bool."""
     return _compare(np.less, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False)
+@register(samples=_compare_samples, differentiable=False, operators=("__le__",))
 def le(input: Any, other: Any) -> Tensor:
     """Elementwise ``input <= other`` as bool."""
     return _compare(np.less_equal, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False)
+@register(samples=_compare_samples, differentiable=False, operators=("__gt__",))
 def gt(input: Any, other: Any) -> Tensor:
     """Elementwise ``input > other`` as bool."""
     return _compare(np.greater, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False)
+@register(samples=_compare_samples, differentiable=False, operators=("__ge__",))
 def ge(input: Any, other: Any) -> Tensor:
     """Elementwise ``input >= other`` as bool."""
     return _compare(np.greater_equal, input, other)
@@ -67,19 +67,23 @@ def _logical_samples(rng: np.random.Generator) -> list[Any]:
     return [sample(Const(rng.random((2, 3)) > 0.5), Const(rng.random((3,)) > 0.5))]
 
 
-@register(samples=_logical_samples, differentiable=False)
+@register(samples=_logical_samples, differentiable=False, operators=("__and__",))
 def logical_and(input: Any, other: Any) -> Tensor:
     """Elementwise logical and, as bool."""
     return Tensor._make(np.logical_and(as_tensor(input).data, as_tensor(other).data))
 
 
-@register(samples=_logical_samples, differentiable=False)
+@register(samples=_logical_samples, differentiable=False, operators=("__or__",))
 def logical_or(input: Any, other: Any) -> Tensor:
     """Elementwise logical or, as bool."""
     return Tensor._make(np.logical_or(as_tensor(input).data, as_tensor(other).data))
 
 
-@register(samples=lambda rng: [sample(Const(rng.random((2, 3)) > 0.5))], differentiable=False)
+@register(
+    samples=lambda rng: [sample(Const(rng.random((2, 3)) > 0.5))],
+    differentiable=False,
+    operators=("__invert__",),
+)
 def logical_not(input: Any) -> Tensor:
     """Elementwise logical not, as bool."""
     return Tensor._make(np.logical_not(as_tensor(input).data))

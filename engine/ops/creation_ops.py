@@ -1,5 +1,5 @@
-"""Creation ops: zeros, ones, full, arange, linspace, eye, the ``*_like`` family, and
-rand/randn from an explicit seed or ``Generator`` (no global random state).
+"""Creation ops: zeros, ones, full, arange, linspace, eye and the ``*_like`` family
+(the random ones live in ``random_ops``).
 
 Each returns a new leaf. ``dtype`` defaults to float32 as in PyTorch (``arange`` of
 integers and ``full`` with an integer or bool fill infer int64/bool);
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError, DtypeNotDifferentiableError
 from ..registry import Const, register, sample
 from ..tensor import Tensor
@@ -23,30 +22,6 @@ from ._util import as_tensor
 
 REQUIRES_GRAD_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
 _KERNEL_TYPE = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": "Double"}
-
-
-class Generator:
-    """A seeded source of random numbers for rand/randn (PyTorch's ``torch.Generator``),
-    wrapping ``np.random.Generator``. Its state advances with each draw."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.manual_seed(seed)
-
-    def manual_seed(self, seed: int | None) -> Generator:
-        """Restart the stream from ``seed`` (a fresh OS-entropy seed when None)."""
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy) % 2**63  # type: ignore[arg-type]
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise BadArgumentsError(f"seed must be a non-negative integer, got {seed!r}")
-        self._seed = int(seed)
-        self.rng = np.random.default_rng(self._seed)
-        return self
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def __repr__(self) -> str:
-        return f"Generator(seed={self._seed})"
 
 
 # -- argument handling --------------------------------------------------------------------
@@ -143,14 +118,14 @@ def _like_samples(rng: np.random.Generator) -> list[Any]:
 # -- constant fills -----------------------------------------------------------------------
 
 
-@register(samples=_sized_samples, differentiable=False, method=False)
+@register(samples=_sized_samples, differentiable=False, method=False, estimate=estimates.sized)
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of the given shape."""
     shape = _size("zeros", size, "zeros: Dimension size must be non-negative.")
     return _leaf(np.zeros(shape, _dtype(dtype)), requires_grad)
 
 
-@register(samples=_sized_samples, differentiable=False, method=False)
+@register(samples=_sized_samples, differentiable=False, method=False, estimate=estimates.sized)
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones of the given shape."""
     return _leaf(np.ones(_size("ones", size), _dtype(dtype)), requires_grad)
@@ -173,6 +148,7 @@ def _fill_dtype(fill_value: Any) -> np.dtype:
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.full,
 )
 def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given shape filled with ``fill_value``."""
@@ -237,6 +213,7 @@ def _cpp(value: Any) -> str:
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.arange,
 )
 def arange(
     start: Any,
@@ -289,6 +266,7 @@ def arange(
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.linspace,
 )
 def linspace(
     start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False
@@ -335,6 +313,7 @@ def linspace(
     ],
     differentiable=False,
     method=False,
+    estimate=estimates.eye,
 )
 def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""
@@ -348,147 +327,3 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool 
         if value < 0:
             raise BadArgumentsError(f"{name} must be greater or equal to 0, got {value}")
     return _leaf(np.eye(int(n), None if m is None else int(m), dtype=_dtype(dtype)), requires_grad)
-
-
-# -- random -------------------------------------------------------------------------------
-
-
-def _rng(seed: Any, generator: Any) -> np.random.Generator:
-    """The random source: a ``Generator`` (advances), a seed (fresh stream), or OS entropy."""
-    if generator is not None and seed is not None:
-        raise BadArgumentsError("pass either seed or generator, not both")
-    if generator is not None:
-        if isinstance(generator, Generator):
-            return generator.rng
-        if isinstance(generator, np.random.Generator):
-            return generator
-        raise BadArgumentsError(
-            f"generator must be an engine.Generator, got {type(generator).__name__}"
-        )
-    if seed is None:
-        return np.random.default_rng()
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise BadArgumentsError(f"seed must be a non-negative integer, got {seed!r}")
-    return np.random.default_rng(int(seed))
-
-
-def _draw(kind: str, shape: tuple[int, ...], dt: np.dtype, rng: np.random.Generator) -> np.ndarray:
-    if dt.kind != "f":
-        raise _not_implemented(
-            "check_uniform_bounds" if kind == "rand" else "normal_kernel_cpu", dt
-        )
-    if kind == "rand":
-        return rng.random(shape, dtype=dt.type)
-    return rng.standard_normal(shape, dtype=dt.type)
-
-
-def _torch_random(kind: str, like: bool) -> Callable[..., Any]:
-    """PyTorch's call for shape, dtype and flags; the values are ours (the same seed
-    draws the same numbers here), since no two RNGs agree."""
-
-    def call(torch: Any, *args: Any, seed: Any = None, generator: Any = None, **kwargs: Any) -> Any:
-        name = f"{kind}_like" if like else kind
-        out = getattr(torch, name)(*args, **kwargs)
-        dt = np.dtype(str(out.dtype).removeprefix("torch."))
-        values = _draw(kind, tuple(out.shape), dt, _rng(seed, generator))
-        with torch.no_grad():
-            out.copy_(torch.from_numpy(values))
-        return out
-
-    return call
-
-
-def _random_samples(rng: np.random.Generator) -> list[Any]:
-    return [
-        sample(2, 3, seed=0, note="ints"),
-        sample((4,), seed=1, dtype="float64", note="tuple, float64"),
-        sample((), seed=2, note="0-d"),
-        sample(0, 2, seed=3, note="empty"),
-        sample(2, 2, seed=4, requires_grad=True, note="requires_grad"),
-    ]
-
-
-def _random_like_samples(rng: np.random.Generator) -> list[Any]:
-    return [
-        sample(Const(rng.uniform(-1, 1, (2, 3))), seed=0, note="float"),
-        sample(Const(rng.uniform(-1, 1, ())), seed=1, note="0-d"),
-        sample(Const(np.zeros((0, 2))), seed=2, note="empty"),
-        sample(Const(np.array([1, 2])), seed=3, dtype="float64", note="dtype override"),
-        sample(Const(rng.uniform(-1, 1, (2,))), seed=4, requires_grad=True, note="requires_grad"),
-    ]
-
-
-@register(
-    samples=_random_samples,
-    differentiable=False,
-    method=False,
-    torch=_torch_random("rand", like=False),
-)
-def rand(
-    *size: Any,
-    generator: Any = None,
-    seed: int | None = None,
-    dtype: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """Uniform samples from [0, 1), from ``seed`` or ``generator`` (else OS entropy)."""
-    shape = _size("rand", size)
-    return _leaf(_draw("rand", shape, _dtype(dtype), _rng(seed, generator)), requires_grad)
-
-
-@register(
-    samples=_random_samples,
-    differentiable=False,
-    method=False,
-    torch=_torch_random("randn", like=False),
-)
-def randn(
-    *size: Any,
-    generator: Any = None,
-    seed: int | None = None,
-    dtype: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """Standard normal samples, from ``seed`` or ``generator`` (else OS entropy)."""
-    shape = _size("randn", size)
-    return _leaf(_draw("randn", shape, _dtype(dtype), _rng(seed, generator)), requires_grad)
-
-
-@register(
-    samples=_random_like_samples,
-    differentiable=False,
-    method=False,
-    torch=_torch_random("rand", like=True),
-)
-def rand_like(
-    input: Tensor,
-    *,
-    generator: Any = None,
-    seed: int | None = None,
-    dtype: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """``rand`` in the shape (and, by default, the dtype) of ``input``."""
-    a = _like(input)
-    dt = _dtype(dtype, a.dtype)
-    return _leaf(_draw("rand", a.shape, dt, _rng(seed, generator)), requires_grad)
-
-
-@register(
-    samples=_random_like_samples,
-    differentiable=False,
-    method=False,
-    torch=_torch_random("randn", like=True),
-)
-def randn_like(
-    input: Tensor,
-    *,
-    generator: Any = None,
-    seed: int | None = None,
-    dtype: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """``randn`` in the shape (and, by default, the dtype) of ``input``."""
-    a = _like(input)
-    dt = _dtype(dtype, a.dtype)
-    return _leaf(_draw("randn", a.shape, dt, _rng(seed, generator)), requires_grad)

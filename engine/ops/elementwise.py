@@ -258,13 +258,13 @@ def _positive_samples(rng: np.random.Generator) -> list[Any]:
     return S.unary(rng, S.positive)
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def exp(input: Tensor) -> Tensor:
     """Elementwise e**x."""
     return ExpBackward0.apply(as_tensor(input))
 
 
-@register(samples=_positive_samples)
+@register(samples=_positive_samples, inplace=True)
 def log(input: Tensor) -> Tensor:
     """Elementwise natural logarithm (d/dx at 0 is infinite, as in PyTorch)."""
     return LogBackward0.apply(as_tensor(input))
@@ -286,7 +286,7 @@ def expm1(input: Tensor) -> Tensor:
     return Expm1Backward0.apply(as_tensor(input))
 
 
-@register(samples=_positive_samples)
+@register(samples=_positive_samples, inplace=True)
 def sqrt(input: Tensor) -> Tensor:
     """Elementwise square root (nan below 0; the gradient at 0 is infinite)."""
     return SqrtBackward0.apply(as_tensor(input))
@@ -457,7 +457,7 @@ def _nn(name: str) -> Callable[..., Any]:
     return lambda torch, *args, **kwargs: getattr(torch.nn.functional, name)(*args, **kwargs)
 
 
-@register(samples=_kinked)
+@register(samples=_kinked, inplace=True)
 def relu(input: Tensor) -> Tensor:
     """Elementwise max(x, 0); the gradient at 0 is 0, as in PyTorch."""
     a = as_tensor(input)
@@ -467,14 +467,15 @@ def relu(input: Tensor) -> Tensor:
 
 
 @register(
-    samples=lambda rng: [*S.unary(rng), sample(S.rand(rng, 3, low=-30.0, high=30.0), note="tails")]
+    samples=lambda rng: [*S.unary(rng), sample(S.rand(rng, 3, low=-30.0, high=30.0), note="tails")],
+    inplace=True,
 )
 def sigmoid(input: Tensor) -> Tensor:
     """Elementwise logistic function 1 / (1 + e**-x)."""
     return SigmoidBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def tanh(input: Tensor) -> Tensor:
     """Elementwise hyperbolic tangent."""
     return TanhBackward0.apply(as_tensor(input))
@@ -917,7 +918,7 @@ def _clamp_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_clamp_samples)
+@register(samples=_clamp_samples, inplace=True)
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Elementwise clamp into [min, max] (numbers, or tensors that get gradients too).
 
@@ -927,7 +928,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     return _clamp(input, min, max, ClampBackward1, ClampBackward0)
 
 
-@register(samples=_clamp_samples)
+@register(samples=_clamp_samples, inplace=True)
 def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Alias of clamp."""
     if min is None and max is None:
@@ -945,13 +946,13 @@ def _clamp_one_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_clamp_one_samples)
+@register(samples=_clamp_one_samples, inplace=True)
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     """Elementwise max(x, min) as clamp does it (the gradient passes where x >= min)."""
     return _clamp(input, min, None, ClampMinBackward0, ClampMinBackward1)
 
 
-@register(samples=_clamp_one_samples)
+@register(samples=_clamp_one_samples, inplace=True)
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     """Elementwise min(x, max) as clamp does it (the gradient passes where x <= max)."""
     return _clamp(input, None, max, ClampMaxBackward0, ClampMaxBackward1)

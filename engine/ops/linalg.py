@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import DtypeMismatchError, ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
@@ -497,7 +497,12 @@ def _matmul_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_matmul_samples)
+@register(
+    samples=_matmul_samples,
+    operators=("__matmul__",),
+    reflected=("__rmatmul__",),
+    estimate=estimates.matmul,
+)
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with PyTorch's rules for 1-d operands and broadcast batch dimensions."""
     a, b = as_tensor(input), as_tensor(other)
@@ -508,7 +513,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), S.rand(rng, 3, 4)),
         sample(S.rand(rng, 0, 3), S.rand(rng, 3, 2), note="empty"),
-    ]
+    ],
+    estimate=estimates.matmul,
 )
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two matrices."""
@@ -525,7 +531,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     samples=lambda rng: [
         sample(S.rand(rng, 2, 2, 3), S.rand(rng, 2, 3, 4)),
         sample(S.rand(rng, 0, 2, 3), S.rand(rng, 0, 3, 1), note="empty"),
-    ]
+    ],
+    estimate=estimates.matmul,
 )
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two stacks of matrices with the same batch size."""
@@ -580,7 +587,8 @@ def _outer(a: Tensor, b: Tensor) -> Tensor:
     samples=lambda rng: [
         sample(S.rand(rng, 3), S.rand(rng, 4)),
         sample(S.rand(rng, 0), S.rand(rng, 2), note="empty"),
-    ]
+    ],
+    estimate=estimates.outer,
 )
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of two vectors: ``input[:, None] * vec2``, as PyTorch computes it."""

@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
-from ..registry import register, sample
+from ..registry import Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, normalize_dims
@@ -546,7 +546,7 @@ def _max_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_max_samples)
+@register(samples=_max_samples, results=Results("given", arg="dim"))
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Largest element; with ``dim``, (values, indices) along it; with a tensor, ``maximum``."""
     if isinstance(dim, Tensor):
@@ -554,7 +554,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
     return _select("max", MaxBackward1, MaxBackward0, MaxResult, input, dim, keepdim)
 
 
-@register(samples=_max_samples)
+@register(samples=_max_samples, results=Results("given", arg="dim"))
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Smallest element; with ``dim``, (values, indices) along it; with a tensor, ``minimum``."""
     if isinstance(dim, Tensor):

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
-from ..registry import Const, register, sample
+from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, shape_arg
@@ -317,7 +317,11 @@ class ExpandBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
         ctx.in_shape = a.data.shape
-        return np.broadcast_to(a.data, shape)
+        out = np.broadcast_to(a.data, shape)
+        if all(s or n < 2 for s, n in zip(out.strides, out.shape)) and a.data.flags.writeable:
+            # no element repeated: a writable alias, so an in-place write reaches the input
+            out = np.lib.stride_tricks.as_strided(a.data, out.shape, out.strides)
+        return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -377,7 +381,8 @@ def _expand_shape(a: Tensor, sizes: tuple[int, ...]) -> tuple[int, ...]:
         sample(S.rand(rng), (2,)),
         sample(S.rand(rng, 1, 2), (-1, 2)),
         sample(S.rand(rng, 1, 2), (0, 2), note="empty"),
-    ]
+    ],
+    estimate=estimates.expand,
 )
 def expand(input: Tensor, *sizes: Any) -> Tensor:
     """A broadcast view to a larger shape (-1 keeps a dimension)."""
@@ -391,7 +396,8 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
         sample(S.rand(rng, 3), (2, 3)),
         sample(S.rand(rng), (2, 2)),
         sample(S.rand(rng, 2), (0, 2), note="empty"),
-    ]
+    ],
+    estimate=estimates.expand,
 )
 def broadcast_to(input: Tensor, shape: Any) -> Tensor:
     """``expand`` to ``shape`` under the broadcasting rules (a view)."""
@@ -556,7 +562,7 @@ def _cat_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_cat_samples, method=False)
+@register(samples=_cat_samples, method=False, estimate=estimates.total)
 def cat(tensors: Any, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim`` (dtypes promote as in PyTorch)."""
     ts = _tensor_list(tensors, "cat")
@@ -626,7 +632,7 @@ def _stack_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_stack_samples, method=False)
+@register(samples=_stack_samples, method=False, estimate=estimates.total)
 def stack(tensors: Any, dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new dimension ``dim``."""
     ts = _tensor_list(tensors, "stack")
@@ -683,7 +689,7 @@ def _split_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_split_samples)
+@register(samples=_split_samples, results=Results("split", arg="split_size_or_sections"))
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
     a = as_tensor(input)
@@ -726,7 +732,7 @@ def _chunk_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_chunk_samples)
+@register(samples=_chunk_samples, results=Results("chunk", arg="chunks"))
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` nearly equal pieces along ``dim`` (there may be fewer)."""
     a = as_tensor(input)

@@ -1,6 +1,6 @@
 """One router per resource; ``ROUTERS`` is what the app includes, in order."""
 
-from . import autograd, catalogue, health, sessions, stateless, steps, tensors, ui
+from . import autograd, catalogue, health, playground, sessions, stateless, steps, tensors, ui
 
 ROUTERS = [
     sessions.router,
@@ -11,4 +11,5 @@ ROUTERS = [
     catalogue.router,
     health.router,
     ui.router,
+    playground.router,
 ]

@@ -3,6 +3,7 @@
 from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
+from starlette.concurrency import run_in_threadpool
 
 from .. import executor, graph, graph_svg, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep
@@ -66,23 +67,30 @@ RootsQuery = Annotated[
     list[str],
     Query(
         description="Root tensors, one name per parameter (`roots=y&roots=z`; `roots=y,z` is "
-        "read too); default: every non-leaf.",
+        "read too); default: the bound tensors at the end of a computation.",
         json_schema_extra={"items": {"$ref": "#/components/schemas/TensorName"}},
     ),
 ]
 
 
-async def _graph(session: Session, roots: list[str]) -> dict[str, Any]:
+TemporariesQuery = Annotated[
+    bool,
+    Query(description="Show a client's temporaries (names starting with `_`); hidden by default."),
+]
+
+
+async def _graph(session: Session, roots: list[str], temporaries: bool) -> dict[str, Any]:
     names = None
     if roots:
         names = [check_tensor_name(n.strip()) for r in roots for n in r.split(",") if n.strip()]
     async with session.lock:
-        return graph.build(session, names)
+        return graph.build(session, names, temporaries=temporaries)
 
 
-def _drawing(session: Session, result: dict[str, Any], format: str) -> Response:  # noqa: A002
-    if format == "svg":
-        text = graph_svg.render_svg(result, title=f"backward graph of session {session.name!r}")
+async def _drawing(session: Session, result: dict[str, Any], format: str) -> Response:  # noqa: A002
+    if format == "svg":  # graphviz runs as a subprocess: off the event loop
+        title = f"backward graph of session {session.name!r}"
+        text = await run_in_threadpool(graph_svg.render, result, title=title)
     else:
         text = graph.to_dot(result) if format == "dot" else graph.to_mermaid(result)
     return Response(text, media_type=GRAPH_MEDIA[format])
@@ -100,10 +108,12 @@ async def get_graph(
     format: Annotated[  # noqa: A002 - kept for old clients; renderGraph documents the drawings
         Literal["json", "dot", "mermaid", "svg"], Query(include_in_schema=False)
     ] = "json",
+    temporaries: TemporariesQuery = False,
 ) -> Response:
-    """The backward graph from the roots: grad_fn nodes (freed or not), edges, leaves."""
-    result = await _graph(session, roots)
-    return JSONBody(result) if format == "json" else _drawing(session, result, format)
+    """The backward graph from the roots: grad_fn nodes (freed or not, with shapes), edges,
+    leaves. Default roots: the bound tensors no other bound tensor's graph reaches."""
+    result = await _graph(session, roots, temporaries)
+    return JSONBody(result) if format == "json" else await _drawing(session, result, format)
 
 
 @router.get(
@@ -123,6 +133,8 @@ async def render_graph(
     session: SessionDep,
     format: GraphFormat,  # noqa: A002 - the path parameter's public name
     roots: RootsQuery = [],  # noqa: B006 - FastAPI copies defaults
+    temporaries: TemporariesQuery = False,
 ) -> Response:
-    """The backward graph drawn as Graphviz DOT, Mermaid or SVG (`<img src=".../graph.svg">`)."""
-    return _drawing(session, await _graph(session, roots), format)
+    """The backward graph drawn as Graphviz DOT, Mermaid or SVG (`<img src=".../graph.svg">`);
+    arrows point from an input to its consumer in all three."""
+    return await _drawing(session, await _graph(session, roots, temporaries), format)

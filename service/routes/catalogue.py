@@ -42,6 +42,14 @@ def catalogue() -> bytes:
                 "differentiable": spec.differentiable,
                 "method": spec.method,
                 "doc": spec.doc,
+                "forms": {
+                    "function": spec.function,
+                    "method": spec.method,
+                    "inplace": spec.inplace,
+                    "operators": list(spec.operators),
+                    "reflected": list(spec.reflected),
+                },
+                "results": spec.results_rule(),
             }
         )
     return orjson.dumps({"ops": ops})
@@ -49,5 +57,6 @@ def catalogue() -> bytes:
 
 @router.get("/ops", operation_id="listOps", response_model=OpListOut, responses=documented())
 async def list_ops() -> Response:
-    """The op catalogue: arguments, keyword arguments, differentiability, a one-line doc."""
+    """The op catalogue: arguments, keyword arguments, differentiability, a one-line doc,
+    the op's forms (function, method, in-place, operators) and its result count rule."""
     return Response(catalogue(), media_type="application/json")

@@ -3,9 +3,11 @@ freed nodes, deep chains without recursion, and the size cap."""
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
 
-from service.graph_svg import render_page, render_svg
+from service.graph import label_lines, to_dot, to_mermaid
+from service.graph_svg import render, render_page, render_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -51,8 +53,9 @@ def test_draws_leaves_on_top_roots_at_the_bottom_freed_dashed() -> None:
         assert "freed" in nodes[i].get("class")
         assert nodes[i].find(SVG + "rect").get("stroke-dasharray")
         assert "freed" in "".join(nodes[i].itertext())
-    assert _top(nodes["l4"]) == _top(nodes["l5"]) < _top(nodes["n3"]) < _top(nodes["n1"])
-    assert _top(nodes["n1"]) < _top(nodes["n0"])
+    # each leaf sits just above the deepest node that uses it, not all in the top row
+    assert _top(nodes["l4"]) < _top(nodes["n3"]) < _top(nodes["n1"]) < _top(nodes["n0"])
+    assert _top(nodes["l5"]) == _top(nodes["n3"]) < _top(nodes["n2"])
     texts = "".join(nodes["l4"].itertext())
     assert "x" in texts and "AccumulateGrad" in texts
 
@@ -80,7 +83,10 @@ def test_empty_graph_and_page() -> None:
     ET.fromstring(render_svg({"roots": [], "nodes": [], "edges": [], "leaves": []}))
     page = render_page(GRAPH, session="demo", svg_url="/v1/sessions/demo/graph?format=svg")
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<?xml" not in page
-    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # no outside assets
+    namespaces = ("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink")
+    for ns in namespaces:
+        page = page.replace(ns, "")
+    assert "http://" not in page and "https://" not in page  # no outside assets
 
 
 def test_deep_chain_is_capped_without_recursion() -> None:
@@ -95,3 +101,40 @@ def test_deep_chain_is_capped_without_recursion() -> None:
     drawn = _nodes(svg)
     assert len(drawn) == 300 and "n0" in drawn  # the nearest the root are kept
     assert "more nodes not drawn" in svg
+
+
+def test_labels_carry_shapes_as_torchviz_writes_them() -> None:
+    leaf = {"id": "l", "name": "AccumulateGrad", "freed": False, "tensors": ["w"], "shape": [2, 3]}
+    fn = {"id": "n", "name": "MulBackward0", "freed": True, "tensors": ["y"], "shape": [4]}
+    scalar = {"id": "s", "name": "SumBackward0", "freed": False, "tensors": [], "shape": []}
+    assert label_lines(leaf) == ["w", "(2, 3)"]
+    assert label_lines(fn) == ["MulBackward0", "(y) (4,)", "freed"]
+    assert label_lines(scalar) == ["SumBackward0", "()"]
+    graph = {"roots": ["y"], "nodes": [leaf, fn], "edges": [], "leaves": ["w"]}
+    svg = render_svg(graph)
+    assert "(2, 3)" in svg and "(y) (4,) · freed" in svg
+
+
+def test_dot_and_mermaid_point_from_input_to_consumer() -> None:
+    dot = to_dot(GRAPH)
+    mermaid = to_mermaid(GRAPH)
+    for e in GRAPH["edges"]:  # the JSON edge goes from a consumer to its input
+        assert f"{e['target']} -> {e['source']};" in dot
+        assert f"{e['target']} --> {e['source']}" in mermaid
+    assert "x\\n(" not in dot and 'label="x"' in dot  # no shape given: none drawn
+
+
+def test_graphviz_draws_when_installed() -> None:
+    import os
+
+    import pytest
+
+    if shutil.which("dot") is None:
+        if os.environ.get("CI_BROWSER"):
+            pytest.fail("CI_BROWSER is set but graphviz (dot) is not installed")
+        pytest.skip("graphviz's dot is not installed (make browser-deps installs it)")
+    svg = render(GRAPH, title="session demo")
+    root = ET.fromstring(svg[svg.index("<svg") :])
+    assert root.tag == SVG + "svg"
+    text = "".join(root.itertext())
+    assert "PowBackward0" in text and "session demo" in text

@@ -15,7 +15,7 @@ from engine.errors import (
     DtypeNotDifferentiableError,
     EngineError,
 )
-from engine.ops.creation_ops import Generator
+from engine.random import Generator
 from tests.engine.torch_oracle import require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1

@@ -149,7 +149,7 @@ def test_graph_formats(client: SyncClient, session: str) -> None:
     assert dot.headers["content-type"].startswith("text/vnd.graphviz")
     assert dot.text.startswith("digraph") and "PowBackward0" in dot.text
     mermaid = client.get(f"{NB}/graph", params={"roots": "y,z", "format": "mermaid"})
-    assert mermaid.text.startswith("flowchart TD") and "class n" in mermaid.text
+    assert mermaid.text.startswith("flowchart TB") and "class n" in mermaid.text
     svg = client.get(f"{NB}/graph", params={"roots": "z", "format": "svg"})
     assert svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text
     assert_problem(client.get(f"{NB}/graph", params={"roots": "nope"}), 404, "tensor_not_found")

@@ -1,0 +1,376 @@
+// gradserve playground: a page over the /v1 API for people learning backward().
+// Plain browser JavaScript, no dependencies, no external assets: every action is one
+// request to the same origin; after each one the tensors and the graph are read again.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { session: null };
+
+// -- presets: the seed tutorials' examples, as lists of actions ------------------------------
+const PRESETS = {
+  "abc": {
+    title: "y = 3a + 2b² + log c, backward with weights",
+    actions: [
+      { leaf: { name: "a", data: [1.0, 2.0, 3.0] } },
+      { leaf: { name: "b", data: [3.0, 4.0, 5.0] } },
+      { leaf: { name: "c", data: [6.0, 7.0, 8.0] } },
+      { step: { out: "y", expr: "3*a + 2*b*b + log(c)" } },
+      { backward: { tensors: "y", grad_tensors: [[0.1, 1.0, 0.0001]], retain_graph: true } },
+    ],
+  },
+  "retained": {
+    title: "z = (2x)³: backward again and again on a retained graph",
+    actions: [
+      { leaf: { name: "x", data: [[-0.7207]] } },
+      { step: { out: "y", expr: "2 * x" } },
+      { step: { out: "z", expr: "y ** 3" } },
+      { backward: { tensors: "z", retain_graph: true } },
+      { zero_grad: { tensors: ["x"] } },
+      { backward: { tensors: "z", grad_tensors: [[[0.1]]], retain_graph: true } },
+      { backward: { tensors: "z", grad_tensors: [[[0.5]]], retain_graph: true } },
+    ],
+  },
+  "onehot": {
+    title: "Rows of the Jacobian of z = 2x with one-hot grad_tensors",
+    actions: [
+      { leaf: { name: "x", data: [[1.0, 2.0, 3.0, 4.0]] } },
+      { step: { out: "z", expr: "2 * x" } },
+      { backward: { tensors: "z", grad_tensors: [[[1, 0, 0, 0]]], retain_graph: true } },
+      { zero_grad: { tensors: ["x"] } },
+      { backward: { tensors: "z", grad_tensors: [[[0, 1, 0, 0]]], retain_graph: true } },
+      { zero_grad: { tensors: ["x"] } },
+      { backward: { tensors: "z", grad_tensors: [[[1, 1, 1, 1]]], retain_graph: true } },
+    ],
+  },
+  "doubling": {
+    title: "y = 2x; while y.data.norm() < 1000: y = y * 2",
+    actions: [
+      { leaf: { name: "x", data: [0.5, -1.0, 0.25] } },
+      { step: { out: "y", expr: "x * 2" } },
+      { whileNormBelow: { tensor: "y", limit: 1000, step: { out: "y", expr: "y * 2" } } },
+      { backward: { tensors: "y", grad_tensors: [[0.1, 1.0, 0.0001]] } },
+    ],
+  },
+  "freed": {
+    title: "A second backward without retain_graph: PyTorch's error",
+    actions: [
+      { leaf: { name: "x", data: [1.0, 2.0] } },
+      { step: { out: "y", expr: "(x ** 2).sum()" } },
+      { backward: { tensors: "y" } },
+      { backward: { tensors: "y" } },
+    ],
+  },
+  "double": {
+    title: "Gradients of gradients: x³ → 3x² → 6x (create_graph)",
+    actions: [
+      { leaf: { name: "x", data: [1.0, 2.0, 3.0] } },
+      { step: { out: "y", expr: "(x ** 3).sum()" } },
+      { grad: { outputs: ["y"], inputs: ["x"], create_graph: true, out: ["gx"] } },
+      { step: { out: "s", expr: "gx.sum()" } },
+      { grad: { outputs: ["s"], inputs: ["x"], out: ["ggx"] } },
+    ],
+  },
+};
+
+// -- requests ------------------------------------------------------------------------------------
+class ProblemError extends Error {
+  constructor(problem) {
+    super(problem.detail || problem.title || "request failed");
+    this.problem = problem;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = { "Accept": "application/json" };
+  const key = $("api-key").value.trim();
+  if (key) headers["Authorization"] = "Bearer " + key;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return null;
+  const text = await response.text();
+  let payload = null;
+  try { payload = text ? JSON.parse(text) : null; } catch (_) { payload = { title: text }; }
+  if (!response.ok) {
+    throw new ProblemError(Object.assign({ status: response.status }, payload || {}));
+  }
+  return payload;
+}
+
+const sessionPath = (suffix = "") => `/v1/sessions/${encodeURIComponent(state.session)}${suffix}`;
+
+// -- actions -------------------------------------------------------------------------------------
+function names(text) {
+  return text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+}
+
+function parseJSON(text, what) {
+  try { return JSON.parse(text); } catch (err) {
+    throw new ProblemError({ title: "Not JSON", code: "playground", detail: `${what}: ${err.message}` });
+  }
+}
+
+async function attach() {
+  const name = $("session-name").value.trim();
+  try {
+    await api("POST", "/v1/sessions", { name });
+  } catch (err) {
+    if (!(err instanceof ProblemError) || err.problem.code !== "session_exists") throw err;
+    await api("GET", `/v1/sessions/${encodeURIComponent(name)}`);
+  }
+  state.session = name;
+  localStorage.setItem("gradserve.session", name);
+  setStatus(`session ${name}`);
+}
+
+async function ensureSession() {
+  if (!state.session) await attach();
+}
+
+const ACTIONS = {
+  async leaf(a) {
+    const body = { data: a.data, dtype: a.dtype || "float32", requires_grad: a.requires_grad !== false };
+    await api("PUT", sessionPath(`/tensors/${encodeURIComponent(a.name)}`), body);
+    return `${a.name} = tensor(${JSON.stringify(a.data)}, requires_grad=${body.requires_grad})`;
+  },
+  async step(a) {
+    await api("POST", sessionPath("/ops"), a);
+    return `${a.out} ${a.assign ? "(in place) " : ""}= ${a.expr}`;
+  },
+  async backward(a) {
+    await api("POST", sessionPath("/backward"), a);
+    return `backward(${JSON.stringify(a)})`;
+  },
+  async grad(a) {
+    await api("POST", sessionPath("/grad"), a);
+    return `grad(${JSON.stringify(a)})`;
+  },
+  async zero_grad(a) {
+    await api("POST", sessionPath("/zero_grad"), a);
+    return `zero_grad(${JSON.stringify(a)})`;
+  },
+  async whileNormBelow(a) {
+    let rounds = 0;
+    for (;;) {
+      const t = await api("GET", sessionPath(`/tensors/${encodeURIComponent(a.tensor)}?values=true`));
+      const norm = Math.sqrt(flatten(t.data.data).reduce((s, v) => s + Number(v) ** 2, 0));
+      if (!(norm < a.limit) || rounds >= 100) return `while ${a.tensor}.data.norm() < ${a.limit}: ${rounds} rounds (norm ${norm.toFixed(2)})`;
+      await api("POST", sessionPath("/ops"), a.step);
+      rounds += 1;
+    }
+  },
+};
+
+async function perform(kind, args) {
+  await ensureSession();
+  const line = document.createElement("li");
+  try {
+    line.textContent = await ACTIONS[kind](args);
+    $("log").appendChild(line);
+    return true;
+  } catch (err) {
+    line.textContent = `${kind} failed: ${err.message}`;
+    line.className = "failed";
+    $("log").appendChild(line);
+    showError(err);
+    return false;
+  } finally {
+    await refresh();
+    // a counter a test (or a curious person) can watch: one more per finished action
+    document.body.dataset.actions = String(Number(document.body.dataset.actions || 0) + 1);
+  }
+}
+
+// -- reading the session back --------------------------------------------------------------------
+function flatten(value) {
+  return Array.isArray(value) ? value.flatMap(flatten) : [value];
+}
+
+function formatNumber(v) {
+  if (typeof v === "string") return v === "Infinity" ? "inf" : v === "-Infinity" ? "-inf" : v.toLowerCase();
+  if (typeof v === "boolean") return v ? "True" : "False";
+  if (Number.isInteger(v) && Math.abs(v) < 1e6) return String(v);
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-4 || a >= 1e6) ? v.toExponential(4) : String(Number(v.toFixed(4)));
+}
+
+function formatValue(value) {
+  if (value === null || value === undefined) return "None";
+  if (!Array.isArray(value)) return formatNumber(value);
+  return "[" + value.map(formatValue).join(", ") + "]";
+}
+
+function cell(row, text, attrs = {}) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  for (const [k, v] of Object.entries(attrs)) td.setAttribute(k, v);
+  row.appendChild(td);
+  return td;
+}
+
+async function refresh() {
+  if (!state.session) return;
+  let info;
+  try {
+    info = await api("GET", sessionPath());
+  } catch (err) {
+    showError(err);
+    return;
+  }
+  const body = $("tensors").querySelector("tbody");
+  body.replaceChildren();
+  const tensors = info.tensors || [];
+  $("empty").hidden = tensors.length > 0;
+  for (const meta of tensors) {
+    let full = meta;
+    try {
+      full = await api("GET", sessionPath(`/tensors/${encodeURIComponent(meta.name)}`));
+    } catch (_) { /* unbound meanwhile: keep the metadata */ }
+    const row = document.createElement("tr");
+    row.dataset.tensor = meta.name;
+    cell(row, meta.name);
+    const data = full.data ? full.data.data : null;
+    cell(row, formatValue(data), { class: "num", "data-field": "value", "data-values": JSON.stringify(data) });
+    cell(row, meta.grad_fn || "None", { "data-field": "grad_fn", class: meta.grad_fn ? "" : "none" });
+    const grad = full.grad ? full.grad.data : null;
+    cell(row, formatValue(grad), { class: "num" + (grad === null ? " none" : ""), "data-field": "grad", "data-values": JSON.stringify(grad) });
+    cell(row, JSON.stringify(meta.shape));
+    cell(row, meta.dtype);
+    cell(row, String(meta.requires_grad));
+    cell(row, String(meta.is_leaf));
+    cell(row, String(meta.version), { "data-field": "version" });
+    body.appendChild(row);
+  }
+  await drawGraph();
+}
+
+async function drawGraph() {
+  const headers = {};
+  const key = $("api-key").value.trim();
+  if (key) headers["Authorization"] = "Bearer " + key;
+  const response = await fetch(sessionPath("/graph.svg"), { headers });
+  const box = $("graph");
+  if (!response.ok) {
+    box.textContent = "(no graph)";
+    return;
+  }
+  const svg = new DOMParser().parseFromString(await response.text(), "image/svg+xml").documentElement;
+  box.replaceChildren(document.importNode(svg, true));
+}
+
+// -- errors as cards -----------------------------------------------------------------------------
+function showError(err) {
+  const p = err instanceof ProblemError ? err.problem : { title: "Request failed", detail: String(err) };
+  const card = document.createElement("div");
+  card.className = "error";
+  card.dataset.code = p.code || "";
+  const h = document.createElement("h3");
+  h.textContent = `${p.title || "Error"}${p.status ? " · " + p.status : ""}`;
+  const code = document.createElement("code");
+  code.textContent = p.code || "error";
+  h.append(" ", code);
+  const detail = document.createElement("p");
+  detail.className = "detail";
+  detail.textContent = p.detail || "";
+  card.append(h, detail);
+  if (p.hint) {
+    const hint = document.createElement("p");
+    hint.className = "hint";
+    hint.textContent = "Hint: " + p.hint;
+    card.append(hint);
+  }
+  const errors = $("errors");
+  errors.prepend(card);
+  while (errors.children.length > 3) errors.lastChild.remove();
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+// -- wiring --------------------------------------------------------------------------------------
+function formValues(form) {
+  const out = {};
+  for (const el of form.elements) {
+    if (!el.name) continue;
+    out[el.name] = el.type === "checkbox" ? el.checked : el.value.trim();
+  }
+  return out;
+}
+
+function on(id, handler) {
+  $(id).addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await handler(formValues(event.target));
+    } catch (err) {
+      showError(err);
+    }
+  });
+}
+
+on("leaf-form", (v) => perform("leaf", {
+  name: v.name, data: parseJSON(v.values, "values"), dtype: v.dtype, requires_grad: v.requires_grad,
+}));
+on("step-form", (v) => perform("step", Object.assign({ out: v.out, expr: v.expr },
+  v.assign ? { assign: true } : {}, v.no_grad ? { no_grad: true } : {})));
+on("backward-form", (v) => {
+  const body = { tensors: names(v.tensors), retain_graph: v.retain_graph, create_graph: v.create_graph };
+  if (v.grad_tensors) body.grad_tensors = parseJSON(v.grad_tensors, "grad_tensors");
+  if (v.inputs) body.inputs = names(v.inputs);
+  return perform("backward", body);
+});
+on("grad-form", (v) => {
+  const body = { outputs: names(v.outputs), inputs: names(v.inputs), retain_graph: v.retain_graph,
+    create_graph: v.create_graph, allow_unused: v.allow_unused };
+  if (v.grad_outputs) body.grad_outputs = parseJSON(v.grad_outputs, "grad_outputs");
+  if (v.out) body.out = names(v.out);
+  return perform("grad", body);
+});
+on("zero-form", (v) => {
+  const body = { set_to_none: v.set_to_none };
+  if (v.tensors) body.tensors = names(v.tensors);
+  return perform("zero_grad", body);
+});
+
+async function runPreset(key) {
+  const preset = PRESETS[key];
+  setStatus(`running: ${preset.title}`);
+  for (const action of preset.actions) {
+    const [kind, args] = Object.entries(action)[0];
+    await perform(kind, args);
+  }
+  setStatus(`done: ${preset.title}`);
+}
+
+async function startOver() {
+  if (state.session) {
+    try { await api("DELETE", sessionPath()); } catch (err) { showError(err); }
+  }
+  state.session = null;
+  $("log").replaceChildren();
+  $("errors").replaceChildren();
+  $("tensors").querySelector("tbody").replaceChildren();
+  $("graph").replaceChildren();
+  $("empty").hidden = false;
+  await attach();
+}
+
+function init() {
+  const select = $("preset");
+  for (const [key, preset] of Object.entries(PRESETS)) {
+    const option = document.createElement("option");
+    option.value = key;
+    option.textContent = preset.title;
+    select.appendChild(option);
+  }
+  const saved = localStorage.getItem("gradserve.session");
+  if (saved) $("session-name").value = saved;
+  $("attach").addEventListener("click", () => attach().then(refresh).catch(showError));
+  $("run-preset").addEventListener("click", () => startOver().then(() => runPreset(select.value)).catch(showError));
+  $("reset").addEventListener("click", () => startOver().catch(showError));
+  document.body.dataset.ready = "true";
+}
+
+init();

@@ -1,0 +1,164 @@
+"""The playground (/ui/) in headless Chromium: presets of the seed tutorials run
+through the page, and the numbers read off the page equal PyTorch's.
+
+Each test drives the page as a person would (a preset menu and a button, or the
+forms), waits for the page to finish, then reads the tensors table. Screenshots go
+to artifacts/browser/. The page must log no console errors, apart from the one
+failed request a test provokes on purpose (the second backward's 409).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+from browser_support import screenshot
+
+pytestmark = pytest.mark.integration
+
+
+def _wait(driver: Any, condition: Any, timeout: float = 30) -> Any:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
+
+
+def _actions(driver: Any) -> int:
+    return int(driver.find_element("tag name", "body").get_attribute("data-actions") or 0)
+
+
+def _open(driver: Any, server: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    driver.get(server + "/ui/")
+    _wait(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+    name = f"pg-{uuid.uuid4().hex[:10]}"
+    box = driver.find_element(By.ID, "session-name")
+    box.clear()
+    box.send_keys(name)
+    driver.get_log("browser")  # start the console log afresh
+    return name
+
+
+def _run_preset(driver: Any, key: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(By.ID, "preset")).select_by_value(key)
+    driver.find_element(By.ID, "run-preset").click()
+    _wait(driver, lambda d: d.find_element(By.ID, "status").text.startswith("done:"))
+
+
+def _field(driver: Any, tensor: str, field: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    cell = driver.find_element(
+        By.CSS_SELECTOR, f'tr[data-tensor="{tensor}"] td[data-field="{field}"]'
+    )
+    values = cell.get_attribute("data-values")
+    return json.loads(values) if values is not None else cell.text
+
+
+def _console_errors(driver: Any, allowed: tuple[str, ...] = ()) -> list[str]:
+    return [
+        e["message"]
+        for e in driver.get_log("browser")
+        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allowed)
+    ]
+
+
+def test_abc_preset_matches_torch(browser: Any, server: str, torch: Any) -> None:
+    _open(browser, server)
+    _run_preset(browser, "abc")
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    c = torch.tensor([6.0, 7.0, 8.0], requires_grad=True)
+    y = 3 * a + 2 * b * b + torch.log(c)
+    y.backward(torch.tensor([0.1, 1.0, 0.0001]), retain_graph=True)
+    for name, leaf in (("a", a), ("b", b), ("c", c)):
+        np.testing.assert_allclose(_field(browser, name, "grad"), leaf.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(_field(browser, "y", "value"), y.detach().numpy(), rtol=1e-6)
+    assert _field(browser, "y", "grad_fn") == type(y.grad_fn).__name__ == "AddBackward0"
+    assert browser.find_element("css selector", "#graph svg") is not None
+    screenshot(browser, "playground-abc.png")
+    assert _console_errors(browser) == []
+
+
+def test_retained_backward_preset_matches_torch(browser: Any, server: str, torch: Any) -> None:
+    _open(browser, server)
+    _run_preset(browser, "retained")
+    x = torch.tensor([[-0.7207]], requires_grad=True)
+    z = (2 * x) ** 3
+    z.backward(retain_graph=True)
+    x.grad.zero_()
+    z.backward(torch.tensor([[0.1]]), retain_graph=True)
+    z.backward(torch.tensor([[0.5]]), retain_graph=True)
+    np.testing.assert_allclose(_field(browser, "x", "grad"), x.grad.numpy(), rtol=1e-5)
+    assert _field(browser, "z", "grad_fn") == "PowBackward0"
+    screenshot(browser, "playground-retained.png")
+    assert _console_errors(browser) == []
+
+
+def test_doubling_loop_and_double_backward_presets(browser: Any, server: str, torch: Any) -> None:
+    _open(browser, server)
+    _run_preset(browser, "doubling")
+    x = torch.tensor([0.5, -1.0, 0.25], requires_grad=True)
+    y = x * 2
+    while y.data.norm() < 1000:
+        y = y * 2
+    y.backward(torch.tensor([0.1, 1.0, 0.0001]))
+    np.testing.assert_allclose(_field(browser, "x", "grad"), x.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(_field(browser, "y", "value"), y.detach().numpy(), rtol=1e-6)
+    _open(browser, server)
+    _run_preset(browser, "double")
+    np.testing.assert_allclose(_field(browser, "gx", "value"), [3.0, 12.0, 27.0])
+    np.testing.assert_allclose(_field(browser, "ggx", "value"), [6.0, 12.0, 18.0])
+    screenshot(browser, "playground-double.png")
+    assert _console_errors(browser) == []
+
+
+def test_forms_and_an_error_card(browser: Any, server: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, server)
+
+    def fill(form: str, **values: str) -> None:
+        el = browser.find_element(By.ID, form)
+        for name, value in values.items():
+            box = el.find_element(By.NAME, name)
+            box.clear()
+            box.send_keys(value)
+        done = _actions(browser) + 1
+        el.find_element(By.TAG_NAME, "button").click()
+        _wait(browser, lambda d: _actions(d) >= done)
+
+    fill("leaf-form", name="w", values="[1.0, 2.0, 3.0]")
+    fill("step-form", out="loss", expr="(w ** 2).sum()")
+    fill("backward-form", tensors="loss", grad_tensors="")
+    assert _field(browser, "w", "grad") == [2.0, 4.0, 6.0]
+    fill("backward-form", tensors="loss", grad_tensors="")  # the graph was freed
+    card = _wait(
+        browser, lambda d: d.find_element(By.CSS_SELECTOR, '.error[data-code="graph_freed"]')
+    )
+    assert "backward through the graph a second time" in card.text
+    assert "retain_graph" in card.find_element(By.CLASS_NAME, "hint").text
+    assert _field(browser, "w", "grad") == [2.0, 4.0, 6.0]  # a failed backward changes nothing
+    screenshot(browser, "playground-error.png")
+    assert _console_errors(browser, allowed=("status of 409",)) == []
+
+
+def test_playground_assets_are_local(server: str) -> None:
+    import httpx
+
+    page = httpx.get(server + "/ui/").text
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    for asset in ("playground.js", "playground.css"):
+        r = httpx.get(f"{server}/ui/assets/{asset}")
+        assert r.status_code == 200 and "https://" not in r.text
+    r = httpx.get(f"{server}/ui/assets/../app.py")
+    assert r.status_code == 404

@@ -1,0 +1,338 @@
+"""Random autograd programs, as plain JSON-able instruction lists.
+
+A program is what a PyTorch user writes in a notebook: leaves, ops, views,
+in-place writes (on non-leaves, or on leaves under ``no_grad``), ``retain_grad``,
+hooks, ``detach``, then ``backward`` / ``autograd.grad`` calls with random
+``grad_tensors``, ``retain_graph``, ``inputs=`` and ``create_graph``, and grads
+zeroed in between. The generator tracks shapes so most programs are valid; the
+invalid ones are kept on purpose (their errors are compared too).
+
+Instructions are dicts so a failing program prints as a test case to paste.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+ALL_FEATURES = frozenset(
+    {
+        "views",
+        "inplace",
+        "inplace_views",
+        "hooks",
+        "create_graph",
+        "grad",
+        "nan",
+        "no_grad",
+        "inputs",
+        "retain_grad",
+    }
+)
+
+UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
+BINARY = ["+", "-", "*", "/"]
+REDUCTIONS = ["sum", "mean", "amax", "prod"]
+INPLACE = ["add_", "mul_", "sub_", "div_", "exp_", "tanh_", "sigmoid_", "relu_", "neg_", "clamp_"]
+
+
+@dataclass
+class Var:
+    shape: tuple[int, ...]
+    dtype: str
+    requires_grad: bool
+    leaf: bool
+    view: bool = False
+
+
+@dataclass
+class Builder:
+    rng: random.Random
+    features: frozenset[str]
+    vars: dict[str, Var] = field(default_factory=dict)
+    prog: list[dict[str, Any]] = field(default_factory=list)
+    counter: int = 0
+
+    def name(self) -> str:
+        self.counter += 1
+        return f"t{self.counter}"
+
+    def pick(self, pred: Any = None) -> str | None:
+        names = [n for n, v in self.vars.items() if pred is None or pred(v)]
+        return self.rng.choice(names) if names else None
+
+    def values(self, shape: tuple[int, ...]) -> list[Any]:
+        n = 1
+        for d in shape:
+            n *= d
+        out: list[Any] = [round(self.rng.uniform(-2, 2), 3) for _ in range(n)]
+        if "nan" in self.features and n and self.rng.random() < 0.15:
+            out[self.rng.randrange(n)] = self.rng.choice(["NaN", "Infinity", "-Infinity", 0.0])
+        return out
+
+    def shape(self) -> tuple[int, ...]:
+        return self.rng.choice([(), (3,), (2, 3), (3, 2), (2, 1, 3), (4,), (1,)])
+
+    # -- instructions ---------------------------------------------------------------------
+    def leaf(self) -> None:
+        shape = self.shape()
+        dtype = self.rng.choice(["float32", "float32", "float64"])
+        rg = self.rng.random() < 0.8
+        out = self.name()
+        self.prog.append(
+            {
+                "kind": "leaf",
+                "out": out,
+                "shape": list(shape),
+                "dtype": dtype,
+                "requires_grad": rg,
+                "values": self.values(shape),
+            }
+        )
+        self.vars[out] = Var(shape, dtype, rg, True)
+
+    def bind(self, out: str, shape: tuple[int, ...], dtype: str, rg: bool, view: bool) -> None:
+        self.vars[out] = Var(shape, dtype, rg, not rg, view)
+
+    def unary(self) -> None:
+        src = self.pick()
+        if src is None:
+            return
+        v = self.vars[src]
+        fn = self.rng.choice(UNARY)
+        out = self.name()
+        step = {"kind": "call", "out": out, "fn": fn, "args": [src], "kwargs": {}}
+        if "no_grad" in self.features and self.rng.random() < 0.1:
+            step["no_grad"] = True
+        self.prog.append(step)
+        self.bind(out, v.shape, v.dtype, v.requires_grad and not step.get("no_grad"), False)
+
+    def binary(self) -> None:
+        a = self.pick()
+        if a is None:
+            return
+        va = self.vars[a]
+        if self.rng.random() < 0.3:
+            b: Any = round(self.rng.uniform(-3, 3), 2)
+            shape, dtype, rg = va.shape, va.dtype, va.requires_grad
+        else:
+            b = self.pick(lambda v: _broadcastable(v.shape, va.shape) or self.rng.random() < 0.05)
+            if b is None:
+                return
+            vb = self.vars[b]
+            shape = _broadcast(va.shape, vb.shape) or va.shape
+            dtype = "float64" if "float64" in (va.dtype, vb.dtype) else "float32"
+            rg = va.requires_grad or vb.requires_grad
+        out = self.name()
+        op = self.rng.choice(BINARY)
+        self.prog.append({"kind": "binop", "out": out, "op": op, "a": a, "b": b})
+        self.bind(out, shape, dtype, rg, False)
+
+    def reduction(self) -> None:
+        src = self.pick()
+        if src is None:
+            return
+        v = self.vars[src]
+        fn = self.rng.choice(REDUCTIONS)
+        kwargs: dict[str, Any] = {}
+        shape: tuple[int, ...] = ()
+        if v.shape and self.rng.random() < 0.6:
+            dim = self.rng.randrange(-len(v.shape), len(v.shape))
+            keep = self.rng.random() < 0.4
+            kwargs = {"dim": dim, "keepdim": keep}
+            d = dim % len(v.shape)
+            shape = tuple(1 if i == d else s for i, s in enumerate(v.shape) if keep or i != d)
+        out = self.name()
+        self.prog.append({"kind": "call", "out": out, "fn": fn, "args": [src], "kwargs": kwargs})
+        self.bind(out, shape, v.dtype, v.requires_grad, False)
+
+    def matmul(self) -> None:
+        a = self.pick(lambda v: len(v.shape) == 2)
+        if a is None:
+            return
+        va = self.vars[a]
+        b = self.pick(lambda v: len(v.shape) == 2 and v.shape[0] == va.shape[1])
+        if b is None:
+            return
+        vb = self.vars[b]
+        out = self.name()
+        self.prog.append({"kind": "binop", "out": out, "op": "@", "a": a, "b": b})
+        dtype = "float64" if "float64" in (va.dtype, vb.dtype) else "float32"
+        self.bind(
+            out, (va.shape[0], vb.shape[1]), dtype, va.requires_grad or vb.requires_grad, False
+        )
+
+    def view(self) -> None:
+        src = self.pick(lambda v: len(v.shape) >= 1)
+        if src is None:
+            return
+        v = self.vars[src]
+        out = self.name()
+        choice = self.rng.choice(["slice", "index", "transpose", "unsqueeze", "reshape", "expand"])
+        if choice == "slice":
+            stop = self.rng.randint(1, max(v.shape[0], 1))
+            step = {"kind": "getitem", "out": out, "src": src, "key": [["slice", 0, stop, 1]]}
+            shape = (min(stop, v.shape[0]),) + v.shape[1:]
+        elif choice == "index":
+            i = self.rng.randrange(v.shape[0]) if v.shape[0] else 0
+            step = {"kind": "getitem", "out": out, "src": src, "key": [["int", i]]}
+            shape = v.shape[1:]
+        elif choice == "transpose" and len(v.shape) >= 2:
+            step = {
+                "kind": "call",
+                "out": out,
+                "fn": "transpose",
+                "args": [src, 0, 1],
+                "kwargs": {},
+            }
+            shape = (v.shape[1], v.shape[0]) + v.shape[2:]
+        elif choice == "unsqueeze":
+            step = {"kind": "call", "out": out, "fn": "unsqueeze", "args": [src, 0], "kwargs": {}}
+            shape = (1,) + v.shape
+        elif choice == "expand" and v.shape[0] == 1:
+            new = (3,) + v.shape[1:]
+            step = {"kind": "call", "out": out, "fn": "expand", "args": [src, *new], "kwargs": {}}
+            shape = new
+        else:
+            n = 1
+            for d in v.shape:
+                n *= d
+            step = {"kind": "call", "out": out, "fn": "reshape", "args": [src, -1], "kwargs": {}}
+            shape = (n,)
+        self.prog.append(step)
+        self.bind(out, shape, v.dtype, v.requires_grad, True)
+
+    def inplace(self) -> None:
+        allow_views = "inplace_views" in self.features
+        target = self.pick(lambda v: not v.view or allow_views)
+        if target is None:
+            return
+        v = self.vars[target]
+        fn = self.rng.choice(INPLACE)
+        args: list[Any] = []
+        if fn in ("add_", "mul_", "sub_", "div_"):
+            other = self.pick(lambda w: _broadcast(v.shape, w.shape) == v.shape)
+            args = [other if other is not None and self.rng.random() < 0.5 else 1.5]
+        elif fn == "clamp_":
+            args = [-0.5, 0.5]
+        step: dict[str, Any] = {"kind": "inplace", "target": target, "fn": fn, "args": args}
+        if v.leaf and v.requires_grad or self.rng.random() < 0.15:
+            step["no_grad"] = self.rng.random() < 0.8  # else: the leaf error
+        self.prog.append(step)
+
+    def retain_grad(self) -> None:
+        target = self.pick(lambda v: v.requires_grad and not v.leaf)
+        if target is not None:
+            self.prog.append({"kind": "retain_grad", "target": target})
+
+    def hook(self) -> None:
+        target = self.pick(lambda v: v.requires_grad)
+        if target is not None:
+            scale = self.rng.choice([2.0, -1.0, 0.5])
+            self.prog.append({"kind": "hook", "target": target, "scale": scale})
+
+    def detach(self) -> None:
+        src = self.pick()
+        if src is not None:
+            out = self.name()
+            v = self.vars[src]
+            self.prog.append(
+                {"kind": "call", "out": out, "fn": "detach", "args": [src], "kwargs": {}}
+            )
+            self.bind(out, v.shape, v.dtype, False, True)
+            self.vars[out].leaf = True
+
+    def backward(self) -> None:
+        root = self.pick(lambda v: v.requires_grad)
+        if root is None:
+            return
+        v = self.vars[root]
+        n = 1
+        for d in v.shape:
+            n *= d
+        gradient = None if n == 1 and self.rng.random() < 0.7 else self.values(v.shape)
+        step: dict[str, Any] = {
+            "kind": "backward",
+            "root": root,
+            "gradient": gradient,
+            "retain_graph": self.rng.random() < 0.5,
+        }
+        if "create_graph" in self.features and self.rng.random() < 0.15:
+            step["create_graph"] = True
+        if "inputs" in self.features and self.rng.random() < 0.2:
+            leaves = [k for k, w in self.vars.items() if w.requires_grad and w.leaf]
+            if leaves:
+                step["inputs"] = self.rng.sample(leaves, self.rng.randint(1, len(leaves)))
+        self.prog.append(step)
+
+    def grad(self) -> None:
+        root = self.pick(lambda v: v.requires_grad)
+        leaves = [k for k, w in self.vars.items() if w.requires_grad]
+        if root is None or not leaves:
+            return
+        v = self.vars[root]
+        inputs = self.rng.sample(leaves, self.rng.randint(1, min(3, len(leaves))))
+        step: dict[str, Any] = {
+            "kind": "grad",
+            "outputs": [root],
+            "inputs": inputs,
+            "grad_outputs": [self.values(v.shape)],
+            "retain_graph": self.rng.random() < 0.6,
+            "allow_unused": self.rng.random() < 0.7,
+            "out": [self.name() for _ in inputs],
+        }
+        if "create_graph" in self.features and self.rng.random() < 0.3:
+            step["create_graph"] = True
+        self.prog.append(step)
+        for name, src in zip(step["out"], inputs):
+            w = self.vars[src]
+            self.bind(name, w.shape, w.dtype, bool(step.get("create_graph")), False)
+
+    def zero_grad(self) -> None:
+        target = self.pick(lambda v: v.leaf and v.requires_grad)
+        if target is not None:
+            self.prog.append(
+                {"kind": "zero_grad", "target": target, "set_to_none": self.rng.random() < 0.3}
+            )
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and 1 not in (da, db):
+            return None
+        out.append(max(da, db) if 0 not in (da, db) else 0)
+    return tuple(reversed(out))
+
+
+def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return _broadcast(a, b) is not None
+
+
+def generate(
+    seed: int, features: frozenset[str] = ALL_FEATURES, length: int = 14
+) -> list[dict[str, Any]]:
+    """One random program: a few leaves, then ``length`` weighted random instructions."""
+    b = Builder(random.Random(seed), features)
+    for _ in range(b.rng.randint(1, 3)):
+        b.leaf()
+    moves = [(b.unary, 4), (b.binary, 5), (b.reduction, 2), (b.matmul, 1), (b.backward, 2)]
+    moves += [(b.leaf, 1), (b.detach, 1), (b.zero_grad, 1)]
+    if "retain_grad" in features:
+        moves.append((b.retain_grad, 1))
+    if "views" in features:
+        moves.append((b.view, 3))
+    if "inplace" in features:
+        moves.append((b.inplace, 2))
+    if "hooks" in features:
+        moves.append((b.hook, 1))
+    if "grad" in features:
+        moves.append((b.grad, 1))
+    fns = [f for f, w in moves for _ in range(w)]
+    for _ in range(length):
+        b.rng.choice(fns)()
+    b.backward()
+    return b.prog
