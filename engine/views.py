@@ -211,7 +211,11 @@ def check_inplace(t: Tensor, grad_on: bool) -> None:
             if info.no_grad and base.requires_grad:
                 raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
     data = t.data
-    if 0 in data.strides and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+    if (
+        0 in data.strides
+        and data.size  # an empty tensor has no element to share (numpy may give it 0 strides)
+        and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
+    ):
         raise BadArgumentsError(OVERLAP_MESSAGE)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, IndexOutOfRangeError
 from ..function import Function
-from ..registry import register, sample
+from ..registry import Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim
@@ -199,7 +199,7 @@ def _median_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_median_samples, results=lambda args, kwargs: 1 if _no_dim(args, kwargs) else 2)
+@register(samples=_median_samples, results=Results("given", arg="dim"))
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median; with ``dim``, (values, indices) along it."""
     a = as_tensor(input)

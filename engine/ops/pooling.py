@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ShapeMismatchError
 from ..function import Function
-from ..registry import register, sample
+from ..registry import Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor
@@ -276,17 +276,6 @@ def _max_pool1d_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-def _results_indices(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    """Two results (values, indices) with ``return_indices``, else one."""
-    flag = kwargs.get("return_indices", args[6] if len(args) > 6 else False)
-    return 2 if flag else 1
-
-
-def _results_adaptive(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    flag = kwargs.get("return_indices", args[2] if len(args) > 2 else False)
-    return 2 if flag else 1
-
-
 # -- max pooling ----------------------------------------------------------------------------------
 
 
@@ -294,7 +283,7 @@ def _results_adaptive(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     samples=_max_pool2d_samples,
     method=False,
     torch="nn.functional.max_pool2d",
-    results=_results_indices,
+    results=Results("flag", arg="return_indices"),
 )
 def max_pool2d(
     input: Tensor,
@@ -327,7 +316,7 @@ def _one(value: Any, name: str, op: str) -> int:
     samples=_max_pool1d_samples,
     method=False,
     torch="nn.functional.max_pool1d",
-    results=_results_indices,
+    results=Results("flag", arg="return_indices"),
 )
 def max_pool1d(
     input: Tensor,
@@ -742,7 +731,7 @@ def _adaptive_max_pool2d_samples(rng: np.random.Generator) -> list[Any]:
     samples=_adaptive_max_pool2d_samples,
     method=False,
     torch="nn.functional.adaptive_max_pool2d",
-    results=_results_adaptive,
+    results=Results("flag", arg="return_indices"),
     estimate=lambda args, kwargs: _adaptive_estimate(args, kwargs),
 )
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:

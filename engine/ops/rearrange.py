@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
-from ..registry import Const, register, sample
+from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, normalize_dims, shape_arg
@@ -390,20 +390,13 @@ class UnbindBackward0(Function):
         return stack(list(grads), ctx.dim)
 
 
-def _unbind_results(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    a = args[0]
-    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-    shape = tuple(getattr(a, "shape", ()))
-    return shape[normalize_dim(dim, len(shape))] if shape else 0
-
-
 @register(
     samples=lambda rng: [
         sample(S.rand(rng, 3, 2)),
         sample(S.rand(rng, 3, 2), 1, note="dim 1"),
         sample(S.rand(rng, 2, 3, 2), -2, note="negative dim"),
     ],
-    results=_unbind_results,
+    results=Results("dim_size"),
 )
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dim."""

@@ -19,7 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
-from ..registry import Const, register, sample
+from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
@@ -856,12 +856,6 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(a, d, i)
 
 
-def _nonzero_results(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    if kwargs.get("as_tuple"):
-        return max(len(getattr(args[0], "shape", ())), 1)
-    return 1
-
-
 @register(
     samples=lambda rng: [
         sample(Const(np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]]))),
@@ -870,7 +864,7 @@ def _nonzero_results(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
         sample(Const(np.array(2.0)), note="0-d"),
     ],
     differentiable=False,
-    results=_nonzero_results,
+    results=Results("flag_ndim", arg="as_tuple"),
 )
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """The indices of the non-zero elements: an (n, ndim) int64 tensor, or one vector per dim."""
