@@ -12,7 +12,8 @@ Cases (each forward + backward):
            by hand in numpy, and HIPS autograd;
   sum-sq   ``(x*x).sum()`` on 1e6 float32 elements vs PyTorch, numpy, HIPS;
   cnn      the digits CNN's conv layers (conv2d, relu, max_pool2d twice), batch 64,
-           vs PyTorch.
+           vs PyTorch;
+  block    a transformer block (bench/block.py), forward + backward, vs PyTorch.
 
 Every library runs with one thread (torch.set_num_threads(1); BLAS limited via
 threadpoolctl, or the *_NUM_THREADS variables when it is missing) so the
@@ -439,7 +440,24 @@ def measure(settings: Settings) -> list[Case]:
         )
     )
     cases.append(cnn)
+    cases.append(_block_case(s))
     return cases
+
+
+def _block_case(s: Settings) -> Case:
+    """Transformer block forward + backward (bench/block.py) vs PyTorch, one thread."""
+    from bench import block as tb  # beside this script (a namespace package)
+
+    case = Case("transformer block (8x64x64, 4 heads)", "ms", 1e3, {})
+    gaps = missing_ops(*tb.BLOCK_OPS)
+    if gaps:
+        case.notes.append(f"engine: missing ops {', '.join(gaps)}")
+    makers = {
+        "engine": not gaps and (lambda: tb.engine_block(E)),
+        "torch": torch and (lambda: tb.torch_block(torch)),
+    }
+    case.times.update(best_times(_available(**makers), s))
+    return case
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

@@ -11,6 +11,9 @@ from . import indexing
 from . import loss
 from . import linalg
 from . import creation_ops
+from . import products
+from . import norm
+from . import attention
 from . import random_ops
 from . import rearrange
 from . import cumulative

@@ -1118,7 +1118,8 @@ def _as_float(x: np.ndarray) -> np.ndarray:
 def _all_finite(m: np.ndarray) -> bool:
     """Whether no entry is inf or NaN (an overflowing sum only sends finite input to
     the careful path; this is twice as fast as ``np.isfinite(m).all()``)."""
-    return math.isfinite(m.sum(dtype=np.float64))
+    with np.errstate(invalid="ignore"):  # +inf and -inf in one tensor sum to NaN
+        return math.isfinite(m.sum(dtype=np.float64))
 
 
 def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -1195,6 +1196,15 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     return LogsumexpBackward0.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
 
 
+def _nan_rows_with_posinf(out: np.ndarray, x: np.ndarray, dim: int | None) -> np.ndarray:
+    """softmax and log_softmax subtract the max unchanged (unlike logsumexp): a slice
+    holding +inf is inf - inf, NaN throughout, as in PyTorch."""
+    posinf = np.isposinf(x.max(axis=dim, keepdims=True))
+    if posinf.any():
+        out[np.broadcast_to(posinf, out.shape)] = np.nan
+    return out
+
+
 class SoftmaxBackward0(Function):
     name = "SoftmaxBackward0"
 
@@ -1210,7 +1220,7 @@ class SoftmaxBackward0(Function):
         with np.errstate(invalid="ignore", over="ignore"):
             np.exp(e, out=e)
             e /= e.sum(axis=dim, keepdims=True)
-        return e
+        return _nan_rows_with_posinf(e, a.data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1238,7 +1248,7 @@ class LogSoftmaxBackward0(Function):
             return shifted
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
+        return _nan_rows_with_posinf(shifted, a.data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
