@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.version import __version__
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import TypeAdapter
+
+from engine.version import __version__
 
 from .docs import mount_docs
 from .errors import install_handlers
