@@ -1,0 +1,589 @@
+"""Durable sessions: a session is its journal.
+
+The engine is deterministic, so every request that changes a session appends one
+record (the validated request; a leaf's values as raw bytes) in the critical
+section that applied it, before the answer is sent, and a session missing from
+memory is rebuilt by replaying its records through the executor functions the
+routes call. A checkpoint (leaves, grads, versions and names as JSON plus raw
+bytes, written when no bound tensor holds a graph) bounds the replay. Nothing is
+ever unpickled: records and checkpoints are JSON headers and raw arrays.
+
+With ``GRADSERVE_STORE=memory`` the journal is off: ``Journal.session`` and
+friends fall through to the in-memory ``SessionStore``, and ``record`` returns
+at once (no session is tracked). With a shared store (Redis) a replica serves a
+session while it holds the session's lease; every request renews it and reads
+the journal's last ``seq``, so a replica whose copy is behind catches up before
+it answers, and appends are fenced by ``seq`` (see ``service.store``).
+
+A change the store does not keep is not acknowledged: the request answers 503
+(``store_unavailable`` or ``session_moved``) and the in-memory copy, which holds
+the unkept change, is dropped, to be rebuilt from the store by the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import secrets
+import struct
+import time
+import uuid
+import weakref
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+from fastapi import FastAPI
+from pydantic import BaseModel, TypeAdapter
+
+from engine import Tensor
+
+from . import codec, executor
+from .errors import (
+    SessionCorruptError,
+    SessionExistsError,
+    SessionMovedError,
+    SessionNotFoundError,
+    StoreUnavailableError,
+)
+from .names import check_session_name
+from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, StepIn, ZeroGradIn
+from .sessions import Session, SessionStore, _buffer, iso
+from .settings import Settings
+from .store import Fenced, Meta, Store, StoreError, open_store
+
+log = logging.getLogger("gradserve.journal")
+
+FORMAT = 1  # version of records and checkpoints
+
+# --- records: a JSON header and raw bytes ---------------------------------------------------
+
+
+def pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
+    """``<u32 header length><JSON header><raw bytes>``."""
+    head = orjson.dumps(header)
+    return struct.pack("<I", len(head)) + head + payload
+
+
+def unpack(blob: bytes) -> tuple[dict[str, Any], memoryview]:
+    (n,) = struct.unpack_from("<I", blob)
+    view = memoryview(blob)
+    return orjson.loads(view[4 : 4 + n]), view[4 + n :]
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+
+STEPS = TypeAdapter(list[StepIn])
+LEAF: TypeAdapter[Any] = TypeAdapter(LeafIn)
+
+
+def _encode(kind: str, args: tuple[Any, ...]) -> bytes:
+    """One record: what the route validated, in the form replay feeds back to the executor."""
+    if kind == "put":
+        name, t = args
+        arr = np.ascontiguousarray(t.data)
+        head = {"k": kind, "name": name, "dtype": codec.dtype_name(arr.dtype),
+                "shape": list(arr.shape), "requires_grad": t.requires_grad}  # fmt: skip
+        return pack(head, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes())
+    if kind == "steps":
+        return pack({"k": kind, "steps": [_dump(s) for s in args[0]]})
+    if kind in ("backward", "grad", "zero_grad"):
+        return pack({"k": kind, "body": _dump(args[0])})
+    if kind == "patch":
+        return pack({"k": kind, "name": args[0], "body": _dump(args[1])})
+    if kind in ("del_tensor", "del_grad"):
+        return pack({"k": kind, "name": args[0]})
+    raise ValueError(f"unknown journal record kind {kind!r}")
+
+
+def _replay_put(s: Session, settings: Settings, head: dict[str, Any], raw: memoryview) -> None:
+    body = {"b64": base64.b64encode(raw).decode(), "dtype": head["dtype"],
+            "shape": head["shape"], "requires_grad": head["requires_grad"]}  # fmt: skip
+    executor.put_tensor(s, head["name"], LEAF.validate_python(body), settings)
+
+
+def _replay_del_tensor(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
+    s.lookup(head["name"])
+    del s.tensors[head["name"]]
+
+
+def _replay_del_grad(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
+    t = s.lookup(head["name"])
+    if t.is_leaf or t.retains_grad:
+        t.grad = None
+
+
+Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]
+
+#: kind -> how a record is applied again: the executor function its route calls.
+REPLAY: dict[str, Replay] = {
+    "put": _replay_put,
+    "steps": lambda s, st, h, _: executor.run_steps(s, STEPS.validate_python(h["steps"]), st),
+    "backward": lambda s, st, h, _: executor.run_backward(
+        s, BackwardIn.model_validate(h["body"]), st
+    ),
+    "grad": lambda s, st, h, _: executor.run_grad(s, GradIn.model_validate(h["body"]), st),
+    "zero_grad": lambda s, st, h, _: executor.zero_grad(s, ZeroGradIn.model_validate(h["body"])),
+    "patch": lambda s, st, h, _: executor.patch_tensor(
+        s, h["name"], PatchTensorIn.model_validate(h["body"])
+    ),
+    "del_tensor": _replay_del_tensor,
+    "del_grad": _replay_del_grad,
+}
+
+# --- checkpoints ----------------------------------------------------------------------------
+
+
+def checkpointable(s: Session) -> bool:
+    """True when the bound tensors are plain leaves that share no memory, so their values,
+    grads, flags and versions are the whole state (no graph, view or hook to keep)."""
+    seen: set[int] = set()
+    tensors: dict[int, Tensor] = {id(t): t for t in s.tensors.values()}
+    for t in tensors.values():
+        g = t._grad
+        if t.grad_fn is not None or t._hooks or t._base is not None:
+            return False
+        parts = [t] if g is None else [t, g]
+        if g is not None and (g.grad_fn is not None or g._hooks or id(g) in tensors):
+            return False
+        for p in parts:
+            buf = id(_buffer(p.data))
+            if buf in seen or not p.data.flags.writeable:
+                return False
+            seen.add(buf)
+    return True
+
+
+def _array_head(arr: np.ndarray) -> dict[str, Any]:
+    return {"dtype": codec.dtype_name(arr.dtype), "shape": list(arr.shape), "nbytes": arr.nbytes}
+
+
+def snapshot(s: Session) -> bytes:
+    """The checkpoint of a ``checkpointable`` session."""
+    entries: list[dict[str, Any]] = []
+    index: dict[int, int] = {}
+    chunks: list[bytes] = []
+    for name, t in s.tensors.items():
+        if id(t) in index:
+            entries[index[id(t)]]["names"].append(name)
+            continue
+        index[id(t)] = len(entries)
+        entry = {"names": [name], "data": _array_head(t.data),
+                 "requires_grad": t.requires_grad, "version": t._version, "grad": None}  # fmt: skip
+        chunks.append(np.ascontiguousarray(t.data).tobytes())
+        if (g := t._grad) is not None:
+            entry["grad"] = {**_array_head(g.data), "version": g._version}
+            chunks.append(np.ascontiguousarray(g.data).tobytes())
+        entries.append(entry)
+    order = list(s.tensors)
+    return pack({"v": FORMAT, "work": s.work, "tensors": entries, "order": order}, b"".join(chunks))
+
+
+def _array(head: dict[str, Any], raw: memoryview, at: int) -> tuple[np.ndarray, int]:
+    dtype = codec.dtype_of(head["dtype"])
+    n = int(head["nbytes"])
+    arr = np.frombuffer(raw[at : at + n], dtype=dtype.newbyteorder("<")).astype(dtype)
+    return arr.reshape(head["shape"]), at + n
+
+
+def restore(s: Session, blob: bytes) -> None:
+    """Rebind the checkpoint's tensors in ``s`` (which must be empty)."""
+    head, raw = unpack(blob)
+    if head.get("v") != FORMAT:
+        raise ValueError(f"checkpoint format {head.get('v')!r} is not {FORMAT}")
+    at = 0
+    bound: dict[str, Tensor] = {}
+    for entry in head["tensors"]:
+        arr, at = _array(entry["data"], raw, at)
+        t = Tensor(arr, requires_grad=bool(entry["requires_grad"]))
+        t._vc[0] = int(entry["version"])
+        if (gh := entry["grad"]) is not None:
+            garr, at = _array(gh, raw, at)
+            g = Tensor(garr)
+            g._vc[0] = int(gh["version"])
+            t.grad = g
+        for name in entry["names"]:
+            bound[name] = t
+    s.tensors = {name: bound[name] for name in head["order"]}
+    s.work = int(head["work"])
+    s.bytes_bound = None
+
+
+# --- the journal ----------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Tracked:
+    """What the journal knows of a session held in memory."""
+
+    journal: Journal
+    seq: int = 0  # the last record applied to the in-memory copy
+    since_checkpoint: int = 0  # records since the last checkpoint
+    since_bytes: int = 0  # their bytes
+    next_try: int = 0  # since_checkpoint at which a checkpoint is tried again
+    dead: bool = False  # holds a change the store did not keep: never serve it again
+    touched: float = field(default_factory=time.time)
+
+
+_TRACKED: weakref.WeakKeyDictionary[Session, Tracked] = weakref.WeakKeyDictionary()
+
+
+async def record(session: Session, kind: str, *args: Any) -> None:
+    """Append what a request changed (call under the session's lock, after the change and
+    before the answer). Free for untracked sessions (memory store, stateless calls)."""
+    tracked = _TRACKED.get(session)
+    if tracked is not None:
+        await tracked.journal.append(session, tracked, kind, args)
+
+
+class Journal:
+    """The sessions of one process, kept in ``sessions`` and, unless ``store`` is the memory
+    backend, in ``store`` as journals."""
+
+    def __init__(self, settings: Settings, sessions: SessionStore | Any, store: Store) -> None:
+        self.settings = settings
+        self._sessions = sessions  # a SessionStore, or an app's state holding one as .store
+        self.store = store
+        self.enabled = store.durable
+        self.holder = uuid.uuid4().hex  # this replica, for leases
+        self._opened = False
+        self._loading: dict[tuple[str | None, str], asyncio.Lock] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, sessions: SessionStore | Any) -> Journal:
+        return cls(settings, sessions, open_store(settings.store))
+
+    @property
+    def sessions(self) -> SessionStore:
+        """The in-memory sessions (read from the app's state: tests may replace them)."""
+        s = self._sessions
+        return s if isinstance(s, SessionStore) else s.store
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the store (``StoreError`` if unreachable) and start the sweeper."""
+        await self._ready()
+        if self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep_forever(), name="gradserve-sweep")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+        if self._opened:
+            await self.store.close()
+            self._opened = False
+
+    def install(self, app: FastAPI) -> None:
+        """Open the store when the app starts (a store unreachable at startup stops the
+        process with the reason), sweep in the background, close at shutdown."""
+        inner = app.router.lifespan_context
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app_: Any) -> AsyncIterator[Any]:
+            try:
+                await self.start()
+            except StoreError as exc:
+                log.critical("gradserve cannot start: %s", exc)
+                raise RuntimeError(f"gradserve cannot start: {exc}") from exc
+            try:
+                async with inner(app_) as state:
+                    yield state
+            finally:
+                await self.stop()
+
+        app.router.lifespan_context = lifespan
+
+    async def _ready(self) -> None:
+        if not self._opened:
+            await self.store.open()
+            self._opened = True
+            if self.enabled:
+                log.info("sessions are kept in %s", self.settings.store)
+
+    def _unavailable(self, exc: BaseException) -> StoreUnavailableError:
+        log.error("session store unavailable: %s", exc)
+        return StoreUnavailableError(f"the session store is unavailable: {exc}")
+
+    # -- the routes' calls --------------------------------------------------------------------
+    async def session(self, name: str, owner: str | None) -> Session:
+        """The caller's session, current with the store (rebuilt or caught up if needed)."""
+        if not self.enabled:
+            return self.sessions.get(name, owner)
+        try:
+            await self._ready()
+            return await self._current(name, owner)
+        except StoreError as exc:
+            raise self._unavailable(exc) from exc
+
+    async def _current(self, name: str, owner: str | None) -> Session:
+        s = self.sessions.peek(name, owner)
+        tracked = None if s is None else _TRACKED.get(s)
+        if s is not None and (tracked is None or tracked.dead):
+            self.sessions.forget(s)
+            s = tracked = None
+        if self.store.shared:
+            seq = await self._lease(name, owner)
+            if seq is None:
+                if s is not None:
+                    self.sessions.forget(s)
+                raise _not_found(name)
+            if s is not None and tracked is not None and tracked.seq != seq:
+                async with s.lock:
+                    if not tracked.dead and tracked.seq != seq:
+                        await self._catch_up(s, tracked)
+                if tracked.dead:
+                    s = None
+        if s is None:
+            s = await self._load(name, owner)
+        try:
+            s = self.sessions.get(name, owner)  # touches; evicts if idle past its TTL here
+        except SessionNotFoundError:
+            s = await self._load(name, owner)  # another replica may have used it since
+            s = self.sessions.get(name, owner)
+        tracked = _TRACKED[s]
+        if s.last_used - tracked.touched > min(1.0, s.ttl / 10):
+            tracked.touched = s.last_used
+            await self.store.touch(owner, name, s.last_used)
+        return s
+
+    async def _lease(self, name: str, owner: str | None) -> int | None:
+        """Hold the session's lease, waiting out another replica's (at most the lease time)."""
+        seconds = self.settings.lease_seconds
+        deadline = time.monotonic() + seconds
+        while True:
+            wait, seq = await self.store.lease(owner, name, self.holder, seconds)
+            if wait <= 0:
+                return seq
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.warning("taking over session %r from a replica that held it", name)
+                _, seq = await self.store.lease(owner, name, self.holder, seconds, force=True)
+                return seq
+            await asyncio.sleep(min(wait, left, 0.05))
+
+    async def _load(self, name: str, owner: str | None) -> Session:
+        """Rebuild a session from its checkpoint and records (one load at a time per name)."""
+        key = (owner, name)
+        lock = self._loading.setdefault(key, asyncio.Lock())
+        async with lock:
+            held = self.sessions.peek(name, owner)
+            if held is not None and (t := _TRACKED.get(held)) is not None and not t.dead:
+                return held
+            try:
+                return await self._rebuild(name, owner)
+            finally:
+                self._loading.pop(key, None)
+
+    async def _rebuild(self, name: str, owner: str | None) -> Session:
+        meta = await self.store.meta(owner, name)
+        if meta is None:
+            raise _not_found(name)
+        if meta.expires <= time.time():
+            await self.store.delete(owner, name)
+            raise _not_found(name)
+        started = time.perf_counter()
+        s = Session(name, owner, meta.ttl, meta.created, meta.last_used)
+        tracked = Tracked(self, touched=meta.last_used)
+        ck = await self.store.checkpoint(owner, name)
+        if ck is not None:
+            try:
+                restore(s, ck[1])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise self._corrupt(name, ck[0], exc) from exc
+            tracked.seq = ck[0]
+        await self._catch_up(s, tracked)
+        self.sessions.adopt(s)
+        _TRACKED[s] = tracked
+        log.info(
+            "session %r rebuilt from the store: %d records in %.3f s",
+            name,
+            tracked.seq,
+            time.perf_counter() - started,
+        )
+        return s
+
+    async def _catch_up(self, s: Session, tracked: Tracked) -> None:
+        """Apply the records the in-memory copy lacks."""
+        records = await self.store.records(s.owner, s.name, tracked.seq)
+        if records and records[0][0] != tracked.seq + 1:
+            # a checkpoint passed our copy: start again from it
+            tracked.dead = True
+            return
+        for seq, blob in records:
+            try:
+                head, raw = unpack(blob)
+                REPLAY[head["k"]](s, self.settings, head, raw)
+            except Exception as exc:  # noqa: BLE001 - any failure means the journal is bad
+                tracked.dead = True
+                raise self._corrupt(s.name, seq, exc) from exc
+            tracked.seq = seq
+            tracked.since_checkpoint += 1
+            tracked.since_bytes += len(blob)
+
+    def _corrupt(self, name: str, seq: int, exc: BaseException) -> SessionCorruptError:
+        log.error("session %r: journal record %d cannot be replayed: %r", name, seq, exc)
+        return SessionCorruptError(
+            f"session {name!r} cannot be rebuilt from its journal (record {seq}: "
+            f"{type(exc).__name__})",
+            hint="delete the session and create it again; other sessions are not affected",
+        )
+
+    async def create(self, name: str | None, owner: str | None) -> Session:
+        """A new session, in memory and in the store (409 if either has the name)."""
+        if not self.enabled:
+            return self.sessions.create(name, owner)
+        try:
+            await self._ready()
+            for _ in range(8):
+                candidate = name if name is not None else "s-" + secrets.token_hex(6)
+                check_session_name(candidate)
+                stale = self.sessions.peek(candidate, owner)
+                if stale is not None and await self.store.meta(owner, candidate) is None:
+                    self.sessions.forget(stale)  # deleted through another replica
+                s = self.sessions.create(candidate, owner)
+                meta = Meta(owner, s.name, s.created, s.last_used, s.ttl)
+                try:
+                    created = await self.store.create(meta)
+                except BaseException:
+                    self.sessions.forget(s)
+                    raise
+                if created:
+                    _TRACKED[s] = Tracked(self, touched=s.last_used)
+                    return s
+                self.sessions.forget(s)
+                if name is not None:
+                    break
+        except StoreError as exc:
+            raise self._unavailable(exc) from exc
+        raise SessionExistsError(f"session {name!r} already exists", hint="pick another name")
+
+    async def summaries(self, owner: str | None) -> list[dict[str, Any]]:
+        """``SessionSummaryOut`` of every session of ``owner`` in the store."""
+        if not self.enabled:
+            return [_summary(s) for s in self.sessions.list(owner)]
+        try:
+            await self._ready()
+            metas = await self.store.listing(owner)
+        except StoreError as exc:
+            raise self._unavailable(exc) from exc
+        now = time.time()
+        out = []
+        for m in metas:
+            if m.expires <= now:
+                continue
+            s = self.sessions.peek(m.name, owner)
+            tracked = None if s is None else _TRACKED.get(s)
+            if s is not None and tracked is not None and tracked.seq == m.seq:
+                out.append(_summary(s))
+                continue
+            out.append(
+                {"name": m.name, "created": iso(m.created), "last_used": iso(m.last_used),
+                 "expires": iso(m.expires), "bytes": m.bytes, "tensor_count": m.tensor_count}
+            )  # fmt: skip
+        return out
+
+    async def delete(self, session: Session) -> None:
+        """Drop the session from the store, then from memory (call under its lock)."""
+        if self.enabled:
+            try:
+                await self.store.delete(session.owner, session.name)
+            except StoreError as exc:
+                raise self._unavailable(exc) from exc
+            tracked = _TRACKED.get(session)
+            if tracked is not None:
+                tracked.dead = True
+        self.sessions.forget(session)
+
+    # -- appending ----------------------------------------------------------------------------
+    async def append(self, s: Session, tracked: Tracked, kind: str, args: tuple[Any, ...]) -> None:
+        blob = _encode(kind, args)
+        if tracked.dead:
+            raise SessionMovedError(f"session {s.name!r} was reloaded; the change was not kept")
+        meta = Meta(s.owner, s.name, s.created, s.last_used, s.ttl, tracked.seq + 1,
+                    s.nbytes(), len(s.tensors))  # fmt: skip
+        try:
+            await self.store.append(meta, blob)
+        except Fenced as exc:
+            self._drop(s, tracked)
+            log.warning("session %r: another replica extended its journal; reloading", s.name)
+            raise SessionMovedError(
+                f"session {s.name!r} was changed by another replica; this change was not kept"
+            ) from exc
+        except StoreError as exc:
+            self._drop(s, tracked)
+            raise self._unavailable(exc) from exc
+        tracked.seq += 1
+        tracked.touched = s.last_used
+        tracked.since_checkpoint += 1
+        tracked.since_bytes += len(blob)
+        if tracked.since_checkpoint >= max(self.settings.checkpoint_records, tracked.next_try):
+            await self._checkpoint(s, tracked)
+
+    def _drop(self, s: Session, tracked: Tracked) -> None:
+        tracked.dead = True
+        self.sessions.forget(s)
+
+    async def _checkpoint(self, s: Session, tracked: Tracked) -> None:
+        """Write a checkpoint if the session has no graph; else try again a bit later."""
+        if not checkpointable(s):
+            tracked.next_try = tracked.since_checkpoint + max(
+                1, self.settings.checkpoint_records // 8
+            )
+            return
+        try:
+            await self.store.put_checkpoint(s.owner, s.name, tracked.seq, snapshot(s))
+        except (StoreError, Fenced) as exc:  # the records are kept: only the shortcut is lost
+            log.warning("session %r: checkpoint not written: %s", s.name, exc)
+            return
+        tracked.since_checkpoint = tracked.since_bytes = tracked.next_try = 0
+
+    # -- expiry -------------------------------------------------------------------------------
+    async def sweep(self) -> int:
+        """Drop expired sessions from the store and memory; returns how many."""
+        dropped = self.sessions.sweep()
+        if not self.enabled:
+            return dropped
+        await self._ready()
+        for owner, name in await self.store.expired(time.time()):
+            s = self.sessions.peek(name, owner)
+            if s is not None and (s.lock.locked() or s.expires > time.time()):
+                continue  # in use here: its last_used is newer than the store's
+            if await self.store.delete(owner, name):
+                dropped += 1
+            if s is not None:
+                self.sessions.forget(s)
+        return dropped
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sweep_seconds)
+            try:
+                await self.sweep()
+            except StoreError as exc:
+                log.error("sweep skipped, session store unavailable: %s", exc)
+            except Exception:  # noqa: BLE001 - the sweeper must outlive one bad sweep
+                log.exception("sweep failed")
+
+
+def _not_found(name: str) -> SessionNotFoundError:
+    return SessionNotFoundError(
+        f"no session {name!r}", hint="sessions expire after being idle; create it again"
+    )
+
+
+def _summary(s: Session) -> dict[str, Any]:
+    return {"name": s.name, "created": iso(s.created), "last_used": iso(s.last_used),
+            "expires": iso(s.expires), "bytes": s.nbytes(), "tensor_count": len(s.tensors)}  # fmt: skip
+
+
+__all__ = ["REPLAY", "Journal", "checkpointable", "record", "restore", "snapshot"]

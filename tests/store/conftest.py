@@ -1,0 +1,71 @@
+"""Fixtures for the durable store tests: a real Redis started in a temp dir."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# the in-process client of tests/service
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_redis(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Debian's redis-server on a free 127.0.0.1 port, AOF with fsync on every write."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("CI_REDIS") == "1":
+            pytest.fail("redis-server is missing (make redis-deps installs it)")
+        pytest.skip("redis-server is not installed (make redis-deps; CI_REDIS=1 requires it)")
+    port = free_port()
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp),
+         "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+         "--daemonize", "no", "--protected-mode", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(64).startswith(b"+PONG"):
+                    return proc, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    stop(proc)
+    raise RuntimeError("redis-server did not answer in 20 s")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    proc, url = start_redis(tmp_path)
+    try:
+        yield url
+    finally:
+        stop(proc)
