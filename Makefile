@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout browser-deps clean
+.PHONY: serve test lint typecheck unit openapi bench docker-smoke test-scaleout browser-deps redis-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ browser-deps:
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
 	    chromium chromium-driver fonts-dejavu-core; }
+
+# Debian's redis-server for tests/store (they skip without it unless CI_REDIS=1)
+redis-deps:
+	command -v redis-server >/dev/null || { \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server; }
 
 test-scaleout: $(VENV)/.test-installed
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }

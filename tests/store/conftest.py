@@ -69,3 +69,59 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         stop(proc)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Server:
+    """A real ``gradserve serve`` process on a free port, killed by its PID."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.env = env
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Server:
+        import httpx
+
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1",
+                 "--port", str(self.port)],
+                cwd=ROOT,
+                env={**os.environ, **self.env},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise RuntimeError("server did not become healthy in 30 s")
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown hook runs."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[list[Server]]:
+    """Servers a test starts (appended to the list); all stopped at the end."""
+    started: list[Server] = []
+    yield started
+    for s in started:
+        s.stop()

@@ -45,3 +45,14 @@ def test_rebuilt_session_answers_the_same(
     for i, (got, want) in enumerate(zip(first + second, reference)):
         assert got == want, (i, steps[i])
     assert any(status >= 400 for status, _ in reference)  # the script checks errors too
+
+
+@pytest.mark.parametrize("cut", [4, 17, 33])
+def test_rebuilt_from_redis_answers_the_same(
+    redis_url: str, reference: list[tuple[int, Any]], cut: int
+) -> None:
+    steps = script()
+    first = _run(_app(store=redis_url, checkpoint_records=3), steps[:cut])
+    second = _run(_app(store=redis_url, checkpoint_records=3, lease_seconds=0.1), steps[cut:])
+    for i, (got, want) in enumerate(zip(first + second, reference)):
+        assert got == want, (i, steps[i])
