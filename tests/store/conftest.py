@@ -11,11 +11,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 # the in-process client of tests/service
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
+
+from store_helpers import memory_run, script  # noqa: E402 - needs the path above
 
 
 def free_port() -> int:
@@ -125,3 +128,9 @@ def servers(tmp_path: Path) -> Iterator[list[Server]]:
     yield started
     for s in started:
         s.stop()
+
+
+@pytest.fixture(scope="session")
+def reference() -> list[tuple[int, Any]]:
+    """The scripted session's answers from an uninterrupted in-memory server."""
+    return memory_run(script())

@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+from fastapi import FastAPI
+from svc_helpers import SyncClient
+
+from service.app import create_app
+from service.settings import Settings
+
 Request = tuple[str, str, dict[str, Any] | None]
 
 S = "/v1/sessions/nb"
@@ -72,3 +79,26 @@ def answer(status: int, body: Any) -> tuple[int, Any]:
     if isinstance(body, dict):
         body = {k: v for k, v in body.items() if k not in ("created", "last_used", "expires")}
     return status, body
+
+
+def memory_run(requests: list[Any]) -> list[tuple[int, Any]]:
+    app: FastAPI = create_app(Settings(_env_file=None))  # type: ignore[call-arg]
+    with SyncClient(app) as client:
+        return [ask(client, r) for r in requests]
+
+
+def ask(client: Any, request: Any) -> tuple[int, Any]:
+    method, path, body = request
+    r = client.request(method, path, json=body)
+    return answer(r.status_code, r.json() if r.content else None)
+
+
+def http_run(url: str, requests: list[Any]) -> list[tuple[int, Any]]:
+    with httpx.Client(base_url=url, timeout=30) as client:
+        return [ask(client, r) for r in requests]
+
+
+def same(got: list[Any], want: list[Any], offset: int = 0) -> None:
+    steps = script()
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g == w, (offset + i, steps[offset + i])

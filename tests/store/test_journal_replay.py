@@ -28,11 +28,6 @@ def _run(app: FastAPI, requests: list[Any]) -> list[tuple[int, Any]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def reference() -> list[tuple[int, Any]]:
-    return _run(_app(), script())
-
-
 @pytest.mark.parametrize("every", [1000, 1])
 @pytest.mark.parametrize("cut", [1, 5, 8, 11, 17, 21, 23, 27, 33, 40, 43])
 def test_rebuilt_session_answers_the_same(

@@ -11,42 +11,9 @@ from typing import Any
 import httpx
 import pytest
 from conftest import Server
-from fastapi import FastAPI
-from store_helpers import answer, script
-from svc_helpers import SyncClient
-
-from service.app import create_app
-from service.settings import Settings
+from store_helpers import http_run, memory_run, same, script
 
 pytestmark = pytest.mark.integration
-
-
-def _memory_run(requests: list[Any]) -> list[tuple[int, Any]]:
-    app: FastAPI = create_app(Settings(_env_file=None))  # type: ignore[call-arg]
-    with SyncClient(app) as client:
-        return [_ask(client, r) for r in requests]
-
-
-def _ask(client: Any, request: Any) -> tuple[int, Any]:
-    method, path, body = request
-    r = client.request(method, path, json=body)
-    return answer(r.status_code, r.json() if r.content else None)
-
-
-def _http_run(url: str, requests: list[Any]) -> list[tuple[int, Any]]:
-    with httpx.Client(base_url=url, timeout=30) as client:
-        return [_ask(client, r) for r in requests]
-
-
-@pytest.fixture(scope="module")
-def reference() -> list[tuple[int, Any]]:
-    return _memory_run(script())
-
-
-def _same(got: list[Any], want: list[Any], offset: int = 0) -> None:
-    steps = script()
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g == w, (offset + i, steps[offset + i])
 
 
 @pytest.mark.parametrize("cuts", [(6, 20, 31), (11, 25, 42)])
@@ -60,9 +27,9 @@ def test_sqlite_survives_kill_between_requests(
     for lo, hi in zip(bounds, bounds[1:]):
         server = Server(env, tmp_path / "log").start()
         servers.append(server)
-        got += _http_run(server.url, steps[lo:hi])
+        got += http_run(server.url, steps[lo:hi])
         server.kill()
-    _same(got, reference)
+    same(got, reference)
 
 
 def test_sqlite_kill_while_a_request_runs(tmp_path: Path, servers: list[Server]) -> None:
@@ -85,7 +52,7 @@ def test_sqlite_kill_while_a_request_runs(tmp_path: Path, servers: list[Server])
     ]
     server = Server(env, tmp_path / "log").start()
     servers.append(server)
-    _http_run(server.url, setup)
+    http_run(server.url, setup)
     answered: list[int] = []
 
     def send() -> None:
@@ -102,10 +69,10 @@ def test_sqlite_kill_while_a_request_runs(tmp_path: Path, servers: list[Server])
     thread.join()
     server = Server(env, tmp_path / "log").start()
     servers.append(server)
-    got = _http_run(server.url, after)
+    got = http_run(server.url, after)
     kept = got[0][0] == 200
     if answered:  # answered 201 before the kill: it must be kept
         assert kept
-    want = _memory_run(setup + ([heavy] if kept else []) + after)[-len(after) :]
+    want = memory_run(setup + ([heavy] if kept else []) + after)[-len(after) :]
     assert got == want
     assert got[-1][1]["code"] == "graph_freed"

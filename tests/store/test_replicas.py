@@ -12,8 +12,7 @@ import httpx
 import pytest
 import redis
 from conftest import Server
-from store_helpers import script
-from test_kill import _http_run, _same, reference  # noqa: F401 - the fixture
+from store_helpers import http_run, same, script
 
 pytestmark = pytest.mark.integration
 
@@ -31,12 +30,12 @@ def test_replica_killed_then_restarted(
 ) -> None:
     a, b = _pair(tmp_path, redis_url, servers, lease="0.5")
     steps = script()
-    got = _http_run(a.url, steps[:16])
+    got = http_run(a.url, steps[:16])
     a.kill()  # mid-training, holding the lease
-    got += _http_run(b.url, steps[16:30])
+    got += http_run(b.url, steps[16:30])
     a.start()
-    got += _http_run(a.url, steps[30:])
-    _same(got, reference)
+    got += http_run(a.url, steps[30:])
+    same(got, reference)
 
 
 def test_alternating_replicas_never_read_stale(
@@ -46,15 +45,15 @@ def test_alternating_replicas_never_read_stale(
     steps = script()
     got: list[Any] = []
     for lo in range(0, len(steps), 7):  # the same replica gets A's stale copy back each time
-        got += _http_run((a if lo // 7 % 2 == 0 else b).url, steps[lo : lo + 7])
-    _same(got, reference)
+        got += http_run((a if lo // 7 % 2 == 0 else b).url, steps[lo : lo + 7])
+    same(got, reference)
 
 
 def test_concurrent_requests_on_two_replicas_never_fork(
     tmp_path: Path, redis_url: str, servers: list[Server]
 ) -> None:
     a, b = _pair(tmp_path, redis_url, servers, lease="0.3")
-    _http_run(a.url, [("POST", "/v1/sessions", {"name": "nb"}),
+    http_run(a.url, [("POST", "/v1/sessions", {"name": "nb"}),
                       ("PUT", "/v1/sessions/nb/tensors/x", {"data": [1.0, 2.0], "requires_grad": True})])  # fmt: skip
     statuses: dict[str, int] = {}
 
