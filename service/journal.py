@@ -492,17 +492,32 @@ class Journal:
             )  # fmt: skip
         return out
 
-    async def delete(self, session: Session) -> None:
-        """Drop the session from the store, then from memory (call under its lock)."""
+    async def delete(self, name: str, owner: str | None) -> None:
+        """Drop the session from the store and memory, waiting for its running request;
+        one whose journal cannot be replayed can still be deleted."""
+        name = check_session_name(name)
+        s = self.sessions.get(name, owner) if not self.enabled else self.sessions.peek(name, owner)
+        if s is not None:
+            async with s.lock:
+                await self._delete_held(s, name, owner)
+        else:
+            await self._delete_held(None, name, owner)
+
+    async def _delete_held(self, s: Session | None, name: str, owner: str | None) -> None:
         if self.enabled:
             try:
-                await self.store.delete(session.owner, session.name)
+                await self._ready()
+                found = await self.store.delete(owner, name)
             except StoreError as exc:
                 raise self._unavailable(exc) from exc
-            tracked = _TRACKED.get(session)
-            if tracked is not None:
+            if s is not None and (tracked := _TRACKED.get(s)) is not None:
                 tracked.dead = True
-        self.sessions.forget(session)
+            if not found:
+                if s is not None:
+                    self.sessions.forget(s)
+                raise _not_found(name)
+        if s is not None:
+            self.sessions.forget(s)
 
     # -- appending ----------------------------------------------------------------------------
     async def append(self, s: Session, tracked: Tracked, kind: str, args: tuple[Any, ...]) -> None:

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import Body, Response
 
 from .. import views
-from ..deps import AuthDep, JournalDep, SessionDep
+from ..deps import AuthDep, JournalDep, SessionDep, SessionPath
 from ..http import JSONBody
 from ..schemas import SessionIn, SessionListOut, SessionOut
 from ._base import BODY, SESSION, documented, v1_router
@@ -53,8 +53,7 @@ async def get_session(session: SessionDep) -> Response:
 @router.delete(
     "/{session}", operation_id="deleteSession", status_code=204, responses=documented(*SESSION)
 )
-async def delete_session(session: SessionDep, journal: JournalDep) -> Response:
+async def delete_session(session: SessionPath, owner: AuthDep, journal: JournalDep) -> Response:
     """Drop a session and everything in it."""
-    async with session.lock:
-        await journal.delete(session)
+    await journal.delete(session, owner)  # also one whose journal cannot be replayed
     return Response(status_code=204)

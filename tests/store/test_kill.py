@@ -10,8 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Server
-from store_helpers import http_run, memory_run, same, script
+from store_helpers import Server, http_run, memory_run, same, script
 
 pytestmark = pytest.mark.integration
 

@@ -5,14 +5,14 @@ session on both. Identical answers, no 404, no stale read, no forked journal."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import redis
-from conftest import Server
-from store_helpers import http_run, same, script
+from store_helpers import Server, http_run, same, script
 
 pytestmark = pytest.mark.integration
 
@@ -80,3 +80,30 @@ def test_concurrent_requests_on_two_replicas_never_fork(
         body = httpx.get(f"{server.url}/v1/sessions/nb", timeout=30).json()
         views.append(sorted(t["name"] for t in body["tensors"]))
     assert views[0] == views[1] == views[2] == sorted(["x", *kept])
+
+
+def test_listing_deletion_and_expiry_go_through_the_store(
+    tmp_path: Path, redis_url: str, servers: list[Server]
+) -> None:
+    env = {"GRADSERVE_STORE": redis_url, "GRADSERVE_LEASE_SECONDS": "0.2",
+           "GRADSERVE_SESSION_TTL_SECONDS": "1.5", "GRADSERVE_SWEEP_SECONDS": "0.1"}  # fmt: skip
+    a = Server(env, tmp_path / "a.log").start()
+    b = Server(env, tmp_path / "b.log").start()
+    servers += [a, b]
+    ca, cb = httpx.Client(base_url=a.url, timeout=30), httpx.Client(base_url=b.url, timeout=30)
+    for name in ("s1", "s2"):
+        assert ca.post("/v1/sessions", json={"name": name}).status_code == 201
+        assert ca.put(f"/v1/sessions/{name}/tensors/x", json={"data": [1.0]}).status_code == 201
+    assert cb.post("/v1/sessions", json={"name": "s1"}).json()["code"] == "session_exists"
+    listed = cb.get("/v1/sessions").json()["sessions"]
+    assert [(s["name"], s["tensor_count"]) for s in listed] == [("s1", 1), ("s2", 1)]
+    assert cb.delete("/v1/sessions/s1").status_code == 204
+    assert ca.get("/v1/sessions/s1").status_code == 404  # A held it in memory: not served
+    assert [s["name"] for s in ca.get("/v1/sessions").json()["sessions"]] == ["s2"]
+    assert ca.post("/v1/sessions", json={"name": "s1"}).status_code == 201
+    r = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + 10
+    while r.exists("gs:m:-/s2") and time.monotonic() < deadline:  # swept, without traffic
+        time.sleep(0.05)
+    assert not r.exists("gs:m:-/s2", "gs:r:-/s2")
+    assert cb.get("/v1/sessions/s2").status_code == 404
