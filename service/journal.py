@@ -41,9 +41,11 @@ from fastapi import FastAPI
 from pydantic import BaseModel, TypeAdapter
 
 from engine import Tensor
+from engine.function import Function, Node
 
 from . import codec, executor
 from .errors import (
+    GraphLostError,
     SessionCorruptError,
     SessionExistsError,
     SessionMovedError,
@@ -52,7 +54,7 @@ from .errors import (
 )
 from .names import check_session_name
 from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, StepIn, ZeroGradIn
-from .sessions import Session, SessionStore, _buffer, iso
+from .sessions import Session, SessionStore, _buffer, grad_of, iso
 from .settings import Settings
 from .store import Fenced, Meta, Store, StoreError, open_store
 
@@ -165,7 +167,9 @@ def _array_head(arr: np.ndarray) -> dict[str, Any]:
 
 
 def snapshot(s: Session) -> bytes:
-    """The checkpoint of a ``checkpointable`` session."""
+    """The checkpoint of a ``checkpointable`` session, or, for any other session, the
+    state with its graphs dropped: each non-leaf keeps its value, flags, retained grad and
+    grad_fn name, and the bound leaves its graph reached (see ``GraphLost``)."""
     entries: list[dict[str, Any]] = []
     index: dict[int, int] = {}
     chunks: list[bytes] = []
@@ -177,12 +181,82 @@ def snapshot(s: Session) -> bytes:
         entry = {"names": [name], "data": _array_head(t.data),
                  "requires_grad": t.requires_grad, "version": t._version, "grad": None}  # fmt: skip
         chunks.append(np.ascontiguousarray(t.data).tobytes())
-        if (g := t._grad) is not None:
+        if (g := grad_of(t)) is not None:
             entry["grad"] = {**_array_head(g.data), "version": g._version}
             chunks.append(np.ascontiguousarray(g.data).tobytes())
+        if t.grad_fn is not None:
+            entry["lost"] = {"grad_fn": t.grad_fn.name, "retains_grad": t.retains_grad}
         entries.append(entry)
+    for t_id, i in index.items():
+        if "lost" in entries[i]:
+            t = next(t for t in s.tensors.values() if id(t) == t_id)
+            entries[i]["lost"]["leaves"] = sorted(
+                index[id(leaf)] for leaf in _leaves(t) if id(leaf) in index
+            )
     order = list(s.tensors)
     return pack({"v": FORMAT, "work": s.work, "tensors": entries, "order": order}, b"".join(chunks))
+
+
+def _leaves(t: Tensor) -> list[Tensor]:
+    """The leaf tensors ``t``'s graph reaches (iteratively: graphs may be 100,000 deep)."""
+    seen: set[int] = set()
+    leaves: list[Tensor] = []
+    stack: list[Any] = [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for edge in getattr(node, "next_edges", ()):
+            if edge is None:
+                continue
+            target = edge[0]
+            if isinstance(target, Tensor):
+                leaves.append(target)
+            else:
+                stack.append(target)
+    return leaves
+
+
+class GraphLost(Function):
+    """The grad_fn of a non-leaf whose graph the store could not keep: any backward or
+    grad that needs it answers 409 ``graph_lost`` (before any grad changes)."""
+
+    name = "GraphLost"
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        names = ", ".join(repr(n) for n in getattr(ctx, "lost_names", ()))
+        raise GraphLostError(
+            f"the graph behind {names} was dropped: the session's journal passed "
+            "GRADSERVE_JOURNAL_MAX_BYTES while a graph was held",
+            hint=f"recompute {names} from the leaves (their values and grads are kept), "
+            "then run backward again",
+        )
+
+
+_LOST_FNS: dict[str, type[GraphLost]] = {}
+
+
+def _lost_fn(name: str) -> type[GraphLost]:
+    """A ``GraphLost`` that shows the dropped node's name (``MulBackward0``)."""
+    fn = _LOST_FNS.get(name)
+    if fn is None:
+        fn = _LOST_FNS[name] = type(name, (GraphLost,), {"name": name})
+    return fn
+
+
+def _lost_tensor(
+    arr: np.ndarray, lost: dict[str, Any], names: list[str], leaves: list[Tensor]
+) -> Tensor:
+    node = Node(_lost_fn(str(lost["grad_fn"])))
+    node.next_edges = tuple((leaf, 0) for leaf in leaves)
+    node.out_shape, node.out_dtype = arr.shape, arr.dtype
+    node.lost_names = names  # type: ignore[attr-defined] - Node keeps rare fields in __dict__
+    t = Tensor._make(arr, requires_grad=True, grad_fn=node)
+    if lost.get("retains_grad"):
+        t.retain_grad()
+    return t
 
 
 def _array(head: dict[str, Any], raw: memoryview, at: int) -> tuple[np.ndarray, int]:
@@ -199,15 +273,20 @@ def restore(s: Session, blob: bytes) -> None:
         raise ValueError(f"checkpoint format {head.get('v')!r} is not {FORMAT}")
     at = 0
     bound: dict[str, Tensor] = {}
+    made: list[Tensor] = []
     for entry in head["tensors"]:
         arr, at = _array(entry["data"], raw, at)
-        t = Tensor(arr, requires_grad=bool(entry["requires_grad"]))
+        if (lost := entry.get("lost")) is not None:
+            t = _lost_tensor(arr, lost, entry["names"], [made[i] for i in lost["leaves"]])
+        else:
+            t = Tensor(arr, requires_grad=bool(entry["requires_grad"]))
+        made.append(t)
         t._vc[0] = int(entry["version"])
         if (gh := entry["grad"]) is not None:
             garr, at = _array(gh, raw, at)
             g = Tensor(garr)
             g._vc[0] = int(gh["version"])
-            t.grad = g
+            t._grad = g
         for name in entry["names"]:
             bound[name] = t
     s.tensors = {name: bound[name] for name in head["order"]}
@@ -541,7 +620,10 @@ class Journal:
         tracked.touched = s.last_used
         tracked.since_checkpoint += 1
         tracked.since_bytes += len(blob)
-        if tracked.since_checkpoint >= max(self.settings.checkpoint_records, tracked.next_try):
+        if (
+            tracked.since_checkpoint >= max(self.settings.checkpoint_records, tracked.next_try)
+            or tracked.since_bytes > self.settings.journal_max_bytes
+        ):
             await self._checkpoint(s, tracked)
 
     def _drop(self, s: Session, tracked: Tracked) -> None:
@@ -549,17 +631,27 @@ class Journal:
         self.sessions.forget(s)
 
     async def _checkpoint(self, s: Session, tracked: Tracked) -> None:
-        """Write a checkpoint if the session has no graph; else try again a bit later."""
-        if not checkpointable(s):
-            tracked.next_try = tracked.since_checkpoint + max(
-                1, self.settings.checkpoint_records // 8
-            )
+        """Write a checkpoint if the session has no graph; else try again a bit later, and
+        past ``journal_max_bytes`` drop the graphs (the live copy too, so a restart
+        answers exactly as this process will)."""
+        lossy = not checkpointable(s)
+        if lossy and tracked.since_bytes <= self.settings.journal_max_bytes:
+            step = max(1, self.settings.checkpoint_records // 8)
+            tracked.next_try = tracked.since_checkpoint + step
             return
+        blob = snapshot(s)
         try:
-            await self.store.put_checkpoint(s.owner, s.name, tracked.seq, snapshot(s))
+            await self.store.put_checkpoint(s.owner, s.name, tracked.seq, blob)
         except (StoreError, Fenced) as exc:  # the records are kept: only the shortcut is lost
             log.warning("session %r: checkpoint not written: %s", s.name, exc)
             return
+        if lossy:
+            log.warning(
+                "session %r: journal past %d bytes while holding a graph: graphs dropped",
+                s.name,
+                self.settings.journal_max_bytes,
+            )
+            restore(s, blob)
         tracked.since_checkpoint = tracked.since_bytes = tracked.next_try = 0
 
     # -- expiry -------------------------------------------------------------------------------

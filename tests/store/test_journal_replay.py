@@ -51,3 +51,48 @@ def test_rebuilt_from_redis_answers_the_same(
     second = _run(_app(store=redis_url, checkpoint_records=3, lease_seconds=0.1), steps[cut:])
     for i, (got, want) in enumerate(zip(first + second, reference)):
         assert got == want, (i, steps[i])
+
+
+def test_graph_lost_past_journal_max_bytes(tmp_path: Path) -> None:
+    """Past GRADSERVE_JOURNAL_MAX_BYTES with a graph held, the graphs are dropped at once
+    (leaves, grads, names, versions, grad_fn names kept) and a backward through them answers
+    409 graph_lost; the restarted process answers exactly the same."""
+    s = "/v1/sessions/nb"
+    steps: list[Any] = [
+        ("POST", "/v1/sessions", {"name": "nb"}),
+        ("PUT", f"{s}/tensors/x", {"data": [1.0, 2.0], "requires_grad": True}),
+        ("POST", f"{s}/ops", {"out": "y", "expr": "x * x"}),
+        ("POST", f"{s}/ops", {"out": "z", "expr": "y.sum()"}),
+        ("POST", f"{s}/backward", {"tensors": "z", "retain_graph": True}),
+        *[("POST", f"{s}/ops", {"out": f"pad{i}", "expr": "x + 1"}) for i in range(12)],
+        ("GET", f"{s}/tensors/z", None),
+        ("GET", f"{s}/tensors/x", None),
+        ("POST", f"{s}/backward", {"tensors": "z"}),
+        ("POST", f"{s}/grad", {"outputs": "z", "inputs": "x"}),
+        ("POST", f"{s}/ops", {"out": "w", "expr": "(y * 3).sum()"}),
+        ("POST", f"{s}/backward", {"tensors": "w"}),
+        ("GET", f"{s}/tensors/x", None),
+        ("POST", f"{s}/ops", {"out": "v", "expr": "(x ** 3).sum()"}),
+        ("POST", f"{s}/backward", {"tensors": "v"}),
+        ("GET", f"{s}/tensors/x", None),
+    ]
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    whole = _run(_app(store=url, journal_max_bytes=600), steps)
+    z, x = whole[17], whole[18]
+    assert z == (200, {"name": "z", "shape": [], "dtype": "float32", "requires_grad": True,
+                       "is_leaf": False, "grad_fn": "SumBackward0", "retains_grad": False,
+                       "version": 0, "has_grad": False, "data": {"data": 5.0, "dtype": "float32"},
+                       "grad": None})  # fmt: skip
+    assert x[1]["grad"]["data"] == [2.0, 4.0]
+    for status, body in (whole[19], whole[20], whole[22]):
+        assert (status, body["code"]) == (409, "graph_lost"), body
+        assert "'z'" in body["detail"] or "'y'" in body["detail"]
+        assert body["hint"].startswith("recompute")
+    assert whole[23][1]["grad"]["data"] == [2.0, 4.0]  # the failed backwards changed nothing
+    assert whole[-1][1]["grad"]["data"] == [5.0, 16.0]  # a new graph from the leaves works
+    url2 = f"sqlite:///{tmp_path / 'h.db'}"
+    for cut in (3, 18, 20, 24):
+        got = _run(_app(store=url2, journal_max_bytes=600), steps[:cut])
+        got += _run(_app(store=url2, journal_max_bytes=600), steps[cut:])
+        assert got == whole, cut
+        (tmp_path / "h.db").unlink()
