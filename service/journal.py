@@ -252,7 +252,7 @@ def _lost_tensor(
     node = Node(_lost_fn(str(lost["grad_fn"])))
     node.next_edges = tuple((leaf, 0) for leaf in leaves)
     node.out_shape, node.out_dtype = arr.shape, arr.dtype
-    node.lost_names = names  # type: ignore[attr-defined] - Node keeps rare fields in __dict__
+    node.lost_names = names  # type: ignore[attr-defined]  # Node has a __dict__ for rare fields
     t = Tensor._make(arr, requires_grad=True, grad_fn=node)
     if lost.get("retains_grad"):
         t.retain_grad()
