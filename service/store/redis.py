@@ -75,6 +75,9 @@ return 1
 LEASE = """
 local h = redis.call('GET', KEYS[1])
 local seq = redis.call('HGET', KEYS[2], 'seq')
+if h == ARGV[1] and ARGV[3] ~= '1' and redis.call('PTTL', KEYS[1]) * 2 > tonumber(ARGV[2]) then
+  return {0, seq or -1}  -- held, more than half its time left: no write (no AOF fsync)
+end
 if ARGV[3] == '1' or (not h) or h == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {0, seq or -1}
