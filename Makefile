@@ -56,7 +56,7 @@ redis-deps:
 	command -v redis-server >/dev/null || { \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server; }
 
-test-scaleout: $(VENV)/.test-installed
+test-scaleout: $(VENV)/.test-installed redis-deps
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }
 	$(PY) -m pytest -m scaleout tests/deploy
 
