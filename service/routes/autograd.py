@@ -24,6 +24,7 @@ AUTOGRAD_PROBLEMS = (
     "no_grad_fn",
     "graph_freed",
     "version_mismatch",
+    "graph_lost",
 )
 
 

@@ -8,7 +8,7 @@ from .. import views
 from ..deps import AuthDep, JournalDep, SessionDep, SessionPath
 from ..http import JSONBody
 from ..schemas import SessionIn, SessionListOut, SessionOut
-from ._base import BODY, SESSION, documented, v1_router
+from ._base import BODY, SESSION, STORE, documented, v1_router
 
 router = v1_router("sessions", "/v1/sessions")
 
@@ -18,7 +18,7 @@ router = v1_router("sessions", "/v1/sessions")
     operation_id="createSession",
     status_code=201,
     response_model=SessionOut,
-    responses=documented(*BODY, "invalid_name", "session_exists", limits=(413, 429)),
+    responses=documented(*BODY, "invalid_name", "session_exists", *STORE, limits=(413, 429)),
 )
 async def create_session(
     owner: AuthDep, journal: JournalDep, body: Annotated[SessionIn | None, Body()] = None
@@ -32,7 +32,12 @@ async def create_session(
     )
 
 
-@router.get("", operation_id="listSessions", response_model=SessionListOut, responses=documented())
+@router.get(
+    "",
+    operation_id="listSessions",
+    response_model=SessionListOut,
+    responses=documented("store_unavailable"),
+)
 async def list_sessions(owner: AuthDep, journal: JournalDep) -> Response:
     """List the caller's sessions."""
     return JSONBody({"sessions": await journal.summaries(owner)})
