@@ -462,6 +462,18 @@ class Journal:
             if self.enabled:
                 log.info("sessions are kept in %s", self.settings.store)
 
+    async def reachable(self) -> bool:
+        """Whether the store answers (always, for memory): what /readyz reports."""
+        if not self.enabled:
+            return True
+        try:
+            await self._ready()
+            await self.store.meta(None, "-")
+        except StoreError as exc:
+            log.warning("readiness: session store unavailable: %s", exc)
+            return False
+        return True
+
     def _unavailable(self, exc: BaseException) -> StoreUnavailableError:
         log.error("session store unavailable: %s", exc)
         return StoreUnavailableError(f"the session store is unavailable: {exc}")
@@ -489,6 +501,11 @@ class Journal:
                 if s is not None:
                     self.sessions.forget(s)
                 raise _not_found(name)
+            if s is not None and tracked is not None and tracked.seq > seq:
+                log.error("session %r: the store has fewer records than this replica", name)
+                tracked.dead = True  # the store lost records: serve what it has
+                self.sessions.forget(s)
+                s = tracked = None
             if s is not None and tracked is not None and tracked.seq != seq:
                 async with s.lock:
                     if not tracked.dead and tracked.seq != seq:

@@ -59,6 +59,7 @@ def test_store_lost_while_running(tmp_path: Path, servers: list[Server]) -> None
             r = c.request(method, path)
             assert (r.status_code, r.json()["code"]) == (503, "store_unavailable")
         assert c.get("/healthz").status_code == 200
+        assert c.get("/readyz").status_code == 503
         # the same Redis comes back (its AOF kept every acknowledged write)
         port = url.rsplit(":", 1)[1].split("/")[0]
         rproc = subprocess.Popen(
@@ -73,6 +74,7 @@ def test_store_lost_while_running(tmp_path: Path, servers: list[Server]) -> None
                 break
             time.sleep(0.05)
         assert r.status_code == 200, r.text
+        assert c.get("/readyz").json()["status"] == "ready"
         assert [t["name"] for t in r.json()["tensors"]] == ["x"]  # y was never acknowledged
         r = c.post("/v1/sessions/nb/ops", json={"out": "y", "expr": "x * 3"})
         assert r.status_code == 201
