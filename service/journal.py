@@ -561,16 +561,21 @@ class Journal:
             await self.store.delete(owner, name)
             raise _not_found(name)
         started = time.perf_counter()
-        s = Session(name, owner, meta.ttl, meta.created, meta.last_used)
-        tracked = Tracked(self, touched=meta.last_used)
-        ck = await self.store.checkpoint(owner, name)
-        if ck is not None:
-            try:
-                restore(s, ck[1])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise self._corrupt(name, ck[0], exc) from exc
-            tracked.seq = ck[0]
-        await self._catch_up(s, tracked)
+        for _ in range(3):  # again if another replica checkpointed past what we read
+            s = Session(name, owner, meta.ttl, meta.created, meta.last_used)
+            tracked = Tracked(self, touched=meta.last_used)
+            ck = await self.store.checkpoint(owner, name)
+            if ck is not None:
+                try:
+                    restore(s, ck[1])
+                except Exception as exc:  # noqa: BLE001 - any failure means a bad checkpoint
+                    raise self._corrupt(name, ck[0], exc) from exc
+                tracked.seq = ck[0]
+            await self._catch_up(s, tracked)
+            if not tracked.dead:
+                break
+        else:
+            raise SessionMovedError(f"session {name!r} is changing too fast to be loaded")
         self.sessions.adopt(s)
         _TRACKED[s] = tracked
         log.info(

@@ -77,8 +77,9 @@ class MemoryStore(Store):
         key = session_key(owner, name)
         now = time.monotonic()
         current = self._leases.get(key)
-        if not force and current is not None and current[0] != holder and current[1] > now:
-            return current[1] - now, None
-        self._leases[key] = (holder, now + seconds)
         kept = self._meta.get(key)
-        return 0.0, None if kept is None else kept.seq
+        seq = None if kept is None else kept.seq
+        if not force and current is not None and current[0] != holder and current[1] > now:
+            return current[1] - now, seq
+        self._leases[key] = (holder, now + seconds)
+        return 0.0, seq
