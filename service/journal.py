@@ -26,6 +26,7 @@ import asyncio
 import base64
 import contextlib
 import logging
+import math
 import re
 import secrets
 import struct
@@ -82,6 +83,27 @@ def _dump(model: BaseModel) -> Any:
     return model.model_dump(mode="json", exclude_unset=True, by_alias=True)
 
 
+def _plain(value: Any) -> bool:
+    """JSON-native all the way down (finite floats: orjson writes NaN as null)."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if t is float:
+        return math.isfinite(value)
+    if t is list or t is tuple:
+        return all(_plain(v) for v in value)
+    if t is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
+
+
+def _dump_step(step: Any) -> Any:
+    """``_dump`` of a step; the fields as they are when they hold no model (the common
+    case, a fifth of pydantic's serializing cost)."""
+    fields = {name: getattr(step, name) for name in step.model_fields_set}
+    return fields if _plain(fields) else _dump(step)
+
+
 STEPS = TypeAdapter(list[StepIn])
 LEAF: TypeAdapter[Any] = TypeAdapter(LeafIn)
 
@@ -95,7 +117,7 @@ def _encode(kind: str, args: tuple[Any, ...]) -> bytes:
                 "shape": list(arr.shape), "requires_grad": t.requires_grad}  # fmt: skip
         return pack(head, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes())
     if kind == "steps":
-        return pack({"k": kind, "steps": [_dump(s) for s in args[0]]})
+        return pack({"k": kind, "steps": [_dump_step(s) for s in args[0]]})
     if kind in ("backward", "grad", "zero_grad"):
         return pack({"k": kind, "body": _dump(args[0])})
     if kind == "patch":
@@ -702,8 +724,11 @@ class Journal:
             blob = pack({**head, "pinned": pinned}, raw)
         if tracked.dead:
             raise SessionMovedError(f"session {s.name!r} was reloaded; the change was not kept")
+        # bytes: the steps' upper bound when they kept one (walking every tensor per
+        # request costs), else exact; what GET /v1/sessions shows from the store
+        nbytes = s.bytes_bound if s.bytes_bound is not None else s.nbytes()
         meta = Meta(s.owner, s.name, s.created, s.last_used, s.ttl, tracked.seq + 1,
-                    s.nbytes(), len(s.tensors))  # fmt: skip
+                    nbytes, len(s.tensors))  # fmt: skip
         try:
             await self.store.append(meta, blob)
         except Fenced as exc:
