@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import gc
 import logging
 import math
 import re
@@ -197,8 +198,17 @@ def _unpin_graph(s: Session, name: str, arr: np.ndarray, lost: dict[str, Any]) -
     s.tensors[name] = t
 
 
+_STEPS_SEEN: dict[bytes, list[Any]] = {}  # a training loop's records repeat the same steps
+
+
 def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: memoryview) -> None:
-    executor.run_steps(s, STEPS.validate_python(head["steps"]), settings)
+    key = orjson.dumps(head["steps"])
+    steps = _STEPS_SEEN.get(key)
+    if steps is None:
+        if len(_STEPS_SEEN) >= 1024:
+            _STEPS_SEEN.clear()
+        steps = _STEPS_SEEN[key] = STEPS.validate_python(head["steps"])
+    executor.run_steps(s, steps, settings)
     at = 0
     for entry in head.get("pinned", ()):
         arr, at = _array(entry, raw, at)
@@ -615,16 +625,24 @@ class Journal:
             # a checkpoint passed our copy: start again from it
             tracked.dead = True
             return
-        for seq, blob in records:
-            try:
-                head, raw = unpack(blob)
-                REPLAY[head["k"]](s, self.settings, head, raw)
-            except Exception as exc:  # noqa: BLE001 - any failure means the journal is bad
-                tracked.dead = True
-                raise self._corrupt(s.name, seq, exc) from exc
-            tracked.seq = seq
-            tracked.since_checkpoint += 1
-            tracked.since_bytes += len(blob)
+        # a long journal rebuilds a deep graph: the cyclic collector's passes over it
+        # would cost more than the replay (nothing replayed is garbage until it ends)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for seq, blob in records:
+                try:
+                    head, raw = unpack(blob)
+                    REPLAY[head["k"]](s, self.settings, head, raw)
+                except Exception as exc:  # noqa: BLE001 - any failure means a bad journal
+                    tracked.dead = True
+                    raise self._corrupt(s.name, seq, exc) from exc
+                tracked.seq = seq
+                tracked.since_checkpoint += 1
+                tracked.since_bytes += len(blob)
+        finally:
+            if collecting:
+                gc.enable()
 
     def _corrupt(self, name: str, seq: int, exc: BaseException) -> SessionCorruptError:
         log.error("session %r: journal record %d cannot be replayed: %r", name, seq, exc)
