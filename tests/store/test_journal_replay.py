@@ -130,3 +130,29 @@ def test_unseeded_random_draws_are_kept_not_redrawn(tmp_path: Path) -> None:
         assert [g[0] for g in got] == [w[0] for w in whole], cut
         again = _run(_app(store=url2), steps[7:11])
         assert again == got[7:11], cut
+
+
+def test_owners_are_kept_as_digests(tmp_path: Path) -> None:
+    """The store never holds an API key; after a restart each key still sees only its own
+    sessions (another key's is a 404, also in the listing)."""
+    db = tmp_path / "g.db"
+    keys = "k-alpha-secret,k-beta-secret"
+    app = _app(store=f"sqlite:///{db}", api_keys=keys)
+    alpha = {"Authorization": "Bearer k-alpha-secret"}
+    beta = {"Authorization": "Bearer k-beta-secret"}
+    with SyncClient(app) as c:
+        assert c.post("/v1/sessions", json={"name": "mine"}, headers=alpha).status_code == 201
+        assert (
+            c.put("/v1/sessions/mine/tensors/x", json={"data": [1.0]}, headers=alpha).status_code
+            == 201
+        )
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"k-alpha-secret" not in raw and b"k-beta-secret" not in raw
+    with SyncClient(_app(store=f"sqlite:///{db}", api_keys=keys)) as c:
+        assert c.get("/v1/sessions/mine/tensors/x", headers=alpha).status_code == 200
+        assert c.get("/v1/sessions/mine/tensors/x", headers=beta).status_code == 404
+        assert c.get("/v1/sessions", headers=beta).json()["sessions"] == []
+        assert [s["name"] for s in c.get("/v1/sessions", headers=alpha).json()["sessions"]] == [
+            "mine"
+        ]
+        assert c.delete("/v1/sessions/mine", headers=beta).status_code == 404
