@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout test-package browser-deps clean
+.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout test-package browser-deps redis-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,7 +61,12 @@ browser-deps:
 test-package: $(VENV)/.test-installed
 	$(PY) -m pytest -m package tests/package
 
-test-scaleout: $(VENV)/.test-installed
+# Debian's redis-server for tests/store (they skip without it unless CI_REDIS=1)
+redis-deps:
+	command -v redis-server >/dev/null || { \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server; }
+
+test-scaleout: $(VENV)/.test-installed redis-deps
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }
 	$(PY) -m pytest -m scaleout tests/deploy
 

@@ -14,6 +14,7 @@ from engine.version import __version__
 from .docs import mount_docs
 from .errors import install_handlers
 from .fastlane import FastLane
+from .journal import Journal
 from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
@@ -42,12 +43,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.store = SessionStore(settings)
+    app.state.journal = Journal.from_settings(settings, app.state)
+    app.state.journal.install(app)  # opens the store at startup (GRADSERVE_STORE)
     app.state.metrics = Metrics(lambda: len(app.state.store))
     install_handlers(app)
     mount_docs(app)
     for router in ROUTERS:
         app.include_router(router)
-    if settings.fast_lane:  # innermost middleware: just before the router
+    if settings.fast_lane and not app.state.journal.enabled:  # innermost: before the router
         routes = [route for router in ROUTERS for route in router.routes]
         app.add_middleware(FastLane, state=app.state, routes=routes)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)

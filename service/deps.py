@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from fastapi import Depends, Path, Query, Request
 
 from .errors import UnauthorizedError
+from .journal import Journal
 from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
 from .sessions import Session, SessionStore, owner_of
 from .settings import Settings
@@ -33,6 +34,13 @@ async def get_store(request: Request) -> SessionStore:
 
 
 StoreDep = Annotated[SessionStore, Depends(get_store)]
+
+
+async def get_journal(request: Request) -> Journal:
+    return request.app.state.journal
+
+
+JournalDep = Annotated[Journal, Depends(get_journal)]
 
 
 async def authenticate(request: Request) -> str | None:
@@ -79,8 +87,8 @@ TensorPath = Annotated[
 
 async def get_session(request: Request, session: SessionPath, owner: AuthDep) -> Session:
     """The caller's session named in the path (``invalid_name`` / ``session_not_found``)."""
-    store: SessionStore = request.app.state.store
-    return store.get(check_session_name(session), owner)
+    journal: Journal = request.app.state.journal  # the store, or memory
+    return await journal.session(check_session_name(session), owner)
 
 
 SessionDep = Annotated[Session, Depends(get_session)]

@@ -213,3 +213,17 @@ class SessionStore:
     def delete(self, name: str, owner: str | None) -> None:
         self.get(name, owner)
         del self._sessions[(owner, name)]
+
+    # hooks of the durable journal (service/journal.py): a cache of the store's sessions
+    def peek(self, name: str, owner: str | None) -> Session | None:
+        """The session held in memory, untouched (no TTL check)."""
+        return self._sessions.get((owner, name))
+
+    def adopt(self, session: Session) -> None:
+        """Hold a session rebuilt from the store."""
+        self._sessions[(session.owner, session.name)] = session
+
+    def forget(self, session: Session) -> None:
+        """Stop holding ``session`` (if it is still the one held under its name)."""
+        if self._sessions.get((session.owner, session.name)) is session:
+            del self._sessions[(session.owner, session.name)]

@@ -53,6 +53,26 @@ class Settings(BaseSettings):
         "through FastAPI)",
     )
 
+    store: str = Field(
+        default="memory",
+        description="where sessions live: memory, sqlite:///path or redis://host:port/db",
+    )
+    journal_max_bytes: int = Field(
+        default=256 * 2**20,
+        ge=1,
+        description="journal bytes a session may hold past its last checkpoint; beyond it "
+        "the graphs are dropped (later backward through them: 409 graph_lost)",
+    )
+    checkpoint_records: int = Field(
+        default=1000, ge=1, description="records after which a checkpoint is attempted"
+    )
+    lease_seconds: float = Field(
+        default=5.0, gt=0, le=10, description="how long a replica holds a session (redis)"
+    )
+    sweep_seconds: float = Field(
+        default=30.0, gt=0, description="period of the background sweep of expired sessions"
+    )
+
     @field_validator("api_keys", mode="before")
     @classmethod
     def _split_keys(cls, value: object) -> object:

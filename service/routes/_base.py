@@ -23,5 +23,6 @@ def documented(*codes: str, limits: tuple[int, ...] = ()) -> dict[int | str, dic
 
 
 BODY = ("invalid_json", "unsupported_media_type")
-SESSION = ("invalid_name", "session_not_found")
+STORE = ("store_unavailable", "session_moved")  # with GRADSERVE_STORE set (service/journal.py)
+SESSION = ("invalid_name", "session_not_found", *STORE, "session_corrupt")
 TENSOR = (*SESSION, "tensor_not_found")

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Query, Response
 from starlette.concurrency import run_in_threadpool
 
-from .. import executor, graph, graph_svg, offload, views
+from .. import executor, graph, graph_svg, journal, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep
 from ..http import JSONBody
 from ..names import check_tensor_name
@@ -25,6 +25,7 @@ AUTOGRAD_PROBLEMS = (
     "no_grad_fn",
     "graph_freed",
     "version_mismatch",
+    "graph_lost",
 )
 
 
@@ -42,6 +43,7 @@ async def run_backward(
     async with session.lock:
         weight = offload.graph_weight(session, names)
         grads = await offload.run(settings, weight, executor.run_backward, session, body, settings)
+        await journal.record(session, "backward", body)
         return JSONBody({"grads": {n: views.value(g, out) for n, g in grads.items()}})
 
 
@@ -59,6 +61,7 @@ async def run_grad(
     async with session.lock:
         weight = offload.graph_weight(session, names)
         grads = await offload.run(settings, weight, executor.run_grad, session, body, settings)
+        await journal.record(session, "grad", body)
         return JSONBody({"grads": [views.value(g, out) for g in grads]})
 
 

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Body, Response
 
-from .. import executor, offload, views
+from .. import executor, journal, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, StepIn, TensorListOut, TensorOut
@@ -44,6 +44,7 @@ async def run_op(
     async with session.lock:
         weight = offload.steps_weight(session, [step])
         names = await offload.run(settings, weight, executor.run_steps, session, [step], settings)
+        await journal.record(session, "steps", [step])
         tensors = [views.tensor(n, session.tensors[n], out) for n in names]
     body = tensors[0] if isinstance(step.out, str) else {"tensors": tensors}
     return JSONBody(body, status_code=201)
@@ -65,4 +66,5 @@ async def run_batch(
         names = await offload.run(
             settings, weight, executor.run_steps, session, batch.steps, settings
         )
+        await journal.record(session, "steps", batch.steps)
         return JSONBody({"tensors": [views.tensor(n, session.tensors[n], out) for n in names]})

@@ -6,7 +6,7 @@ from fastapi import Body, Request, Response
 
 from engine import NONLEAF_GRAD_WARNING
 
-from .. import executor, offload, views
+from .. import executor, journal, offload, views
 from ..deps import OutputDep, SessionDep, SettingsDep, TensorNameDep
 from ..http import JSONBody
 from ..schemas import (
@@ -49,6 +49,7 @@ async def put_tensor(
         t, created = await offload.run(
             settings, weight, executor.put_tensor, session, name, leaf, settings
         )
+        await journal.record(session, "put", name, t)
         return JSONBody(views.tensor(name, t, out), status_code=201 if created else 200)
 
 
@@ -75,7 +76,9 @@ async def patch_tensor(
 ) -> Response:
     """`requires_grad_(flag)` and/or `retain_grad()`."""
     async with session.lock:
-        return JSONBody(views.tensor(name, executor.patch_tensor(session, name, body), out))
+        t = executor.patch_tensor(session, name, body)
+        await journal.record(session, "patch", name, body)
+        return JSONBody(views.tensor(name, t, out))
 
 
 @router.delete(
@@ -89,6 +92,7 @@ async def delete_tensor(session: SessionDep, name: TensorNameDep) -> Response:
     async with session.lock:
         session.lookup(name)
         del session.tensors[name]
+        await journal.record(session, "del_tensor", name)
     return Response(status_code=204)
 
 
@@ -120,6 +124,7 @@ async def delete_grad(session: SessionDep, name: TensorNameDep) -> Response:
         t = session.lookup(name)
         if t.is_leaf or t.retains_grad:
             t.grad = None
+        await journal.record(session, "del_grad", name)
     return Response(status_code=204)
 
 
@@ -134,5 +139,7 @@ async def zero_grad(
 ) -> Response:
     """Zero in place (or set to None) the grads of the named tensors, or of every leaf."""
     async with session.lock:
-        done = executor.zero_grad(session, body or ZeroGradIn())
+        body = body or ZeroGradIn()
+        done = executor.zero_grad(session, body)
+        await journal.record(session, "zero_grad", body)
     return JSONBody({"tensors": done})
