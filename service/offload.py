@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from .executor import CREATION_OPS, estimate_elements
+from .limits import CREATION_OPS, estimate_elements
 from .schemas import StepIn
 from .sessions import Session
 from .settings import Settings
