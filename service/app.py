@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, params
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
+from .bodies import Payload
+from .deps import SESSION_CALL_PARAMETERS, session_call
 from .docs import mount_docs
 from .errors import install_handlers
-from .fastlane import FastLane
 from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
@@ -28,10 +31,14 @@ Build a graph in a named session (leaves with `requires_grad`, steps that record
 """
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """A new app with its own session store; ``settings`` overrides the environment."""
+def create_app(
+    settings: Settings | None = None, dependencies: Sequence[params.Depends] = ()
+) -> FastAPI:
+    """A new app with its own session store; ``settings`` overrides the environment;
+    ``dependencies`` run on every route (FastAPI's app-level dependencies)."""
     settings = settings or get_settings()
     app = FastAPI(
+        dependencies=list(dependencies),
         title="gradserve",
         version=VERSION,
         description=DESCRIPTION,
@@ -45,9 +52,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_docs(app)
     for router in ROUTERS:
         app.include_router(router)
-    if settings.fast_lane:  # innermost middleware: just before the router
-        routes = [route for router in ROUTERS for route in router.routes]
-        app.add_middleware(FastLane, state=app.state, routes=routes)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         RequestContextMiddleware, metrics=app.state.metrics, log_requests=settings.access_log
@@ -82,6 +86,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         separate_input_output_schemas=False,  # one TensorData, not -Input and -Output
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for payload in Payload.every:  # bodies read by the routes, not declared to FastAPI
+        components.update(payload.components())
+    _session_call_parameters(schema)
     problem = ProblemOut.model_json_schema(ref_template="#/components/schemas/{model}")
     components.update(problem.pop("$defs", {}))
     components["ProblemOut"] = problem
@@ -92,6 +99,22 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     _refer_to_components(schema)
     _optional_auth(schema)
     return schema
+
+
+def _session_call_parameters(schema: dict[str, Any]) -> None:
+    """The path and query parameters ``session_call`` reads, on every route that uses it."""
+    session, *query = SESSION_CALL_PARAMETERS
+    users = {
+        route.operation_id
+        for router in ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute)
+        and any(d.call is session_call for d in route.dependant.dependencies)
+    }
+    for item in schema["paths"].values():
+        for operation in item.values():
+            if operation.get("operationId") in users:
+                operation["parameters"] = [session, *operation.get("parameters", []), *query]
 
 
 def _optional_auth(schema: dict[str, Any]) -> None:

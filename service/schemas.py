@@ -245,7 +245,7 @@ B64 = Annotated[
 class _Model(BaseModel):
     """A request body: unknown fields are refused; defaults are described, not declared.
 
-    Frozen: the fast lane hands one validated body to every request that repeats it."""
+    Frozen: derived facts of a step (``plain``, ``reads``) are computed once per body."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -586,7 +586,7 @@ class OpStepIn(_StepBase):
         description="Keyword arguments (dim, keepdim, ...); an object with data/b64 is a tensor.",
     )
 
-    # Derived once per body (bodies are frozen, and the fast lane reuses a repeated one).
+    # Derived once per body (bodies are frozen).
     @cached_property
     def plain(self) -> PlainCall | None:
         """The step as a ``PlainCall``, or None when it needs the general path."""

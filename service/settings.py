@@ -46,12 +46,6 @@ class Settings(BaseSettings):
     offload_elements: int = Field(
         default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )
-    fast_lane: bool = Field(
-        default=True,
-        description="answer runOp, runBatch and backward without FastAPI's per-request "
-        "dependency solving (same endpoints, same answers; false routes everything "
-        "through FastAPI)",
-    )
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -1,14 +1,16 @@
 """Running ops on a session: one step, or a batch that is all or nothing."""
 
-from typing import Annotated
-
-from fastapi import Body, Response
+from fastapi import Response
 
 from .. import executor, offload, views
-from ..deps import OutputDep, SessionDep, SettingsDep
+from ..bodies import Payload
+from ..deps import CallDep
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, StepIn, TensorListOut, TensorOut
 from ._base import BODY, TENSOR, documented, v1_router
+
+STEP = Payload[StepIn](StepIn, "StepIn", examples=STEP_EXAMPLES)
+BATCH = Payload[BatchIn](BatchIn, "BatchIn")
 
 router = v1_router("steps", "/v1/sessions/{session}")
 
@@ -30,17 +32,16 @@ STEP_PROBLEMS = (
 @router.post(
     "/ops",
     operation_id="runOp",
+    openapi_extra=STEP.openapi(),
     status_code=201,
     response_model=TensorOut | TensorListOut,
     responses=documented(*STEP_PROBLEMS, limits=(413, 507)),
 )
-async def run_op(
-    session: SessionDep,
-    step: Annotated[StepIn, Body(openapi_examples=STEP_EXAMPLES)],
-    out: OutputDep,
-    settings: SettingsDep,
-) -> Response:
+async def run_op(call: CallDep) -> Response:
     """Run one step and bind its result; returns the tensor (a list for several results)."""
+    step = await STEP.read(call.request)
+    assert step is not None
+    session, out, settings = call.session, call.out, call.settings
     async with session.lock:
         weight = offload.steps_weight(session, [step])
         names = await offload.run(settings, weight, executor.run_steps, session, [step], settings)
@@ -52,13 +53,15 @@ async def run_op(
 @router.post(
     "/batch",
     operation_id="runBatch",
+    openapi_extra=BATCH.openapi(),
     response_model=TensorListOut,
     responses=documented(*STEP_PROBLEMS, limits=(413, 507)),
 )
-async def run_batch(
-    session: SessionDep, batch: BatchIn, out: OutputDep, settings: SettingsDep
-) -> Response:
+async def run_batch(call: CallDep) -> Response:
     """Run steps in order, all or nothing; returns every tensor the batch bound."""
+    batch = await BATCH.read(call.request)
+    assert batch is not None
+    session, out, settings = call.session, call.out, call.settings
     executor.check_steps(len(batch.steps), settings)
     async with session.lock:
         weight = offload.steps_weight(session, batch.steps)

@@ -7,7 +7,7 @@ from fastapi import Body, Request, Response
 from engine import NONLEAF_GRAD_WARNING
 
 from .. import executor, offload, views
-from ..deps import OutputDep, SessionDep, SettingsDep, TensorNameDep
+from ..deps import CallDep, SessionDep, TensorNameDep
 from ..http import JSONBody
 from ..schemas import (
     LEAF_EXAMPLES,
@@ -36,14 +36,13 @@ router = v1_router("tensors", "/v1/sessions/{session}")
     },
 )
 async def put_tensor(
-    session: SessionDep,
+    call: CallDep,
     name: TensorNameDep,
     leaf: Annotated[LeafIn, Body(openapi_examples=LEAF_EXAMPLES)],
-    out: OutputDep,
-    settings: SettingsDep,
     request: Request,
 ) -> Response:
     """Create or rebind a leaf tensor (201 when the name is new, 200 when rebound)."""
+    session, out, settings = call.session, call.out, call.settings
     weight = int(request.headers.get("content-length") or 0) // 4
     async with session.lock:
         t, created = await offload.run(
@@ -58,8 +57,9 @@ async def put_tensor(
     response_model=TensorOut,
     responses=documented(*TENSOR),
 )
-async def get_tensor(session: SessionDep, name: TensorNameDep, out: OutputDep) -> Response:
+async def get_tensor(call: CallDep, name: TensorNameDep) -> Response:
     """The tensor with its metadata, `data` and `grad`."""
+    session, out = call.session, call.out
     async with session.lock:
         return JSONBody(views.tensor(name, session.lookup(name), out))
 
@@ -70,10 +70,9 @@ async def get_tensor(session: SessionDep, name: TensorNameDep, out: OutputDep) -
     response_model=TensorOut,
     responses=documented(*BODY, *TENSOR, "dtype_not_differentiable", "not_leaf", "no_grad_fn"),
 )
-async def patch_tensor(
-    session: SessionDep, name: TensorNameDep, body: PatchTensorIn, out: OutputDep
-) -> Response:
+async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) -> Response:
     """`requires_grad_(flag)` and/or `retain_grad()`."""
+    session, out = call.session, call.out
     async with session.lock:
         return JSONBody(views.tensor(name, executor.patch_tensor(session, name, body), out))
 
@@ -98,8 +97,9 @@ async def delete_tensor(session: SessionDep, name: TensorNameDep) -> Response:
     response_model=GradOut,
     responses=documented(*TENSOR),
 )
-async def get_grad(session: SessionDep, name: TensorNameDep, out: OutputDep) -> Response:
+async def get_grad(call: CallDep, name: TensorNameDep) -> Response:
     """The tensor's `.grad` (null, with PyTorch's warning, for a non-leaf without retain_grad)."""
+    session, out = call.session, call.out
     async with session.lock:
         t = session.lookup(name)
         body: dict[str, object] = {"grad": views.value(grad_of(t), out)}
