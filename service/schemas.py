@@ -697,26 +697,6 @@ LEAF_EXAMPLES: dict[str, Example] = {
 }
 
 
-class BatchIn(_Model):
-    """Steps run in order, all or nothing."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "steps": [
-                        {"out": "y", "expr": "x ** 2"},
-                        {"out": "z", "op": "sum", "args": ["y"]},
-                    ]
-                }
-            ]
-        },
-    )
-
-    steps: list[StepIn]
-
-
 # --- autograd -----------------------------------------------------------------------------------
 
 
@@ -811,6 +791,125 @@ class PatchTensorIn(_Model):
 
     requires_grad: bool | None = None
     retain_grad: Literal[True] | None = None
+
+
+class BackwardStepIn(_Model):
+    """A batch item: `backward`, with the body of `POST /backward`."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"backward": {"tensors": "loss"}}]}
+    )
+
+    backward: BackwardIn
+
+
+class GradStepIn(_Model):
+    """A batch item: `grad`, with the body of `POST /grad`."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"grad": {"outputs": ["y"], "inputs": ["x"], "create_graph": True, "out": ["gx"]}}
+            ]
+        },
+    )
+
+    grad: GradIn
+
+
+class ZeroGradStepIn(_Model):
+    """A batch item: `zero_grad`, with the body of `POST /zero_grad`."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"zero_grad": {"tensors": ["w"]}}]}
+    )
+
+    zero_grad: ZeroGradIn
+
+
+_VERBS = ("backward", "grad", "zero_grad")
+_VERB_ITEMS: dict[type[_Model], str] = {
+    BackwardStepIn: "backward",
+    GradStepIn: "grad",
+    ZeroGradStepIn: "zero_grad",
+}
+
+
+def _item_form(value: Any) -> str | None:
+    """A verb (``backward``, ``grad``, ``zero_grad``) when the item names one, else a step."""
+    if isinstance(value, _Model) and type(value) in _VERB_ITEMS:
+        return _VERB_ITEMS[type(value)]
+    if isinstance(value, dict):
+        verbs = [v for v in _VERBS if v in value]
+        if len(verbs) == 1:
+            return verbs[0]
+        if verbs:
+            return None
+    return _step_form(value)
+
+
+BatchItem = TypeAliasType(
+    "BatchItem",
+    Annotated[
+        Annotated[OpStepIn, Tag("op")]
+        | Annotated[ExprStepIn, Tag("expr")]
+        | Annotated[BackwardStepIn, Tag("backward")]
+        | Annotated[GradStepIn, Tag("grad")]
+        | Annotated[ZeroGradStepIn, Tag("zero_grad")],
+        Discriminator(
+            _item_form,
+            custom_error_type="step_form",
+            custom_error_message="a batch item is a step (exactly one of 'op' or 'expr') or "
+            "one of 'backward', 'grad', 'zero_grad'",
+        ),
+        Field(description="A step, or `backward`/`grad`/`zero_grad` with its route's body."),
+    ],
+)
+
+
+class BatchIn(_Model):
+    """Items (steps and autograd verbs) run in order, all or nothing; `fetch` reads values
+    after the last item."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "steps": [
+                        {"out": "y", "expr": "x ** 2"},
+                        {"out": "z", "op": "sum", "args": ["y"]},
+                    ]
+                },
+                {
+                    "steps": [
+                        {"out": "loss", "expr": "((X @ w - Y) ** 2).mean()"},
+                        {"backward": {"tensors": "loss"}},
+                        {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
+                        {"zero_grad": {"tensors": ["w"]}},
+                    ],
+                    "fetch": ["loss"],
+                },
+            ]
+        },
+    )
+
+    steps: list[BatchItem]
+    fetch: list[FetchKey] = Field(
+        default_factory=list,
+        description='Tensors to return after the last item: "name" or "name.grad".',
+    )
+
+
+class BatchOut(BaseModel):
+    """The tensors the batch bound; with `fetch`, the values read after the last item."""
+
+    tensors: list[TensorOut]
+    values: dict[str, ValueOut | None] = Field(
+        default_factory=dict,
+        description="Only with `fetch`: each fetched value (null for a grad that is None).",
+    )
 
 
 class GradientIn(_Model):

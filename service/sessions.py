@@ -21,10 +21,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
 from engine import Tensor
+from engine.function import Node
 
 from .errors import (
     LimitExceededError,
@@ -118,6 +120,31 @@ class Transaction:
         self.session = session
         self.bindings = dict(session.tensors)
         self._journal: dict[int, tuple[Tensor, np.ndarray, int]] = {}
+        # for autograd verbs in a batch: grads as they were, nodes before backward freed them
+        self._grads: dict[int, tuple[Tensor, Tensor | None, np.ndarray | None, int, bool]] = {}
+        self._nodes: dict[int, tuple[Node, Any, Any, bool, Any]] = {}
+
+    def before_grads(self) -> None:
+        """Record every bound tensor's grad (object, data, version) before a verb writes
+        grads (backward accumulates in place, zero_grad zeroes in place or drops)."""
+        for t in self.bindings.values():
+            if id(t) in self._grads:
+                continue
+            g = t._grad
+            if g is None:
+                self._grads[id(t)] = (t, None, None, 0, False)
+            else:
+                self._grads[id(t)] = (t, g, g.data.copy(), g._vc[0], g.requires_grad)
+
+    def before_backward(self, roots: Iterable[Tensor]) -> None:
+        """Record what a backward from ``roots`` may free: every node it can reach."""
+        stack = [t.grad_fn for t in roots if t.grad_fn is not None]
+        while stack:
+            node = stack.pop()
+            if id(node) in self._nodes:
+                continue
+            self._nodes[id(node)] = (node, node._saved, node._result, node.freed, node.freed_by)
+            stack.extend(e[0] for e in node.next_edges if e is not None and isinstance(e[0], Node))
 
     def before_write(self, t: Tensor) -> None:
         """Record ``t``'s data and version before its first in-place write."""
@@ -127,6 +154,8 @@ class Transaction:
     def commit(self) -> None:
         self.session.tensors = self.bindings
         self._journal.clear()
+        self._grads.clear()
+        self._nodes.clear()
 
     def rollback(self) -> None:
         for t, data, version in self._journal.values():
@@ -136,6 +165,19 @@ class Transaction:
                 t.data = data
             t._vc[0] = version
         self._journal.clear()
+        for t, g, old, version, requires in self._grads.values():
+            t._grad = g
+            if g is not None and old is not None:
+                if g.data.shape == old.shape and g.data.flags.writeable:
+                    np.copyto(g.data, old)
+                else:
+                    g.data = old
+                g._vc[0] = version
+                g.requires_grad_flag = requires
+        self._grads.clear()
+        for node, saved, result, freed, freed_by in self._nodes.values():
+            node._saved, node._result, node.freed, node.freed_by = saved, result, freed, freed_by
+        self._nodes.clear()
 
 
 def owner_of(key: str | None) -> str | None:

@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
 
-from .. import executor, graph, graph_svg, offload, views
+from .. import graph, graph_svg, offload, verbs, views
 from ..bodies import Payload
 from ..deps import CallDep, SessionDep
 from ..http import JSONBody
@@ -46,7 +46,7 @@ async def run_backward(call: CallDep) -> Response:
     names = [body.tensors] if isinstance(body.tensors, str) else body.tensors
     async with session.lock:
         weight = offload.graph_weight(session, names)
-        grads = await offload.run(settings, weight, executor.run_backward, session, body, settings)
+        grads = await offload.run(settings, weight, verbs.run_backward, session, body, settings)
         return JSONBody({"grads": {n: views.value(g, out) for n, g in grads.items()}})
 
 
@@ -65,7 +65,7 @@ async def run_grad(call: CallDep) -> Response:
     names = [body.outputs] if isinstance(body.outputs, str) else body.outputs
     async with session.lock:
         weight = offload.graph_weight(session, names)
-        grads = await offload.run(settings, weight, executor.run_grad, session, body, settings)
+        grads = await offload.run(settings, weight, verbs.run_grad, session, body, settings)
         return JSONBody({"grads": [views.value(g, out) for g in grads]})
 
 

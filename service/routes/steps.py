@@ -1,12 +1,14 @@
 """Running ops on a session: one step, or a batch that is all or nothing."""
 
+from typing import Any
+
 from fastapi import Response
 
-from .. import executor, offload, views
+from .. import offload, programs, quotas, views
 from ..bodies import Payload
 from ..deps import CallDep
 from ..http import JSONBody
-from ..schemas import STEP_EXAMPLES, BatchIn, StepIn, TensorListOut, TensorOut
+from ..schemas import STEP_EXAMPLES, BatchIn, BatchOut, StepIn, TensorListOut, TensorOut
 from ._base import BODY, TENSOR, documented, v1_router
 
 STEP = Payload[StepIn](StepIn, "StepIn", examples=STEP_EXAMPLES)
@@ -27,6 +29,14 @@ STEP_PROBLEMS = (
     "not_leaf",
     "leaf_inplace",
 )
+BATCH_PROBLEMS = (
+    *STEP_PROBLEMS,
+    "not_scalar",
+    "no_grad_fn",
+    "unused_input",
+    "graph_freed",
+    "version_mismatch",
+)
 
 
 @router.post(
@@ -44,7 +54,7 @@ async def run_op(call: CallDep) -> Response:
     session, out, settings = call.session, call.out, call.settings
     async with session.lock:
         weight = offload.steps_weight(session, [step])
-        names = await offload.run(settings, weight, executor.run_steps, session, [step], settings)
+        names = await offload.run(settings, weight, programs.run_steps, session, [step], settings)
         tensors = [views.tensor(n, session.tensors[n], out) for n in names]
     body = tensors[0] if isinstance(step.out, str) else {"tensors": tensors}
     return JSONBody(body, status_code=201)
@@ -54,18 +64,24 @@ async def run_op(call: CallDep) -> Response:
     "/batch",
     operation_id="runBatch",
     openapi_extra=BATCH.openapi(),
-    response_model=TensorListOut,
-    responses=documented(*STEP_PROBLEMS, limits=(413, 507)),
+    response_model=BatchOut,
+    responses=documented(*BATCH_PROBLEMS, limits=(413, 507)),
 )
 async def run_batch(call: CallDep) -> Response:
-    """Run steps in order, all or nothing; returns every tensor the batch bound."""
+    """Run steps and `backward`/`grad`/`zero_grad` items in order, all or nothing; returns
+    the tensors bound and, with `fetch`, the values read after the last item."""
     batch = await BATCH.read(call.request)
     assert batch is not None
     session, out, settings = call.session, call.out, call.settings
-    executor.check_steps(len(batch.steps), settings)
+    quotas.check_steps(len(batch.steps), settings)
     async with session.lock:
         weight = offload.steps_weight(session, batch.steps)
-        names = await offload.run(
-            settings, weight, executor.run_steps, session, batch.steps, settings
+        result = await offload.run(
+            settings, weight, programs.run_program, session, batch.steps, settings, batch.fetch
         )
-        return JSONBody({"tensors": [views.tensor(n, session.tensors[n], out) for n in names]})
+        body: dict[str, Any] = {
+            "tensors": [views.tensor(n, session.tensors[n], out) for n in result.bound]
+        }
+        if result.values is not None:
+            body["values"] = {k: views.value(v, out) for k, v in result.values.items()}
+        return JSONBody(body)

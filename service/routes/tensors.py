@@ -6,7 +6,7 @@ from fastapi import Body, Request, Response
 
 from engine import NONLEAF_GRAD_WARNING
 
-from .. import executor, offload, views
+from .. import offload, verbs, views
 from ..deps import CallDep, SessionDep, TensorNameDep
 from ..http import JSONBody
 from ..schemas import (
@@ -46,7 +46,7 @@ async def put_tensor(
     weight = int(request.headers.get("content-length") or 0) // 4
     async with session.lock:
         t, created = await offload.run(
-            settings, weight, executor.put_tensor, session, name, leaf, settings
+            settings, weight, verbs.put_tensor, session, name, leaf, settings
         )
         return JSONBody(views.tensor(name, t, out), status_code=201 if created else 200)
 
@@ -74,7 +74,7 @@ async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) 
     """`requires_grad_(flag)` and/or `retain_grad()`."""
     session, out = call.session, call.out
     async with session.lock:
-        return JSONBody(views.tensor(name, executor.patch_tensor(session, name, body), out))
+        return JSONBody(views.tensor(name, verbs.patch_tensor(session, name, body), out))
 
 
 @router.delete(
@@ -134,5 +134,5 @@ async def zero_grad(
 ) -> Response:
     """Zero in place (or set to None) the grads of the named tensors, or of every leaf."""
     async with session.lock:
-        done = executor.zero_grad(session, body or ZeroGradIn())
+        done = verbs.zero_grad(session, body or ZeroGradIn())
     return JSONBody({"tensors": done})

@@ -1,15 +1,15 @@
-"""Steps, backward and grad against a session: the layer between routes and engine.
+"""Running one step against a session's bindings: names and values resolved, the op's
+arity and size checked before it allocates, expressions evaluated, results bound.
 
-Everything here is synchronous and runs under the session's lock, on the event
-loop for small work or in a worker thread for large work (``routes`` decides).
-Sizes are checked before the engine allocates (``estimate_elements``), and a
-batch runs inside a ``Transaction`` so a failing step changes nothing.
+Everything here is synchronous and runs under the session's lock (``offload`` decides
+whether on the event loop or in a worker thread); ``programs`` runs steps in order
+inside a ``Transaction``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -19,33 +19,23 @@ import engine
 from engine import OPS, Tensor, no_grad
 from engine.errors import (
     EngineError,
-    GraphFreedError,
-    NoGradFnError,
     ShapeMismatchError,
-    VersionMismatchError,
 )
 
 from . import codec, expr
 from .errors import (
     BadArgumentsError,
-    InvalidNameError,
     LimitExceededError,
     ServiceError,
     UnknownOpError,
 )
 from .limits import _GROWING_OPS, estimate_elements
-from .names import check_tensor_name
 from .schemas import (
-    BackwardIn,
-    GradIn,
-    LeafIn,
-    PatchTensorIn,
     PlainCall,
     StepIn,
     TensorIn,
-    ZeroGradIn,
 )
-from .sessions import Session, Transaction, bindings_bytes, grad_of
+from .sessions import Session, Transaction, grad_of
 from .settings import Settings
 
 log = logging.getLogger("gradserve")
@@ -328,265 +318,3 @@ def _holds_tensor(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(_holds_tensor(v) for v in value)
     return isinstance(value, Tensor)
-
-
-# --- session-level operations ---------------------------------------------------------------
-
-
-def run_steps(session: Session, steps: Sequence[StepIn], settings: Settings) -> list[str]:
-    """Steps in order, all or nothing; returns the names bound, first-bound first."""
-    txn = Transaction(session)
-    ex = Executor(session, settings, txn.bindings)
-    bound: dict[str, None] = {}
-    try:
-        for i, step in enumerate(steps):
-            try:
-                plain = step.plain
-                names = None if plain is None else ex.run_plain(step, plain)
-                if names is None:
-                    names = ex.run_step(step, txn)
-                for name in names:
-                    bound[name] = None
-            except ServiceError as exc:
-                if len(steps) > 1:
-                    exc.extra.setdefault("step", i)
-                raise
-            except EngineError as exc:
-                if len(steps) > 1:
-                    exc.context.setdefault("step", i)
-                raise
-        bytes_bound = _bytes_after_steps(session, settings, txn, bound)
-    except BaseException:
-        txn.rollback()
-        raise
-    txn.commit()
-    session.bytes_bound = bytes_bound
-    session.work += ex.produced
-    return list(bound)
-
-
-def check_steps(count: int, settings: Settings) -> None:
-    """Refuse (413) a batch over ``max_batch_steps`` before running any of it."""
-    if count > settings.max_batch_steps:
-        raise LimitExceededError(
-            f"the batch has {count} steps; the limit is {settings.max_batch_steps}",
-            status=413,
-            hint="split it into several batches",
-        )
-
-
-def _bytes_after_steps(
-    session: Session, settings: Settings, txn: Transaction, bound: Iterable[str]
-) -> int:
-    """An upper bound of the session's bytes after the steps, refusing (507) past the limit.
-
-    Steps only add what they bind (in-place writes keep sizes), so the bound before plus
-    the newly bound tensors, counted whole, bounds the total without walking every tensor
-    of the session; only near the limit is the exact total computed."""
-    before = session.bytes_bound if session.bytes_bound is not None else session.nbytes()
-    upper = before + bindings_bytes(txn.bindings[n] for n in bound)
-    if upper <= settings.max_session_bytes:
-        return upper
-    exact = bindings_bytes(txn.bindings.values())
-    refuse_bytes(session, settings, exact)
-    return exact
-
-
-def check_bytes(session: Session, settings: Settings, tensors: Iterable[Tensor]) -> int:
-    """Refuse (507) bindings that would exceed the session memory limit; returns their bytes."""
-    total = bindings_bytes(tensors)
-    refuse_bytes(session, settings, total)
-    return total
-
-
-def refuse_bytes(session: Session, settings: Settings, total: int) -> None:
-    if total > settings.max_session_bytes:
-        raise LimitExceededError(
-            f"session {session.name!r} would hold {total} bytes; the limit is "
-            f"{settings.max_session_bytes}",
-            status=507,
-            hint="delete tensors or grads you no longer need",
-        )
-
-
-def put_tensor(
-    session: Session, name: str, leaf: LeafIn, settings: Settings
-) -> tuple[Tensor, bool]:
-    """Create or rebind a leaf; returns it and whether the name is new."""
-    arr = codec.decode(leaf, max_elements=settings.max_tensor_elements)
-    t = Tensor(arr, requires_grad=leaf.requires_grad)
-    others = [v for k, v in session.tensors.items() if k != name]
-    total = check_bytes(session, settings, [*others, t])
-    created = name not in session.tensors
-    session.tensors[name] = t
-    session.bytes_bound = total
-    return t, created
-
-
-def _names(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _grad_values(ex: Executor, entries: list[Any] | None, roots: list[Tensor]) -> list[Any] | None:
-    """``grad_tensors``: names, wire values (cast to the output's dtype unless given), null."""
-    if entries is None:
-        return None
-    out: list[Any] = []
-    for i, entry in enumerate(entries):
-        if entry is None:
-            out.append(None)
-        elif isinstance(entry, str):
-            out.append(ex.lookup(entry))
-        else:
-            arr = ex.decode(entry)
-            explicit = isinstance(entry, TensorIn) and entry.dtype is not None
-            if not explicit and i < len(roots):
-                arr = arr.astype(roots[i].dtype, copy=False)
-            out.append(Tensor(arr))
-    return out
-
-
-def _hint(exc: EngineError, session: Session) -> None:
-    """Name the session tensors behind a freed graph or a stale saved tensor."""
-    node = exc.node
-    if node is None:
-        return
-    made = [n for n, t in session.tensors.items() if t.grad_fn is node]
-    where = f"{node.name}" + (f" (which made {', '.join(map(repr, made))})" if made else "")
-    if isinstance(exc, GraphFreedError):
-        by = getattr(node, "freed_by", None)
-        if by:
-            names = ", ".join(repr(n) for n in by)
-            exc.context["hint"] = (
-                f"{where} was freed by the backward on {names}; pass retain_graph=true to that "
-                f"backward on {names} to backward through it again"
-            )
-        else:
-            exc.context["hint"] = f"{where} was freed; pass retain_graph=true to the first backward"
-    elif isinstance(exc, VersionMismatchError):
-        stale = exc.tensor  # the saved tensor that changed, when the engine says which
-        counter = getattr(stale, "_vc", None)
-        bound = [n for n, t in session.tensors.items() if counter is not None and t._vc is counter]
-        what = f"tensor {', '.join(map(repr, bound))}" if bound else "a tensor it saved"
-        exc.context["hint"] = (
-            f"{what} was modified in place (an assign step) after {where} saved it; "
-            "run the steps that use it again after the update"
-        )
-
-
-def _bytes_ahead(session: Session) -> int:
-    """Bytes the first grads of the session's leaves could add: checked before backward."""
-    extra = 0
-    for t in session.tensors.values():
-        if t.requires_grad and (t.is_leaf or t.retains_grad) and grad_of(t) is None:
-            extra += t.data.nbytes
-    return extra
-
-
-def run_backward(session: Session, body: BackwardIn, settings: Settings) -> dict[str, Tensor]:
-    """``torch.autograd.backward``; returns name -> new grad for every changed tensor."""
-    ex = Executor(session, settings)
-    names = _names(body.tensors)
-    roots = [ex.lookup(n) for n in names]
-    grads = _grad_values(ex, body.grad_tensors, roots)
-    inputs = None if body.inputs is None else [ex.lookup(n) for n in body.inputs]
-    refuse_bytes(session, settings, session.nbytes() + _bytes_ahead(session))
-    try:
-        changed = engine.backward(
-            roots,
-            grads,
-            retain_graph=body.retain_graph,
-            create_graph=body.create_graph,
-            inputs=inputs,
-            tag=tuple(names),
-        )
-    except (GraphFreedError, VersionMismatchError) as exc:
-        _hint(exc, session)
-        raise
-    session.bytes_bound = None  # new grads
-    if not (body.retain_graph if body.retain_graph is not None else body.create_graph):
-        session.work = 0
-    by_id = session.names_of(changed)
-    return {
-        name: g for t in changed for name in by_id.get(id(t), ()) if (g := grad_of(t)) is not None
-    }
-
-
-def run_grad(session: Session, body: GradIn, settings: Settings) -> list[Tensor | None]:
-    """``torch.autograd.grad``; with ``out``, binds each gradient to a name."""
-    ex = Executor(session, settings)
-    outputs = [ex.lookup(n) for n in _names(body.outputs)]
-    inputs = [ex.lookup(n) for n in _names(body.inputs)]
-    if body.out is not None and len(body.out) != len(inputs):
-        raise BadArgumentsError(
-            f"'out' names {len(body.out)} tensors but there are {len(inputs)} inputs"
-        )
-    grads = _grad_values(ex, body.grad_outputs, outputs)
-    if body.out is not None:
-        kept = [t for k, t in session.tensors.items() if k not in body.out]
-        ahead = sum(t.data.nbytes for t in inputs)
-        refuse_bytes(session, settings, bindings_bytes(kept) + ahead)
-    try:
-        result = engine.grad(
-            outputs,
-            inputs,
-            grads,
-            retain_graph=body.retain_graph,
-            create_graph=body.create_graph,
-            allow_unused=body.allow_unused,
-            tag=tuple(_names(body.outputs)),
-        )
-    except (GraphFreedError, VersionMismatchError) as exc:
-        _hint(exc, session)
-        raise
-    if body.out is not None:
-        for name, g in zip(body.out, result):
-            if g is not None:
-                session.tensors[name] = g
-        session.bytes_bound = None
-    return list(result)
-
-
-def zero_grad(session: Session, body: ZeroGradIn) -> list[str]:
-    """Zero (in place) or drop the grads of the named tensors, or of every leaf."""
-    if body.tensors is None:
-        targets = {n: t for n, t in session.tensors.items() if t.is_leaf and t.requires_grad}
-    else:
-        targets = {n: session.lookup(n) for n in body.tensors}
-    done = []
-    for name, t in targets.items():
-        g = grad_of(t)
-        if g is None:
-            continue
-        if body.set_to_none:
-            t.grad = None
-        else:
-            if g.grad_fn is not None:
-                g = g.detach()
-                t.grad = g
-            g.requires_grad_(False)
-            with no_grad():
-                g.zero_()
-        done.append(name)
-    return done
-
-
-def patch_tensor(session: Session, name: str, body: PatchTensorIn) -> Tensor:
-    """``requires_grad_()`` then ``retain_grad()``; checked first, so a refusal changes nothing."""
-    t = session.lookup(name)
-    will_require = t.requires_grad if body.requires_grad is None else body.requires_grad
-    if body.retain_grad and not will_require:
-        raise NoGradFnError("can't retain_grad on Tensor that has requires_grad=False")
-    if body.requires_grad is not None:
-        t.requires_grad_(body.requires_grad)
-    if body.retain_grad:
-        t.retain_grad()
-    return t
-
-
-def check_fetch(key: str) -> tuple[str, bool]:
-    """A fetch entry: ``name`` or ``name.grad``."""
-    name, dot, attr = key.partition(".")
-    if dot and attr != "grad":
-        raise InvalidNameError(f"cannot fetch {key[:80]!r}: use 'name' or 'name.grad'")
-    return check_tensor_name(name), bool(dot)
