@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from fastapi import FastAPI, params
@@ -15,11 +18,18 @@ from .bodies import Payload
 from .deps import SESSION_CALL_PARAMETERS, session_call
 from .docs import mount_docs
 from .errors import install_handlers
-from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
+from .observability import (
+    BodyLimitMiddleware,
+    Metrics,
+    ProblemCORSMiddleware,
+    RequestContextMiddleware,
+)
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
 from .sessions import SessionStore
 from .settings import Settings, get_settings
+
+log = logging.getLogger("gradserve")
 
 VERSION = "0.1.0"
 DESCRIPTION = """\
@@ -38,6 +48,7 @@ def create_app(
     ``dependencies`` run on every route (FastAPI's app-level dependencies)."""
     settings = settings or get_settings()
     app = FastAPI(
+        lifespan=lifespan,
         dependencies=list(dependencies),
         title="gradserve",
         version=VERSION,
@@ -47,6 +58,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.store = SessionStore(settings)
+    app.state.swept = 0  # sweeps done by the background task (sweep_forever)
     app.state.metrics = Metrics(lambda: len(app.state.store))
     install_handlers(app)
     mount_docs(app)
@@ -56,6 +68,15 @@ def create_app(
     app.add_middleware(
         RequestContextMiddleware, metrics=app.state.metrics, log_requests=settings.access_log
     )
+    if settings.cors_origins:  # outermost: a preflight is answered before anything else
+        app.add_middleware(
+            ProblemCORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["Location", "X-Request-ID", "Gradserve-Dtype", "Gradserve-Shape"],
+            max_age=600,
+        )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -64,6 +85,29 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """While the app serves: a background task evicts idle sessions, without traffic."""
+    task = asyncio.create_task(sweep_forever(app), name="gradserve-sweep")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def sweep_forever(app: FastAPI) -> None:
+    """``store.sweep()`` every ``sweep_seconds``; ``app.state.swept`` counts the rounds."""
+    while True:
+        await asyncio.sleep(app.state.settings.sweep_seconds)
+        try:
+            app.state.store.sweep()
+        except Exception:  # a sweep that fails must not end the sweeping
+            log.exception("session sweep failed")
+        app.state.swept += 1
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:

@@ -13,7 +13,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import problem
@@ -179,3 +182,15 @@ class BodyLimitMiddleware:
             return message
 
         await self.app(scope, limited_receive, send)
+
+
+class ProblemCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS, with a refused preflight answered as a ``bad_request`` problem
+    (Starlette answers it in plain text) like every other error."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        headers = {k: v for k, v in response.headers.items() if k.startswith("access-control-")}
+        return problem("bad_request", bytes(response.body).decode(), status=400, headers=headers)

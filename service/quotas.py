@@ -31,7 +31,7 @@ def bytes_after_steps(
     of the session; only near the limit is the exact total computed."""
     before = session.bytes_bound if session.bytes_bound is not None else session.nbytes()
     upper = before + bindings_bytes(txn.bindings[n] for n in bound)
-    if upper <= settings.max_session_bytes:
+    if upper <= settings.max_session_bytes and _within_total(session, settings, upper):
         return upper
     exact = bindings_bytes(txn.bindings.values())
     refuse_bytes(session, settings, exact)
@@ -46,6 +46,8 @@ def check_bytes(session: Session, settings: Settings, tensors: Iterable[Tensor])
 
 
 def refuse_bytes(session: Session, settings: Settings, total: int) -> None:
+    """507 when the session would hold more than its limit, or all sessions together more
+    than ``max_total_bytes``."""
     if total > settings.max_session_bytes:
         raise LimitExceededError(
             f"session {session.name!r} would hold {total} bytes; the limit is "
@@ -53,6 +55,20 @@ def refuse_bytes(session: Session, settings: Settings, total: int) -> None:
             status=507,
             hint="delete tensors or grads you no longer need",
         )
+    if not _within_total(session, settings, total):
+        raise LimitExceededError(
+            f"the server's sessions would hold more than {settings.max_total_bytes} bytes "
+            f"together (session {session.name!r} would hold {total})",
+            status=507,
+            hint="delete tensors, grads or sessions you no longer need, or retry later",
+        )
+
+
+def _within_total(session: Session, settings: Settings, total: int) -> bool:
+    held = session.held_elsewhere
+    if held is None or total > settings.max_total_bytes:
+        return total <= settings.max_total_bytes
+    return held() + total <= settings.max_total_bytes
 
 
 def bytes_ahead(bindings: dict[str, Tensor]) -> int:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,8 @@ class Session:
     # None after anything that may add bytes outside steps (new leaves, grads). Only
     # written under the session's lock.
     bytes_bound: int | None = None
+    # Bytes the store's other sessions hold (for GRADSERVE_MAX_TOTAL_BYTES); None outside a store.
+    held_elsewhere: Callable[[], int] | None = field(default=None, repr=False)
 
     @property
     def expires(self) -> float:
@@ -196,6 +199,16 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def bytes_held(self, exclude: Session | None = None) -> int:
+        """Bytes held by every session but ``exclude``: each one's bound when it has one,
+        else its exact count (read without its lock: a snapshot, good enough for a quota)."""
+        total = 0
+        for s in list(self._sessions.values()):
+            if s is not exclude:
+                bound = s.bytes_bound
+                total += bound if bound is not None else bindings_bytes(list(s.tensors.values()))
+        return total
+
     def sweep(self) -> int:
         """Drop every expired session that no request holds; returns how many."""
         now = self.clock()
@@ -225,6 +238,7 @@ class SessionStore:
             )
         now = self.clock()
         session = Session(name, owner, self.settings.session_ttl_seconds, now, now)
+        session.held_elsewhere = partial(self.bytes_held, session)
         self._sessions[(owner, name)] = session
         return session
 
