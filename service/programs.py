@@ -19,7 +19,7 @@ from engine.errors import EngineError
 from . import verbs
 from .errors import ServiceError
 from .quotas import bytes_after_steps, refuse_bytes
-from .schemas import BackwardStepIn, GradStepIn, ZeroGradStepIn
+from .schemas import BackwardStepIn, GradStepIn, SeedStepIn, ZeroGradStepIn
 from .sessions import Session, Transaction, bindings_bytes, grad_of
 from .settings import Settings
 from .steps import Executor
@@ -44,14 +44,17 @@ def run_program(
     """Items in order, all or nothing; the fetched values are read after the last one."""
     wanted = [verbs.check_fetch(key) for key in fetch]
     txn = Transaction(session)
-    ex = Executor(session, settings, txn.bindings)
+    ex = Executor(session, settings, txn.bindings, txn)
     bound: dict[str, None] = {}
     verb_ran = False
     freeing = False  # a backward that frees its graph ran: later backward calls are lighter
     try:
         for i, item in enumerate(items):
             try:
-                if isinstance(item, BackwardStepIn | GradStepIn | ZeroGradStepIn):
+                if isinstance(item, SeedStepIn):
+                    ex.seed(item.args[0])
+                    names: list[str] = []
+                elif isinstance(item, BackwardStepIn | GradStepIn | ZeroGradStepIn):
                     verb_ran = True
                     names, freed = _run_verb(session, settings, txn, item)
                     freeing = freeing or freed

@@ -640,12 +640,40 @@ class ExprStepIn(_StepBase):
         return frozenset(_IDENT.findall(self.expr[:10_000]))
 
 
+class SeedStepIn(_Form):
+    """`torch.manual_seed(seed)` for the session's generator: the random ops after it
+    (randn, rand, randn_like, rand_like, ...) draw what PyTorch draws after the same seed."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"op": "manual_seed", "args": [0]}]})
+    other_fields: ClassVar[frozenset[str]] = frozenset({"expr", "kwargs", "out"})
+    expr: ClassVar[None] = None
+    out: ClassVar[None] = None
+    assign: ClassVar[bool] = False
+    no_grad: ClassVar[bool] = False
+    kwargs: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    plain: ClassVar[None] = None
+    reads: ClassVar[frozenset[str]] = frozenset()
+
+    op: Literal["manual_seed"]
+    args: Annotated[list[StrictInt], Field(min_length=1, max_length=1)] = Field(
+        description="The seed: one integer."
+    )
+
+
 def _step_form(value: Any) -> str | None:
     """``op`` or ``expr``, whichever the step holds (a null counts as absent)."""
-    if isinstance(value, _StepBase):
-        return "op" if isinstance(value, OpStepIn) else "expr"
+    if isinstance(value, _StepBase | SeedStepIn):
+        return (
+            "seed"
+            if isinstance(value, SeedStepIn)
+            else "op"
+            if isinstance(value, OpStepIn)
+            else "expr"
+        )
     if not isinstance(value, dict):
         return None
+    if value.get("op") == "manual_seed":
+        return "seed"
     has_op, has_expr = value.get("op") is not None, value.get("expr") is not None
     return None if has_op == has_expr else ("op" if has_op else "expr")
 
@@ -653,13 +681,18 @@ def _step_form(value: Any) -> str | None:
 StepIn = TypeAliasType(
     "StepIn",
     Annotated[
-        Annotated[OpStepIn, Tag("op")] | Annotated[ExprStepIn, Tag("expr")],
+        Annotated[OpStepIn, Tag("op")]
+        | Annotated[ExprStepIn, Tag("expr")]
+        | Annotated[SeedStepIn, Tag("seed")],
         Discriminator(
             _step_form,
             custom_error_type="step_form",
             custom_error_message="a step needs exactly one of 'op' or 'expr'",
         ),
-        Field(description="One step: an `op` with `args`/`kwargs`, or an `expr` (exactly one)."),
+        Field(
+            description="One step: an `op` with `args`/`kwargs`, or an `expr` (exactly one); "
+            '`{"op": "manual_seed", "args": [seed]}` seeds the session\'s generator.'
+        ),
     ],
 )
 
@@ -854,6 +887,7 @@ BatchItem = TypeAliasType(
     Annotated[
         Annotated[OpStepIn, Tag("op")]
         | Annotated[ExprStepIn, Tag("expr")]
+        | Annotated[SeedStepIn, Tag("seed")]
         | Annotated[BackwardStepIn, Tag("backward")]
         | Annotated[GradStepIn, Tag("grad")]
         | Annotated[ZeroGradStepIn, Tag("zero_grad")],

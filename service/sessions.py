@@ -14,6 +14,7 @@ the old data and version, and only a successful batch is committed.
 from __future__ import annotations
 
 import asyncio
+import copy
 import difflib
 import hashlib
 import secrets
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from engine import Tensor
+from engine import Generator, Tensor
 from engine.function import Node
 
 from .errors import (
@@ -82,6 +83,8 @@ class Session:
     # None after anything that may add bytes outside steps (new leaves, grads). Only
     # written under the session's lock.
     bytes_bound: int | None = None
+    # The session's random source: a manual_seed step seeds it, random ops draw from it.
+    generator: Generator = field(default_factory=Generator, repr=False)
     # Bytes the store's other sessions hold (for GRADSERVE_MAX_TOTAL_BYTES); None outside a store.
     held_elsewhere: Callable[[], int] | None = field(default=None, repr=False)
 
@@ -126,6 +129,12 @@ class Transaction:
         # for autograd verbs in a batch: grads as they were, nodes before backward freed them
         self._grads: dict[int, tuple[Tensor, Tensor | None, np.ndarray | None, int, bool]] = {}
         self._nodes: dict[int, tuple[Node, Any, Any, bool, Any]] = {}
+        self._generator: Generator | None = None
+
+    def before_random(self) -> None:
+        """Record the generator's state before the first draw or seed of the transaction."""
+        if self._generator is None:
+            self._generator = copy.deepcopy(self.session.generator)
 
     def before_grads(self) -> None:
         """Record every bound tensor's grad (object, data, version) before a verb writes
@@ -159,6 +168,7 @@ class Transaction:
         self._journal.clear()
         self._grads.clear()
         self._nodes.clear()
+        self._generator = None
 
     def rollback(self) -> None:
         for t, data, version in self._journal.values():
@@ -181,6 +191,9 @@ class Transaction:
         for node, saved, result, freed, freed_by in self._nodes.values():
             node._saved, node._result, node.freed, node.freed_by = saved, result, freed, freed_by
         self._nodes.clear()
+        if self._generator is not None:
+            self.session.generator = self._generator
+            self._generator = None
 
 
 def owner_of(key: str | None) -> str | None:

@@ -47,11 +47,16 @@ class Executor:
     """Resolves names and values against ``bindings`` and calls catalogue ops."""
 
     def __init__(
-        self, session: Session, settings: Settings, bindings: dict[str, Tensor] | None = None
+        self,
+        session: Session,
+        settings: Settings,
+        bindings: dict[str, Tensor] | None = None,
+        txn: Transaction | None = None,
     ) -> None:
         self.session = session
         self.settings = settings
         self.bindings = session.tensors if bindings is None else bindings
+        self.txn = txn  # records the generator's state before the first random draw
         self.produced = 0  # elements the steps created (a weight for later backward calls)
 
     # -- values ------------------------------------------------------------------------------
@@ -102,7 +107,22 @@ class Executor:
                 f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
             )
         self.check_estimate(op, args, kwargs)
+        if _draws(op) and "seed" not in kwargs:  # the session's generator, as torch's default
+            if self.txn is not None:
+                self.txn.before_random()
+            kwargs = {**kwargs, "generator": self.session.generator}
         return self.invoke(op, spec.fn, args, kwargs)
+
+    def seed(self, seed: int) -> None:
+        """``torch.manual_seed(seed)`` for this session's generator."""
+        if self.txn is not None:
+            self.txn.before_random()
+        try:
+            self.session.generator.manual_seed(seed)
+        except (EngineError, ServiceError):
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise BadArgumentsError(f"manual_seed(): {exc}") from None
 
     def check_estimate(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> None:
         estimate = estimate_elements(op, args, kwargs)
@@ -203,7 +223,7 @@ class Executor:
         if type(result) is Tensor and type(step.out) is str:  # one result, one name
             self.bindings[step.out] = result
             return [step.out]
-        outs = [step.out] if isinstance(step.out, str) else step.out
+        outs = [step.out] if isinstance(step.out, str) else list(step.out or ())
         results = list(result) if _is_multi(result) else [result]
         if len(results) != len(outs):
             raise BadArgumentsError(
@@ -234,9 +254,16 @@ def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any
     names): its function and ``_may_grow``'s answer for that form; None when the op is
     unknown or the arity is wrong (the general path reports it)."""
     spec = OPS.get(op)
-    if spec is None or _arity_error(op, positional, ()) is not None:
+    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op):
         return None
     return spec.fn, op in _GROWING_OPS or tensors >= 2
+
+
+@lru_cache(maxsize=1024)
+def _draws(op: str) -> bool:
+    """Whether ``op`` draws random numbers: it takes a ``generator`` (randn, rand_like, ...),
+    which steps fill with the session's own."""
+    return "generator" in OPS[op].signature.parameters
 
 
 @lru_cache(maxsize=4096)
