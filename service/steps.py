@@ -97,10 +97,14 @@ class Executor:
     ) -> Any:
         """One catalogue op: arity checked, sizes checked before it allocates."""
         spec = OPS.get(op)
+        if spec is None and method and op.endswith("_") and op[:-1] in OPS:
+            return self.call_inplace(op, args, kwargs)
         if spec is None:
             raise UnknownOpError(f"unknown op {op!r}", hint="GET /v1/ops lists the catalogue")
         if method and not spec.method:
             raise BadArgumentsError(f"op {op!r} has no method form; call it as {op}(...)")
+        if not method and not spec.function:
+            raise BadArgumentsError(f"op {op!r} is a method only; call it as x.{op}(...)")
         arity_error = _arity_error(op, len(args), tuple(kwargs))
         if arity_error is not None:
             raise BadArgumentsError(
@@ -112,6 +116,29 @@ class Executor:
                 self.txn.before_random()
             kwargs = {**kwargs, "generator": self.session.generator}
         return self.invoke(op, spec.fn, args, kwargs)
+
+    def call_inplace(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``x.op_(...)``, for an op whose registration has the in-place form: the write is
+        journaled first, so a failing batch restores the tensor."""
+        op = method[:-1]
+        spec = OPS[op]
+        if not (spec.inplace or callable(getattr(Tensor, method, None))):
+            raise BadArgumentsError(f"op {op!r} has no in-place form {method}()")
+        target = args[0]
+        if not isinstance(target, Tensor):
+            raise BadArgumentsError(f"{method}() needs a tensor, not {type(target).__name__}")
+        arity_error = _arity_error(op, len(args), tuple(kwargs))
+        if arity_error is not None:
+            raise BadArgumentsError(
+                f"{method}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
+            )
+        if _draws(op) and "seed" not in kwargs:
+            if self.txn is not None:
+                self.txn.before_random()
+            kwargs = {**kwargs, "generator": self.session.generator}
+        if self.txn is not None:
+            self.txn.before_write(target)
+        return self.invoke(method, getattr(target, method), args[1:], kwargs)
 
     def seed(self, seed: int) -> None:
         """``torch.manual_seed(seed)`` for this session's generator."""
@@ -147,9 +174,9 @@ class Executor:
             raise ShapeMismatchError(f"{op}(): {exc}") from None
         except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
             log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
-            raise BadArgumentsError(
-                f"{op}(): {exc}", hint=f"signature: {op}{OPS[op].signature}"
-            ) from None
+            spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
+            hint = None if spec is None else f"signature: {spec.name}{spec.signature}"
+            raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
         for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
             if isinstance(t, Tensor):
                 codec.check_elements(t.data.size, self.settings.max_tensor_elements)
@@ -300,11 +327,19 @@ class _Env:
             )
         return g
 
+    def data(self, name: str, pos: expr.Pos) -> Tensor:
+        """``name.data``: the same values without history (PyTorch's ``detach()``)."""
+        return self.tensor(name, pos).detach()
+
     def call(
         self, op: str, args: list[Any], kwargs: dict[str, Any], pos: expr.Pos, method: bool
     ) -> Any:
         args = [_index_arg(a) if op == "getitem" and i == 1 else a for i, a in enumerate(args)]
-        return self.ex.call(op, args, kwargs, method=method)
+        try:
+            return self.ex.call(op, args, kwargs, method=method)
+        except UnknownOpError as exc:
+            exc.extra.setdefault("position", {"line": pos.line, "col": pos.col})
+            raise
 
 
 def _index_arg(index: Any) -> Any:
