@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import engine
 from engine import Tensor, no_grad
 from engine.errors import EngineError, GraphFreedError, NoGradFnError, VersionMismatchError
@@ -30,7 +32,14 @@ def put_tensor(
 ) -> tuple[Tensor, bool]:
     """Create or rebind a leaf; returns it and whether the name is new."""
     arr = codec.decode(leaf, max_elements=settings.max_tensor_elements)
-    t = Tensor(arr, requires_grad=leaf.requires_grad)
+    return bind_leaf(session, name, arr, leaf.requires_grad, settings)
+
+
+def bind_leaf(
+    session: Session, name: str, arr: np.ndarray, requires_grad: bool, settings: Settings
+) -> tuple[Tensor, bool]:
+    """Bind ``arr`` as a leaf (memory limits checked); returns it and whether the name is new."""
+    t = Tensor(arr, requires_grad=requires_grad)
     others = [v for k, v in session.tensors.items() if k != name]
     total = check_bytes(session, settings, [*others, t])
     created = name not in session.tensors
