@@ -1,287 +1,42 @@
-"""Pydantic models of the HTTP contract, in families (``*In`` bodies, ``*Out`` answers).
-
-Field types carry the naming and tensor rules, so a bad name or dtype is a 422
-with the service's own ``code`` (``invalid_name``, ``invalid_tensor``) rather
-than a generic validation error. Examples come from the autograd tutorials
-(``x = [1.0, 2.0]``, ``y = x**2``, ``backward`` with ``grad_tensors [[1.0, 1.0]]``)
-so generated clients and the docs page read naturally.
-
-The OpenAPI document is written for client generators, so:
-
-- a body with several forms is a ``oneOf`` of one model per form (``TensorDataIn`` or
-  ``TensorB64In``; ``OpStepIn`` or ``ExprStepIn``), picked by a callable discriminator
-  on the fields present; the tensor forms subclass ``TensorIn``, and each step form has
-  the other's attributes as empty class attributes (``OpStepIn.expr is None``), so the
-  executor reads any step the same way;
-- shared types are named components (``Dtype``, ``TensorName``, ``TensorData``, ...)
-  through ``TypeAliasType``, so generated code has one ``Dtype``, not one per field;
-- request models declare no ``default`` (openapi-typescript would make such fields
-  required); the default is stated in the field's description instead.
-"""
+"""Request bodies (``*In``): tensor values, leaves, steps, batch items, autograd verbs."""
 
 from __future__ import annotations
 
-import json
-import keyword
 import re
 from collections.abc import Mapping
 from functools import cached_property
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
-from fastapi.openapi.models import Example
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
-    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     StrictBool,
     StrictFloat,
     StrictInt,
     Tag,
-    WithJsonSchema,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, PydanticCustomError, core_schema
+from pydantic_core import CoreSchema
 from typing_extensions import TypeAliasType
 
-from . import codec, names
-from .errors import InvalidTensorError
-
-# --- field types ------------------------------------------------------------------------------
-
-
-def _tensor_name(value: Any) -> Any:
-    if (msg := names.tensor_name_error(value)) is not None:
-        raise PydanticCustomError("invalid_name", msg)
-    return value
-
-
-def _session_name(value: Any) -> Any:
-    if (msg := names.session_name_error(value)) is not None:
-        raise PydanticCustomError("invalid_name", msg)
-    return value
-
-
-def _dtype(value: Any) -> Any:
-    if value is None or (isinstance(value, str) and value in codec.DTYPES):
-        return value
-    raise PydanticCustomError(
-        "invalid_tensor",
-        "unknown dtype {dtype}; expected one of " + ", ".join(codec.DTYPES),
-        {"dtype": repr(value)[:40]},
-    )
-
-
-def _shape(value: Any) -> Any:
-    if value is None:
-        return value
-    try:
-        return list(codec.check_shape(value))
-    except InvalidTensorError as exc:
-        raise PydanticCustomError("invalid_tensor", exc.detail) from None
-
-
-# Names the naming rule refuses although they fit the identifier pattern: Python's keywords
-# (an expression could not name them) and dunders (``x.__class__`` is never a tensor).
-RESERVED_NAME = "(?:" + "|".join(keyword.kwlist) + "|__(?:_?|.*__))"
-B64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-
-TENSOR_NAME_RULE: dict[str, Any] = {
-    "type": "string",
-    "pattern": names.TENSOR_NAME_PATTERN,
-    "maxLength": names.MAX_NAME_LENGTH,
-    "not": {"pattern": f"^{RESERVED_NAME}$"},
-}
-TensorName = TypeAliasType(
-    "TensorName",
-    Annotated[
-        str,
-        BeforeValidator(_tensor_name),
-        WithJsonSchema(
-            {
-                **TENSOR_NAME_RULE,
-                "description": "A tensor name: " + names.TENSOR_RULE + " (nor a dunder).",
-                "examples": ["x"],
-            }
-        ),
-    ],
+from .fields import (
+    B64,
+    TENSOR_NAME_RULE,
+    DtypeIn,
+    FetchKey,
+    NameOrNames,
+    SessionName,
+    Shape,
+    TensorData,
+    TensorName,
+    _Form,
+    _Model,
+    _Unchecked,
 )
-SessionName = TypeAliasType(
-    "SessionName",
-    Annotated[
-        str,
-        BeforeValidator(_session_name),
-        WithJsonSchema(
-            {
-                "type": "string",
-                "pattern": names.SESSION_NAME_PATTERN,
-                "description": "A session name: " + names.SESSION_RULE + ".",
-                "examples": ["nb1"],
-            }
-        ),
-    ],
-)
-FetchKey = TypeAliasType(
-    "FetchKey",
-    Annotated[
-        str,
-        WithJsonSchema(
-            {
-                "type": "string",
-                "pattern": names.TENSOR_NAME_PATTERN.removesuffix("$") + r"(?:\.grad)?$",
-                "not": {"pattern": rf"^{RESERVED_NAME}(?:\.grad)?$"},
-                "description": 'A tensor to return: "name" for its value, "name.grad" for its grad.',
-                "examples": ["x.grad"],
-            }
-        ),
-    ],
-)
-
-
-def _one_or_many(value: Any) -> str:
-    return "names" if isinstance(value, list) else "name"
-
-
-NameOrNames = Annotated[
-    Annotated[TensorName, Tag("name")]
-    | Annotated[list[TensorName], Tag("names"), Field(min_length=1)],
-    Discriminator(_one_or_many),
-]
-
-Dtype = TypeAliasType(
-    "Dtype",
-    Annotated[
-        Literal["float32", "float64", "int64", "bool"],
-        Field(description="Element type. Only float32 and float64 can require grad."),
-    ],
-)
-Encoding = TypeAliasType(
-    "Encoding",
-    Annotated[
-        Literal["json", "base64"],
-        Field(description="How values are written: nested lists, or raw little-endian bytes."),
-    ],
-)
-GraphFormat = TypeAliasType(
-    "GraphFormat",
-    Annotated[
-        Literal["dot", "mermaid", "svg"],
-        Field(description="A drawing of the graph: Graphviz DOT, Mermaid, or SVG."),
-    ],
-)
-NonFinite = TypeAliasType(
-    "NonFinite",
-    Annotated[
-        Literal["NaN", "Infinity", "-Infinity"],
-        Field(description="A non-finite float, written as a string (JSON has no literal)."),
-    ],
-)
-
-
-class _Unchecked:
-    """The annotated type's JSON schema, but validated and serialized as ``Any``.
-
-    For tensor elements, which the codec checks with numpy: pydantic would walk a
-    100,000-float list ~50x slower. (``SkipValidation`` still serializes through the type,
-    warning on every int.)"""
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        typed = handler(source)
-        return core_schema.any_schema(
-            metadata={"pydantic_js_annotation_functions": [lambda _c, h: h(typed)]},
-            # ``typed`` must be in the tree for its definitions (NonFinite) to be collected;
-            # the serializer leaves the value as it is
-            serialization=core_schema.wrap_serializer_function_ser_schema(
-                lambda value, _next: value, schema=typed
-            ),
-        )
-
-
-# Two levels are typed, deeper ones are any arrays: openapi-python-client cannot generate a
-# recursive union.
-_Element = float | bool | NonFinite
-TensorData = TypeAliasType(
-    "TensorData",
-    Annotated[
-        _Element | list[_Element | list[Any]],
-        _Unchecked(),
-        Field(
-            description="A number, or a rectangular nested list of numbers (not ragged); "
-            "deeper lists hold the same elements."
-        ),
-    ],
-)
-DtypeIn = Annotated[
-    Dtype | None,
-    BeforeValidator(_dtype),
-    Field(description="float32 when absent, even for integer literals."),
-]
-Shape = Annotated[
-    Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=codec.MAX_NDIM)] | None,
-    BeforeValidator(_shape),
-    Field(description="Dimensions; with `data` they must match it, with `b64` absent is flat."),
-]
-B64 = Annotated[
-    str,
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": B64_PATTERN,
-            "contentEncoding": "base64",
-            "description": "Raw little-endian bytes, base64-encoded (standard alphabet, padded); "
-            "their length must fit `shape` and `dtype`.",
-        }
-    ),
-]
-
-
-class _Model(BaseModel):
-    """A request body: unknown fields are refused; defaults are described, not declared.
-
-    Frozen: derived facts of a step (``plain``, ``reads``) are computed once per body."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @classmethod
-    def __get_pydantic_json_schema__(
-        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        schema = handler(core_schema)
-        for prop in handler.resolve_ref_schema(schema).get("properties", {}).values():
-            default = prop.pop("default", None)
-            if default is not None:
-                text = prop.get("description", "")
-                prop["description"] = f"{text} Default: {json.dumps(default)}.".lstrip()
-        return schema
-
-
-class _Form(_Model):
-    """One form of a body that has several: the other forms' fields, when empty, are absent.
-
-    ``{"b64": ..., "data": null}`` or ``{"expr": ..., "args": []}`` were always accepted."""
-
-    other_fields: ClassVar[frozenset[str]] = frozenset()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_empty_other_fields(cls, value: Any) -> Any:
-        if isinstance(value, dict) and not cls.other_fields.isdisjoint(value):
-            return {
-                k: v
-                for k, v in value.items()
-                if k not in cls.other_fields or v not in (None, [], {})
-            }
-        return value
-
-
-# --- tensor values ------------------------------------------------------------------------------
 
 
 class TensorIn(_Form):
@@ -363,6 +118,8 @@ _ONE_SOURCE = Discriminator(
     custom_error_type="invalid_tensor",
     custom_error_message="a tensor value needs exactly one of 'data' or 'b64'",
 )
+
+
 TensorValue = TypeAliasType(
     "TensorValue",
     Annotated[
@@ -371,6 +128,8 @@ TensorValue = TypeAliasType(
         Field(description="A tensor value: readable `data`, or `b64` bytes (exactly one)."),
     ],
 )
+
+
 LeafIn = TypeAliasType(
     "LeafIn",
     Annotated[
@@ -379,15 +138,6 @@ LeafIn = TypeAliasType(
         Field(description="A leaf tensor: readable `data`, or `b64` bytes (exactly one)."),
     ],
 )
-
-
-class ValueOut(BaseModel):
-    """A tensor value in a response: `data` (json encoding) or `b64` + `shape` (base64)."""
-
-    data: TensorData | None = None
-    b64: str | None = None
-    dtype: Dtype
-    shape: list[int] | None = None
 
 
 def _arg_kind(value: Any) -> str:
@@ -403,6 +153,8 @@ def _arg_kind(value: Any) -> str:
 
 
 Scalar = StrictBool | StrictInt | StrictFloat
+
+
 Arg = Annotated[
     Annotated[TensorName, Tag("name")]
     | Annotated[Scalar, Tag("number")]
@@ -444,79 +196,12 @@ GradArg = Annotated[
 ]
 
 
-class TensorOut(BaseModel):
-    """A named tensor: metadata, and `data`/`grad` unless `?values=false`."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "name": "y",
-                    "shape": [2],
-                    "dtype": "float32",
-                    "requires_grad": True,
-                    "is_leaf": False,
-                    "grad_fn": "PowBackward0",
-                    "retains_grad": False,
-                    "version": 0,
-                    "has_grad": False,
-                    "data": {"data": [1.0, 4.0], "dtype": "float32"},
-                    "grad": None,
-                }
-            ]
-        }
-    )
-
-    name: str
-    shape: list[int]
-    dtype: Dtype
-    requires_grad: bool
-    is_leaf: bool
-    grad_fn: str | None
-    retains_grad: bool
-    version: int
-    has_grad: bool = Field(description="Whether `.grad` is set (readable without values).")
-    data: ValueOut | None = None
-    grad: ValueOut | None = None
-
-
-class TensorListOut(BaseModel):
-    """Several named tensors (an op with several results, or a batch)."""
-
-    tensors: list[TensorOut]
-
-
-# --- sessions -----------------------------------------------------------------------------------
-
-
 class SessionIn(_Model):
     """A new session; a name is generated when absent."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"name": "nb1"}]})
 
     name: SessionName | None = None
-
-
-class SessionSummaryOut(BaseModel):
-    name: str
-    created: str = Field(description="ISO 8601, UTC")
-    last_used: str
-    expires: str = Field(description="When the session is evicted if left idle.")
-    bytes: int = Field(description="Bytes held by its named tensors and their grads.")
-    tensor_count: int
-
-
-class SessionOut(SessionSummaryOut):
-    """A session with its tensors' metadata."""
-
-    tensors: list[TensorOut]
-
-
-class SessionListOut(BaseModel):
-    sessions: list[SessionSummaryOut]
-
-
-# --- steps --------------------------------------------------------------------------------------
 
 
 class _StepBase(_Form):
@@ -697,42 +382,6 @@ StepIn = TypeAliasType(
 )
 
 
-# Named examples of the bodies with several forms: the docs page offers one per form.
-STEP_EXAMPLES: dict[str, Example] = {
-    "op": {"summary": "y = x ** 2, as an op", "value": {"out": "y", "op": "pow", "args": ["x", 2]}},
-    "expr": {"summary": "y = x ** 2, as an expression", "value": {"out": "y", "expr": "x ** 2"}},
-    "kwargs": {
-        "summary": "s = y.sum(dim=0)",
-        "value": {"out": "s", "op": "sum", "args": ["y"], "kwargs": {"dim": 0}},
-    },
-    "assign": {
-        "summary": "with no_grad: w -= 0.1 * w.grad",
-        "value": {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
-    },
-    "several": {
-        "summary": "vals, idx = x.max(dim=1)",
-        "value": {"out": ["vals", "idx"], "expr": "x.max(dim=1)"},
-    },
-}
-LEAF_EXAMPLES: dict[str, Example] = {
-    "data": {
-        "summary": "x = torch.tensor([1.0, 2.0], requires_grad=True)",
-        "value": {"data": [1.0, 2.0], "requires_grad": True},
-    },
-    "float64": {
-        "summary": "a float64 matrix",
-        "value": {"data": [[1.0, 2.0], [3.0, 4.0]], "dtype": "float64", "requires_grad": True},
-    },
-    "b64": {
-        "summary": "the same x as base64 bytes",
-        "value": {"b64": "AACAPwAAAEA=", "dtype": "float32", "shape": [2], "requires_grad": True},
-    },
-}
-
-
-# --- autograd -----------------------------------------------------------------------------------
-
-
 class BackwardIn(_Model):
     """`torch.autograd.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)`."""
 
@@ -756,12 +405,6 @@ class BackwardIn(_Model):
     inputs: Annotated[list[TensorName], Field(min_length=1)] | None = Field(
         None, description="Accumulate only into these (at least one)."
     )
-
-
-class BackwardOut(BaseModel):
-    """The new `.grad` of every tensor whose grad this backward changed."""
-
-    grads: dict[str, ValueOut]
 
 
 class GradIn(_Model):
@@ -788,17 +431,6 @@ class GradIn(_Model):
     )
 
 
-class GradResultOut(BaseModel):
-    grads: list[ValueOut | None]
-
-
-class GradOut(BaseModel):
-    """A tensor's `.grad`, with PyTorch's warning for a non-leaf without retain_grad."""
-
-    grad: ValueOut | None
-    warning: str | None = None
-
-
 class ZeroGradIn(_Model):
     """Zero the grads of the named tensors, or of every leaf."""
 
@@ -808,10 +440,6 @@ class ZeroGradIn(_Model):
 
     tensors: list[TensorName] | None = None
     set_to_none: bool = False
-
-
-class ZeroGradOut(BaseModel):
-    tensors: list[str] = Field(description="Names whose grad was zeroed (or set to none).")
 
 
 class PatchTensorIn(_Model):
@@ -862,6 +490,8 @@ class ZeroGradStepIn(_Model):
 
 
 _VERBS = ("backward", "grad", "zero_grad")
+
+
 _VERB_ITEMS: dict[type[_Model], str] = {
     BackwardStepIn: "backward",
     GradStepIn: "grad",
@@ -936,16 +566,6 @@ class BatchIn(_Model):
     )
 
 
-class BatchOut(BaseModel):
-    """The tensors the batch bound; with `fetch`, the values read after the last item."""
-
-    tensors: list[TensorOut]
-    values: dict[str, ValueOut | None] = Field(
-        default_factory=dict,
-        description="Only with `fetch`: each fetched value (null for a grad that is None).",
-    )
-
-
 class GradientIn(_Model):
     """A whole computation in one stateless call: leaves, steps, a backward, what to fetch."""
 
@@ -974,89 +594,3 @@ class GradientIn(_Model):
     fetch: list[FetchKey] = Field(
         default_factory=list, description='Tensors to return: "name" or "name.grad".'
     )
-
-
-class GradientOut(BaseModel):
-    values: dict[str, ValueOut | None]
-
-
-# --- graph, catalogue, health -------------------------------------------------------------------
-
-
-class GraphNodeOut(BaseModel):
-    id: str
-    name: str = Field(description="grad_fn name (PowBackward0), or AccumulateGrad for a leaf.")
-    freed: bool = False
-    tensors: list[str] = Field(description="Session tensors produced by this node (or the leaf).")
-
-
-class GraphEdgeOut(BaseModel):
-    source: str = Field(description="Node id the gradient flows from.")
-    target: str = Field(description="Node id it flows to.")
-    input: int = Field(description="Which input of `source` the edge feeds.")
-
-
-class GraphOut(BaseModel):
-    roots: list[str]
-    nodes: list[GraphNodeOut]
-    edges: list[GraphEdgeOut]
-    leaves: list[str] = Field(description="Names of the leaf tensors reached.")
-    truncated: bool = Field(description="Whether the walk stopped at the node limit.")
-
-
-class OpOut(BaseModel):
-    name: str
-    args: list[str]
-    kwargs: dict[str, Any]
-    differentiable: bool
-    method: bool = Field(description="Also callable as a method in expressions: x.sum().")
-    doc: str
-
-
-class OpListOut(BaseModel):
-    ops: list[OpOut]
-
-
-class HealthOut(BaseModel):
-    status: str
-    sessions: int | None = None
-
-
-class FieldErrorOut(BaseModel):
-    loc: list[str | int]
-    msg: str
-    type: str
-
-
-class PositionOut(BaseModel):
-    line: int
-    col: int
-
-
-class ProblemOut(BaseModel):
-    """An RFC 9457 problem; `code` is stable (see the README's table)."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "type": "urn:gradserve:problem:graph_freed",
-                    "title": "Graph already freed",
-                    "status": 409,
-                    "code": "graph_freed",
-                    "detail": "Trying to backward through the graph a second time ...",
-                    "hint": "pass retain_graph=true to the first backward on 'z'",
-                }
-            ]
-        }
-    )
-
-    type: str
-    title: str
-    status: int
-    code: str
-    detail: str
-    hint: str | None = None
-    errors: list[FieldErrorOut] | None = None
-    position: PositionOut | None = None
-    step: int | None = Field(None, description="In a batch: the index of the failing step.")
