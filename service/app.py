@@ -61,9 +61,9 @@ def create_app(
     app.state.swept = 0  # sweeps done by the background task (sweep_forever)
     app.state.metrics = Metrics(lambda: len(app.state.store))
     install_handlers(app)
-    mount_docs(app)
-    for router in ROUTERS:
+    for router in ROUTERS:  # first: the router tries routes in order
         app.include_router(router)
+    mount_docs(app)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         RequestContextMiddleware, metrics=app.state.metrics, log_requests=settings.access_log

@@ -22,7 +22,7 @@ from ..schemas import (
 from ..sessions import grad_of
 from ._base import BODY, SESSION, TENSOR, documented, v1_router
 
-router = v1_router("tensors", "/v1/sessions/{session}")
+router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True)
 
 LEAF = Payload[LeafIn](LeafIn, "LeafIn", examples=LEAF_EXAMPLES)
 _BYTES = {"schema": {"type": "string", "format": "binary"}}

@@ -171,3 +171,19 @@ def test_metrics_name_the_route(client: SyncClient, s: str) -> None:
     assert client.post(f"{S}/ops", json=_op("y", "exp", "x")).status_code == 201
     text = client.get("/metrics").text
     assert 'route="/v1/sessions/{session}/ops",status="201"' in text
+
+
+def test_every_v1_route_needs_the_key() -> None:
+    app = create_app(make_settings(api_keys="key-a"))
+    with SyncClient(app) as c:
+        key = {"authorization": "Bearer key-a"}
+        assert c.post("/v1/sessions", json={"name": "s"}, headers=key).status_code == 201
+        c.put(f"{S}/tensors/x", json={"data": [1.0], "requires_grad": True}, headers=key)
+        for path, item in app.openapi()["paths"].items():
+            if not path.startswith("/v1/"):
+                continue
+            for method, op in item.items():
+                for headers in ({}, {"authorization": "Bearer nope"}):
+                    r = c.request(method.upper(), _url(path), json={}, headers=headers)
+                    assert_problem(r, 401, "unauthorized")
+                    assert r.headers["www-authenticate"] == "Bearer", op["operationId"]
