@@ -51,7 +51,7 @@ PUT_OPENAPI = {
             "required": False,
             "description": "With a binary body: comma-separated dimensions, empty for a 0-d "
             "tensor (flat when absent).",
-            "schema": {"type": "string", "pattern": r"^(\d+(,\d+)*)?$"},
+            "schema": {"type": "string", "pattern": r"^(\d+(,\d+){0,31})?$"},
         },
         {
             "in": "query",

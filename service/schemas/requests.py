@@ -264,7 +264,12 @@ class OpStepIn(_StepBase):
     other_fields: ClassVar[frozenset[str]] = frozenset({"expr"})
     expr: ClassVar[None] = None
 
-    op: str = Field(max_length=64, description="A catalogue op (GET /v1/ops).")
+    op: str = Field(
+        max_length=64,
+        description="A catalogue op (GET /v1/ops); `manual_seed` is a step of its own "
+        "(`SeedStepIn`).",
+        json_schema_extra={"not": {"const": "manual_seed"}},
+    )
     args: list[Arg] = Field(default_factory=list)
     kwargs: dict[str, Any] = Field(
         default_factory=dict,
