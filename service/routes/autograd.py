@@ -16,7 +16,7 @@ from ._base import BODY, TENSOR, documented, v1_router
 BACKWARD = Payload[BackwardIn](BackwardIn, "BackwardIn")
 GRAD = Payload[GradIn](GradIn, "GradIn")
 
-router = v1_router("autograd", "/v1/sessions/{session}", session_routes=True)
+router = v1_router("autograd", "/v1/sessions/{session}", session_routes=True, declared_bodies=False)
 
 AUTOGRAD_PROBLEMS = (
     *BODY,

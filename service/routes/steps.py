@@ -14,7 +14,7 @@ from ._base import BODY, TENSOR, documented, v1_router
 STEP = Payload[StepIn](StepIn, "StepIn", examples=STEP_EXAMPLES)
 BATCH = Payload[BatchIn](BatchIn, "BatchIn")
 
-router = v1_router("steps", "/v1/sessions/{session}", session_routes=True)
+router = v1_router("steps", "/v1/sessions/{session}", session_routes=True, declared_bodies=False)
 
 STEP_PROBLEMS = (
     *BODY,

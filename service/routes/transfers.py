@@ -9,7 +9,7 @@ from ..http import JSONBody
 from ..schemas import TensorListOut
 from ._base import SESSION, documented, v1_router
 
-router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True)
+router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True, declared_bodies=False)
 
 _SAFETENSORS = {
     transfers.BINARY: {
