@@ -255,8 +255,7 @@ _HTTP_CODES = {
 def known_error_response(exc: BaseException) -> Response | None:
     """The problem for an error the service expects while answering, else None.
 
-    The exception handlers below answer with it; so does ``fastlane``, which runs
-    endpoints outside FastAPI's exception middleware."""
+    The exception handlers below answer with it."""
     if isinstance(exc, ServiceError):
         return problem(
             exc.code, exc.detail, status=exc.status, hint=exc.hint, headers=exc.headers, **exc.extra

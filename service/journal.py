@@ -28,7 +28,6 @@ import contextlib
 import gc
 import logging
 import math
-import re
 import secrets
 import struct
 import time
@@ -46,7 +45,7 @@ from pydantic import BaseModel, TypeAdapter
 from engine import Tensor
 from engine.function import Function, Node
 
-from . import codec, executor
+from . import codec, programs, transfers, verbs
 from .errors import (
     GraphLostError,
     SessionCorruptError,
@@ -56,7 +55,7 @@ from .errors import (
     StoreUnavailableError,
 )
 from .names import check_session_name
-from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, StepIn, ZeroGradIn
+from .schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
 from .sessions import Session, SessionStore, _buffer, grad_of, iso
 from .settings import Settings
 from .store import Fenced, Meta, Store, StoreError, open_store
@@ -105,7 +104,7 @@ def _dump_step(step: Any) -> Any:
     return fields if _plain(fields) else _dump(step)
 
 
-STEPS = TypeAdapter(list[StepIn])
+STEPS = TypeAdapter(list[BatchItem])  # steps, seeds and autograd verbs of a batch
 LEAF: TypeAdapter[Any] = TypeAdapter(LeafIn)
 
 
@@ -125,13 +124,15 @@ def _encode(kind: str, args: tuple[Any, ...]) -> bytes:
         return pack({"k": kind, "name": args[0], "body": _dump(args[1])})
     if kind in ("del_tensor", "del_grad"):
         return pack({"k": kind, "name": args[0]})
+    if kind == "import":  # the safetensors file as it came, replayed through the import
+        return pack({"k": kind}, bytes(args[0]))
     raise ValueError(f"unknown journal record kind {kind!r}")
 
 
 def _replay_put(s: Session, settings: Settings, head: dict[str, Any], raw: memoryview) -> None:
     body = {"b64": base64.b64encode(raw).decode(), "dtype": head["dtype"],
             "shape": head["shape"], "requires_grad": head["requires_grad"]}  # fmt: skip
-    executor.put_tensor(s, head["name"], LEAF.validate_python(body), settings)
+    verbs.put_tensor(s, head["name"], LEAF.validate_python(body), settings)
 
 
 def _replay_del_tensor(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
@@ -147,21 +148,11 @@ def _replay_del_grad(s: Session, settings: Settings, head: dict[str, Any], _: me
 
 # --- steps that draw fresh entropy ---------------------------------------------------------
 
-RANDOM_OPS = frozenset(
-    {"rand", "randn", "rand_like", "randn_like", "randint", "normal_", "uniform_"}
-)
-_RANDOM_CALL = re.compile(r"\b(?:rand\w*|normal_|uniform_)\s*\(")
-
 
 def draws_entropy(steps: list[Any]) -> bool:
-    """Whether a step may draw from OS entropy (a random op without ``seed``/``generator``),
-    which a replay cannot repeat."""
-    for st in steps:
-        if st.op is not None:
-            if st.op in RANDOM_OPS and not {"seed", "generator"} & set(st.kwargs):
-                return True
-        elif _RANDOM_CALL.search(st.expr) and "seed" not in st.expr:
-            return True
+    """Whether a step may draw from OS entropy, which a replay cannot repeat. Random ops
+    draw from the session's own generator (PyTorch's default seed, then the session's
+    ``manual_seed`` steps), which a replay repeats draw for draw: none does today."""
     return False
 
 
@@ -208,7 +199,7 @@ def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: mem
         if len(_STEPS_SEEN) >= 1024:
             _STEPS_SEEN.clear()
         steps = _STEPS_SEEN[key] = STEPS.validate_python(head["steps"])
-    executor.run_steps(s, steps, settings)
+    programs.run_program(s, steps, settings, ())
     at = 0
     for entry in head.get("pinned", ()):
         arr, at = _array(entry, raw, at)
@@ -224,14 +215,13 @@ Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]
 REPLAY: dict[str, Replay] = {
     "put": _replay_put,
     "steps": _replay_steps,
-    "backward": lambda s, st, h, _: executor.run_backward(
-        s, BackwardIn.model_validate(h["body"]), st
-    ),
-    "grad": lambda s, st, h, _: executor.run_grad(s, GradIn.model_validate(h["body"]), st),
-    "zero_grad": lambda s, st, h, _: executor.zero_grad(s, ZeroGradIn.model_validate(h["body"])),
-    "patch": lambda s, st, h, _: executor.patch_tensor(
+    "backward": lambda s, st, h, _: verbs.run_backward(s, BackwardIn.model_validate(h["body"]), st),
+    "grad": lambda s, st, h, _: verbs.run_grad(s, GradIn.model_validate(h["body"]), st),
+    "zero_grad": lambda s, st, h, _: verbs.zero_grad(s, ZeroGradIn.model_validate(h["body"])),
+    "patch": lambda s, st, h, _: verbs.patch_tensor(
         s, h["name"], PatchTensorIn.model_validate(h["body"])
     ),
+    "import": lambda s, st, _, raw: transfers.import_session(s, bytes(raw), st),
     "del_tensor": _replay_del_tensor,
     "del_grad": _replay_del_grad,
 }
@@ -291,7 +281,9 @@ def snapshot(s: Session) -> bytes:
                 index[id(leaf)] for leaf in _leaves(t) if id(leaf) in index
             )
     order = list(s.tensors)
-    return pack({"v": FORMAT, "work": s.work, "tensors": entries, "order": order}, b"".join(chunks))
+    head = {"v": FORMAT, "work": s.work, "tensors": entries, "order": order}
+    head["generator"] = s.generator.get_state()  # later draws continue the same stream
+    return pack(head, b"".join(chunks))
 
 
 def _leaves(t: Tensor) -> list[Tensor]:
@@ -376,6 +368,8 @@ def restore(s: Session, blob: bytes) -> None:
     head, raw = unpack(blob)
     if head.get("v") != FORMAT:
         raise ValueError(f"checkpoint format {head.get('v')!r} is not {FORMAT}")
+    if head.get("generator") is not None:
+        s.generator.set_state(head["generator"])
     at = 0
     bound: dict[str, Tensor] = {}
     made: list[Tensor] = []
