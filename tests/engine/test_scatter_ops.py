@@ -179,7 +179,10 @@ def test_nonzero() -> None:
     assert_same(
         E.nonzero(E.tensor(x), as_tuple=True), torch.nonzero(torch.from_numpy(x), as_tuple=True)
     )
-    assert OPS["nonzero"].results((E.tensor(x),), {"as_tuple": True}) == 2
+    rule = OPS["nonzero"].results
+    assert not isinstance(rule, int)
+    assert rule.evaluate({"input": E.tensor(x), "as_tuple": True}) == (2, True)
+    assert rule.evaluate({"input": E.tensor(x), "as_tuple": False}) == (1, False)
 
 
 T, ET = torch.from_numpy(X.copy()), E.Tensor(X.copy())
