@@ -103,7 +103,7 @@ def not_implemented_function(aten: str) -> type[Function]:
         "NotImplemented_" + aten,
         (Function,),
         {
-            "name": "torch::autograd::NotImplemented",
+            "name": "NotImplemented",  # type(grad_fn).__name__ and the repr in PyTorch
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
         },
