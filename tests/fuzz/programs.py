@@ -33,8 +33,8 @@ ALL_FEATURES = frozenset(
         "double",  # grad(create_graph=True) then a backward through the gradient
     }
 )
-# what a server can run: everything but a client's Python hooks
-SERVER_FEATURES = ALL_FEATURES - {"hooks"}
+# what runs over HTTP: everything but Python hooks and `x[i] = v` (the client has no __setitem__)
+SERVER_FEATURES = ALL_FEATURES - {"hooks", "setitem"}
 
 UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
 BINARY = ["+", "-", "*", "/"]

@@ -93,16 +93,43 @@ def server() -> Iterator[str]:
         srv.stop()
 
 
-@pytest.mark.integration
-def test_client_over_http_matches_torch(torch: Any, server: str) -> None:
+# over HTTP (programs of length 10 with HTTP_FEATURES): differences outside the fuzzer's files
+KNOWN_HTTP = {
+    1002: _SOFTMAX_INF,
+    1010: "client: a version error through softmax's saved result is not raised over HTTP",
+    1018: _SAVES,
+    1025: "client: .grad cached across autograd.grad, which updates retained grads",
+    1028: _SOFTMAX,
+}
+
+
+def _client_seed(torch: Any, server: str, seed: int) -> None:
     from client import Session
 
+    program = generate(seed, HTTP_FEATURES, length=10)
+    s = Session(server, name=f"fuzz-{seed}-{uuid.uuid4().hex[:6]}")
+    try:
+        ours = run(program, Backend(s, "client"))
+    finally:
+        s.delete()
+        s.close()
+    _check(program, ours, run(program, Backend(torch, "torch")))
+
+
+@pytest.mark.integration
+def test_client_over_http_matches_torch(torch: Any, server: str) -> None:
     for seed in HTTP_SEEDS:
-        program = generate(seed, HTTP_FEATURES, length=10)
-        s = Session(server, name=f"fuzz-{seed}-{uuid.uuid4().hex[:6]}")
-        try:
-            ours = run(program, Backend(s, "client"))
-        finally:
-            s.delete()
-            s.close()
-        _check(program, ours, run(program, Backend(torch, "torch")))
+        if seed not in KNOWN_HTTP:
+            _client_seed(torch, server, seed)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "seed",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=r))
+        for s, r in KNOWN_HTTP.items()
+    ],
+)
+def test_known_client_differences(torch: Any, server: str, seed: int) -> None:
+    _client_seed(torch, server, seed)
