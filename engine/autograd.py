@@ -491,7 +491,7 @@ def grad(
     if not retain_graph:
         _free(executed, tag)
     # the nodes that ran updated the grads their tensors retain, as in PyTorch
-    _commit(retained, create_graph, set(), False)
+    _commit(retained, create_graph, {id(g.data) for g in captured if g is not None}, False)
     if materialize_grads:
         captured = [
             g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype), create_graph)

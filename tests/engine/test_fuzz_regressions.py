@@ -258,3 +258,20 @@ def test_abs_gradient_at_nan_is_zero() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_grad_result_and_retained_grad_do_not_alias() -> None:
+    """The gradient grad() returns for a retaining input and its new .grad are two
+    tensors (PyTorch's retain hook clones): zeroing one leaves the other."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.0, 2.0], True)
+        h = x * 3
+        h.retain_grad()
+        y = (h * h).sum()
+        (gh,) = _grad(T, y, [h], retain_graph=True)
+        h.grad.zero_()
+        return gh, _g(h)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
