@@ -194,11 +194,7 @@ def _run(
     optional ``vjp`` (its numpy twin of ``backward``) runs when it has one: the
     hot path then costs one numpy call per node. With ``create_graph`` they are
     Tensors and every rule runs in engine ops, recording the backward graph."""
-    for i, out in enumerate(outputs):
-        if not out.requires_grad:
-            raise NoGradFnError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
+    _check_outputs(outputs)
     raw = not create_graph
     leaf_grads: dict[Tensor, Any] = {}
     retained: dict[Tensor, Tensor] = {}
@@ -318,6 +314,14 @@ def _capture(
                 captured[idx] = g
 
 
+def _check_outputs(outputs: list[Tensor]) -> None:
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise NoGradFnError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+
+
 def _zeros(shape: tuple[int, ...], dtype: np.dtype, raw: bool) -> Any:
     z = np.zeros(shape, dtype)
     return z if raw else Tensor._make(z)
@@ -375,7 +379,16 @@ def _commit(
         if old is None:
             data = g.data
             if create_graph:
-                t._grad = g
+                # AccumulateGrad copies under grad mode: a fresh, dense .grad (an expanded
+                # gradient would refuse a later in-place zero_)
+                if not g.requires_grad:
+                    t._grad = Tensor._make(np.array(data, copy=True, order="C"))
+                elif not (data.flags.c_contiguous and data.flags.writeable):
+                    from .ops.shape import clone
+
+                    t._grad = clone(g)
+                else:
+                    t._grad = g
             else:
                 if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
                     data = np.array(data, copy=True)
@@ -475,6 +488,7 @@ def grad(
     if not ins:
         raise BadLengthError("`inputs` argument to `grad()` cannot be empty.")
     root_grads = _make_root_grads(outs, _grads_list(grad_outputs, len(outs)), "grad_output")
+    _check_outputs(outs)  # PyTorch checks the outputs before the inputs
     for t in ins:
         if not isinstance(t, Tensor):
             raise GradientTypeError("inputs must be Tensors")

@@ -275,3 +275,32 @@ def test_grad_result_and_retained_grad_do_not_alias() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_grad_checks_outputs_before_inputs() -> None:
+    """Seed 1490: neither the output nor the input requires grad: PyTorch names the
+    output first."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.0, 2.0])
+        return outcome(lambda: _grad(T, x * 2, [x], _t(T, [1.0, 1.0])))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_create_graph_grad_is_a_dense_copy() -> None:
+    """Seed 1596: sum's gradient is an expand; with create_graph the leaf's .grad is
+    still a dense copy (AccumulateGrad copies under grad mode), so zero_ works."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], True)
+        x.sum().backward(create_graph=True)
+        first = (_g(x), x.grad.requires_grad)
+        x.grad.zero_()
+        y = _t(T, [1.0, 2.0], True)
+        (y * y).sum().backward(create_graph=True)
+        return first, _g(x), _g(y), y.grad.requires_grad
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
