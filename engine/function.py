@@ -241,13 +241,18 @@ def detached_marker() -> int:
     return -next(_sequence)
 
 
+_CPP_NODES = {"CopySlices": "torch::autograd::CopySlices"}
+
+
 def _version_message(t: Tensor, now: int, expected: int) -> str:
     kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
         dtypes.torch_name(t.dtype), "Float"
     )
     desc = f"[torch.{kind}Tensor [{', '.join(map(str, t.shape))}]]"
     if t.grad_fn is not None:
-        op = re.sub(r"Backward\d*$", "", t.grad_fn.name)
+        # PyTorch prints its C++ node names in full (torch::autograd::CopySlices)
+        name = t.grad_fn.name
+        op = _CPP_NODES.get(name) or re.sub(r"Backward\d*$", "", name)
         desc += f", which is output {t._output_nr} of {op},"
     return (
         "one of the variables needed for gradient computation has been modified by an "

@@ -304,3 +304,18 @@ def test_create_graph_grad_is_a_dense_copy() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_version_error_names_copy_slices_as_torch_does() -> None:
+    """Seeds 159, 289: a saved tensor later written through an index is the output of
+    CopySlices, which PyTorch's message names by its C++ name."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.0, 2.0, 3.0], True)
+        a = x * 1
+        b = a.sin()
+        a[0] = 5.0
+        return fn_name(a), outcome(lambda: b.sum().backward())[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
