@@ -183,7 +183,9 @@ class Node:
 
     def release(self, tag: Any = None) -> None:
         """Free saved tensors after a backward without retain_graph."""
-        if (self._saved is not None or self._saved_result) and not self.freed:
+        # CopySlices drops the op it wraps whatever that saved (PyTorch's fn_ = nullptr)
+        held = self._saved is not None or self._saved_result or self.fn.name == "CopySlices"
+        if held and not self.freed:
             self._saved = None
             self._result = None
             self.freed = True

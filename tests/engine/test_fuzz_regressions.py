@@ -319,3 +319,23 @@ def test_version_error_names_copy_slices_as_torch_does() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("write", ["setitem", "mul_"])
+def test_copy_slices_is_freed_by_backward(write: str) -> None:
+    """Seed 2690: a write through an index records CopySlices, which a backward
+    without retain_graph frees even when the op it wraps saved nothing."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], True)
+        y = x.mean(-2, keepdim=True)
+        if write == "setitem":
+            y[0] = -0.0
+        else:
+            y[0].mul_(2)
+        y.backward(_t(T, [[1.0, 1.0]]))
+        again = outcome(lambda: y.backward(_t(T, [[1.0, 1.0]]), inputs=[x]))[1]
+        return fn_name(y), again, _g(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
