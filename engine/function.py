@@ -254,7 +254,8 @@ def _version_message(t: Tensor, now: int, expected: int) -> str:
     if t.grad_fn is not None:
         # PyTorch prints its C++ node names in full (torch::autograd::CopySlices)
         name = t.grad_fn.name
-        op = _CPP_NODES.get(name) or re.sub(r"Backward\d*$", "", name)
+        # and drop "Backward0" but keep an overload's number: ClampBackward1 is "Clamp1"
+        op = _CPP_NODES.get(name) or re.sub(r"Backward(0|(\d*))$", r"\2", name)
         desc += f", which is output {t._output_nr} of {op},"
     return (
         "one of the variables needed for gradient computation has been modified by an "

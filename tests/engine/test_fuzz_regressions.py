@@ -339,3 +339,25 @@ def test_copy_slices_is_freed_by_backward(write: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("make", ["pow", "clamp", "prod", "exp"])
+def test_version_error_names_the_overload(make: str) -> None:
+    """Seeds 671, 700, 1340: PyTorch's message drops "Backward0" but keeps an overload's
+    number (PowBackward1 is "Pow1")."""
+    ops = {
+        "pow": lambda a: a**a,
+        "clamp": lambda a: a.clamp(-0.5, 0.5),
+        "prod": lambda a: a.prod(0),
+        "exp": lambda a: a.exp(),
+    }
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [0.5, 1.5, 2.0], True)
+        a = ops[make](x * 1)
+        b = a.sin()
+        a.detach().mul_(2)
+        return fn_name(a), outcome(lambda: b.sum().backward())[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
