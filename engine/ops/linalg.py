@@ -330,6 +330,14 @@ class _MatmulBackward(Function):
             if need_b:
                 rows = reshape(a, (math.prod(sa[:-1]), sa[-1]))
                 gb = MvBackward0.apply(_t(rows), reshape(g, (math.prod(sg),)))
+        elif len(sa) == 1 and len(sb) == 2:  # PyTorch: a.unsqueeze(0).mm(b).squeeze_(0)
+            from .shape import squeeze, unsqueeze
+
+            g_row = unsqueeze(g, 0)
+            if need_a:
+                ga = squeeze(MmBackward0.apply(g_row, _t(b)), 0)
+            if need_b:
+                gb = MmBackward0.apply(_t(unsqueeze(a, 0)), g_row)
         elif len(sa) == 1:  # (m,) @ (..., m, p)
             if need_a:
                 ga = reshape(_matmul_any(b, reshape(g, sg + (1,))), sg[:-1] + sa)

@@ -361,3 +361,18 @@ def test_version_error_names_the_overload(make: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_matmul_vector_matrix_gradients_record_mm() -> None:
+    """Seed 2708: PyTorch computes ``1-d @ 2-d`` as ``a.unsqueeze(0).mm(b).squeeze_(0)``,
+    so with create_graph its gradients are a squeezed mm and an mm."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, [0.5, -1.0, 2.0], True)
+        b = _t(T, [[1.0, 2.0], [3.0, -4.0], [0.5, 0.25]], True)
+        r = a @ b
+        ga, gb = _grad(T, r, [a, b], _t(T, [1.0, -2.0]), create_graph=True)
+        return fn_name(r), fn_name(ga), fn_name(gb), ga, gb
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
