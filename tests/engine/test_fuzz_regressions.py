@@ -245,11 +245,6 @@ def test_inplace_partial_overlap_refused_as_in_torch(case: str) -> None:
 # -- abs at NaN: the gradient is sign(x), and sign(NaN) is 0 in PyTorch -----------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine/ops/elementwise.py: sign(NaN) is NaN (PyTorch: 0), so abs' gradient at "
-    "NaN is NaN; the fix belongs to that module's owner",
-)
 def test_abs_gradient_at_nan_is_zero() -> None:
     def scenario(T: Any) -> Any:
         x = _t(T, [float("nan"), 1.0, -2.0, 0.0], True)

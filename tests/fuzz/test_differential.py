@@ -26,9 +26,7 @@ ENGINE_FEATURES = ALL_FEATURES
 # a server cannot run a client's Python hook
 HTTP_FEATURES = SERVER_FEATURES
 
-_SAVES = "arithmetic.py: MulBackward0/DivBackward0 save an operand PyTorch does not"
 _SOFTMAX = "softmax/log_softmax: backward not recorded as PyTorch's *BackwardDataBackward0"
-_SOFTMAX_INF = "softmax/log_softmax of a row holding +inf: PyTorch gives NaN"
 _RULES = "a backward rule's recorded ops differ from PyTorch's formula (create_graph)"
 _VIEW_ERR = "a version error through a written view names its node, PyTorch names AsStrided"
 # seeds whose difference is in a module another engineer owns (see the report and
@@ -39,18 +37,11 @@ KNOWN = {
     83: _RULES + " (div's gradient for other at inf: NaN, PyTorch 0)",
     86: _VIEW_ERR,
     88: _SOFTMAX,
-    123: _SOFTMAX_INF,
     166: _SOFTMAX,
-    198: _SAVES,
-    279: _SOFTMAX_INF,
     285: _SOFTMAX,
     297: _RULES + " (div: DivBackward0, PyTorch MulBackward0)",
-    312: _SAVES,
     317: _RULES + " (square's second derivative records no graph; PyTorch's does)",
-    332: _SAVES,
-    365: _SOFTMAX_INF,
     377: _RULES + " (div: DivBackward0, PyTorch DivBackward1)",
-    393: _SOFTMAX_INF,
 }
 
 
@@ -93,9 +84,7 @@ def server() -> Iterator[str]:
 
 # over HTTP (programs of length 10 with HTTP_FEATURES): differences outside the fuzzer's files
 KNOWN_HTTP = {
-    1002: _SOFTMAX_INF,
     1010: "client: a version error through softmax's saved result is not raised over HTTP",
-    1018: _SAVES,
     1025: "client: .grad cached across autograd.grad, which updates retained grads",
     1028: _SOFTMAX,
 }
