@@ -87,7 +87,7 @@ def _make_root_grads(outputs: list[Tensor], grads: list[Any], kind: str) -> list
             raise GradientTypeError(f"element {i} of tensors is not a Tensor")
         if g is None:
             if out.requires_grad:
-                if out.data.size != 1:
+                if out._data.size != 1:
                     raise NotScalarError("grad can be implicitly created only for scalar outputs")
                 if not dtypes.is_floating(out.dtype):
                     raise NotScalarError(
@@ -110,7 +110,7 @@ def _make_root_grads(outputs: list[Tensor], grads: list[Any], kind: str) -> list
             )
         if g.dtype != out.dtype and dtypes.is_floating(out.dtype):
             g = (
-                Tensor._make(g.data.astype(out.dtype))
+                Tensor._make(g._data.astype(out.dtype))
                 if not g.requires_grad
                 else cast(g, out.dtype)
             )
@@ -201,7 +201,7 @@ def _run(
     buffers: dict[Node, list[Any]] = {}
     for out, g in zip(outputs, root_grads):
         assert g is not None
-        value = g.data if raw else g
+        value = g._data if raw else g
         if out.grad_fn is None:
             leaf_grads[out] = _add(leaf_grads.get(out), value)
             continue
@@ -263,9 +263,9 @@ def _run(
             else:
                 in_grads = fn.backward(node, *[Tensor._make(g) for g in grads])
                 in_grads = (
-                    tuple(None if g is None else g.data for g in in_grads)
+                    tuple(None if g is None else g._data for g in in_grads)
                     if type(in_grads) is tuple
-                    else in_grads.data
+                    else in_grads._data
                 )
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
@@ -280,7 +280,7 @@ def _run(
                     else:
                         shape, dtype = target.output_meta[nr]
                 else:
-                    shape, dtype = target.data.shape, target.data.dtype
+                    shape, dtype = target._data.shape, target._data.dtype
                 if g.shape != shape or g.dtype != dtype:
                     g = _fit(node, g, shape, dtype, raw)
                 if type(target) is Node:
@@ -358,7 +358,7 @@ def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], 
             new = hook(g)
             if new is not None:
                 g = new
-        grads[nr] = g.data if raw else g
+        grads[nr] = g._data if raw else g
         if t._retains_grad:
             retained[t] = g
 
@@ -377,7 +377,7 @@ def _commit(
                     g = new
         old = t._grad
         if old is None:
-            data = g.data
+            data = g._data
             if create_graph:
                 # AccumulateGrad copies under grad mode: a fresh, dense .grad (an expanded
                 # gradient would refuse a later in-place zero_)
@@ -394,10 +394,10 @@ def _commit(
                     data = np.array(data, copy=True)
                 fresh.add(id(data))
                 t._grad = Tensor._make(data)
-        elif not inplace or create_graph or old.requires_grad or not old.data.flags.writeable:
+        elif not inplace or create_graph or old.requires_grad or not old._data.flags.writeable:
             t._grad = old + g
         else:
-            np.add(old.data, g.data, out=old.data, casting="unsafe")
+            np.add(old._data, g._data, out=old._data, casting="unsafe")
             old._vc[0] += 1
         touched.append(t)
     return touched
@@ -458,7 +458,7 @@ def backward(
         leaves = {t: g for t, g in zip(wanted, captured) if g is not None and t.grad_fn is None}
     else:
         leaves = leaf_grads
-    fresh = {id(g.data) for g in root_grads if g is not None}
+    fresh = {id(g._data) for g in root_grads if g is not None}
     return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh, False)
 
 
@@ -505,7 +505,7 @@ def grad(
     if not retain_graph:
         _free(executed, tag)
     # the nodes that ran updated the grads their tensors retain, as in PyTorch
-    _commit(retained, create_graph, {id(g.data) for g in captured if g is not None}, False)
+    _commit(retained, create_graph, {id(g._data) for g in captured if g is not None}, False)
     if materialize_grads:
         captured = [
             g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype), create_graph)

@@ -13,7 +13,7 @@ from .tensor import Tensor
 
 def _infer(data: Any) -> np.ndarray:
     if isinstance(data, Tensor):
-        return data.data.copy()
+        return data._data.copy()
     if isinstance(data, np.ndarray):
         return data.astype(dtypes.to_dtype(data.dtype), copy=True)
     try:

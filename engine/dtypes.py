@@ -154,7 +154,7 @@ def result_type(*operands: Any) -> np.dtype:
     """PyTorch's result type for Tensors (by ndim) and Python scalars."""
     dim = zero = wrapped = None
     for op in operands:
-        data = getattr(op, "data", None)
+        data = getattr(op, "_data", None)
         if isinstance(data, np.ndarray):
             if data.ndim:
                 dim = promote(dim, data.dtype)

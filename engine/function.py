@@ -391,10 +391,10 @@ class Function:
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
                 results[-1]._view_of(inputs[0], cls, params, nr, True)
-        node.output_meta = tuple((r.data.shape, r.data.dtype) for r in results)
+        node.output_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         node.n_outputs = len(results)
         if node._saved_result:
-            node._result = [(r.data, r._vc, 0) for r in results]
+            node._result = [(r._data, r._vc, 0) for r in results]
         return tuple(results)
 
 
@@ -404,7 +404,7 @@ def _shape_error(cls: type[Function], inputs: tuple[Any, ...], exc: ValueError) 
         return exc
     from .ops._util import broadcast_message
 
-    shapes = tuple(np.shape(t.data if type(t) is _tensor_cls else t) for t in inputs)
+    shapes = tuple(np.shape(t._data if type(t) is _tensor_cls else t) for t in inputs)
     return ShapeMismatchError(broadcast_message(shapes))
 
 

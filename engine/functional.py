@@ -217,7 +217,7 @@ def vjp(
             _, vs = _as_tuple(v, "v", "vjp")
             vs = _preprocess(vs, create_graph, need_graph=False)
             _validate_v(vs, outs, is_outputs_tuple)
-        elif len(outs) != 1 or outs[0].data.size != 1:
+        elif len(outs) != 1 or outs[0]._data.size != 1:
             raise BadArgumentsError(
                 "The vector v can only be None if the user-provided function returns a "
                 "single Tensor with a single element."
@@ -248,7 +248,7 @@ def jvp(
             _, vs = _as_tuple(v, "v", "jvp")
             vs = _preprocess(vs, create_graph, need_graph=False)
             _validate_v(vs, ins, is_inputs_tuple)
-        elif len(ins) != 1 or ins[0].data.size != 1:
+        elif len(ins) != 1 or ins[0]._data.size != 1:
             raise BadArgumentsError(
                 "The vector v can only be None if the input to the user-provided function "
                 "is a single Tensor with a single element."
@@ -274,7 +274,7 @@ def _stack_rows(rows: list[Tensor], shape: tuple[int, ...], ref: Tensor) -> Tens
     if not rows:  # an empty output (PyTorch's stack would refuse the empty list)
         return Tensor._make(np.zeros(shape, ref.dtype))
     if not any(r.requires_grad for r in rows):
-        return Tensor._make(np.stack([r.data for r in rows]).reshape(shape))
+        return Tensor._make(np.stack([r._data for r in rows]).reshape(shape))
     return reshape(OPS["stack"].fn(rows, 0), shape)
 
 
@@ -315,7 +315,7 @@ def jacobian(
         jac: list[tuple[Tensor, ...]] = []
         for i, out in enumerate(outs):
             rows: list[list[Tensor]] = [[] for _ in ins]
-            m = out.data.size
+            m = out._data.size
             for e in range(m):
                 onehot = np.zeros(m, out.dtype)
                 onehot[e] = 1.0
@@ -366,7 +366,7 @@ def hessian(
         _check_requires_grad(t_out, "outputs", strict)
         if is_out_tuple or not isinstance(out, Tensor):
             raise BadArgumentsError("The function given to hessian should return a single Tensor")
-        if out.data.size != 1:
+        if out._data.size != 1:
             raise NotScalarError(
                 "The Tensor returned by the function given to hessian should contain a single "
                 "element"

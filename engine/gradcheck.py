@@ -42,7 +42,7 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 
 def _is_float(x: Any) -> bool:
-    return isinstance(x, Tensor) and x.data.dtype.kind == "f"
+    return isinstance(x, Tensor) and x._data.dtype.kind == "f"
 
 
 def _differentiable(outputs: tuple[Any, ...]) -> list[int]:
@@ -75,7 +75,7 @@ class _Problem:
                 "but none of them have requires_grad=True."
             )
         for i in self.diff_in:
-            if inputs[i].data.dtype != np.float64:
+            if inputs[i]._data.dtype != np.float64:
                 warnings.warn(
                     f"Input #{i} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are "
@@ -108,23 +108,23 @@ class _Problem:
 
     def directional(self, i: int, u: np.ndarray, eps: float) -> dict[int, np.ndarray]:
         """(f(x + eps u) - f(x - eps u)) / 2 eps for every float output, flattened."""
-        x = self.inputs[i].data
+        x = self.inputs[i]._data
         base = np.array(x, dtype=x.dtype, order="C")
         step = (eps * u).astype(x.dtype).reshape(x.shape)
         hi = self._evaluate(i, base + step)
         lo = self._evaluate(i, base - step)
         return {
             k: (
-                (hi[k].data.astype(np.float64) - lo[k].data.astype(np.float64)) / (2 * eps)
+                (hi[k]._data.astype(np.float64) - lo[k]._data.astype(np.float64)) / (2 * eps)
             ).reshape(-1)
             for k in (*self.diff_out, *self.const_out)
         }
 
     def numerical_jacobian(self, i: int, eps: float) -> dict[int, np.ndarray]:
         """Each float output's Jacobian w.r.t. input ``i``, shaped (input numel, output numel)."""
-        n = self.inputs[i].data.size
+        n = self.inputs[i]._data.size
         jac = {
-            k: np.zeros((n, self.outputs[k].data.size)) for k in (*self.diff_out, *self.const_out)
+            k: np.zeros((n, self.outputs[k]._data.size)) for k in (*self.diff_out, *self.const_out)
         }
         for e in range(n):
             u = np.zeros(n)
@@ -137,22 +137,22 @@ class _Problem:
     def vjp(self, k: int, v: np.ndarray) -> list[np.ndarray]:
         """``v^T J`` of output ``k`` for each differentiable input, flattened, float64."""
         out = self.outputs[k]
-        g = Tensor._make(np.asarray(v, dtype=out.data.dtype).reshape(out.shape))
+        g = Tensor._make(np.asarray(v, dtype=out._data.dtype).reshape(out.shape))
         ins = [self.inputs[i] for i in self.diff_in]
         grads = autograd_grad(out, ins, g, retain_graph=True, allow_unused=True)
         rows = []
         for x, gx in zip(ins, grads):
             if gx is None:
-                rows.append(np.zeros(x.data.size))
+                rows.append(np.zeros(x._data.size))
                 continue
             if gx.shape != x.shape:
                 raise GradcheckError("Analytical gradient has incorrect size")
-            rows.append(gx.data.astype(np.float64).reshape(-1))
+            rows.append(gx._data.astype(np.float64).reshape(-1))
         return rows
 
     def analytical_jacobian(self, k: int) -> list[np.ndarray]:
-        m = self.outputs[k].data.size
-        jac = [np.zeros((self.inputs[i].data.size, m)) for i in self.diff_in]
+        m = self.outputs[k]._data.size
+        jac = [np.zeros((self.inputs[i]._data.size, m)) for i in self.diff_in]
         for e in range(m):
             v = np.zeros(m)
             v[e] = 1.0
@@ -186,7 +186,7 @@ def _slow(p: _Problem, eps: float, rtol: float, atol: float, nondet_tol: float) 
         p.check_constant_outputs(numerical[i], i)
     for oi, k in enumerate(p.diff_out):
         analytical = p.analytical_jacobian(k)
-        m = p.outputs[k].data.size
+        m = p.outputs[k]._data.size
         if m:
             v = np.zeros(m)
             v[0] = 1.0
@@ -205,8 +205,8 @@ def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def _fast(p: _Problem, eps: float, rtol: float, atol: float, nondet_tol: float) -> None:
     rng = np.random.default_rng(_SEED)
-    us = {i: _unit(rng, p.inputs[i].data.size) for i in p.diff_in}
-    vs = {k: _unit(rng, p.outputs[k].data.size) for k in p.diff_out}
+    us = {i: _unit(rng, p.inputs[i]._data.size) for i in p.diff_in}
+    vs = {k: _unit(rng, p.outputs[k]._data.size) for k in p.diff_out}
     jvps = {i: p.directional(i, us[i], eps) for i in p.diff_in}
     for i in p.diff_in:
         p.check_constant_outputs(jvps[i], i)
@@ -224,7 +224,7 @@ def _fast(p: _Problem, eps: float, rtol: float, atol: float, nondet_tol: float) 
 
 def _slow_detail(p: _Problem, i: int, j: int, k: int, eps: float, rtol: float, atol: float) -> str:
     """Full Jacobians for a fast-mode failure, when they are small enough to print."""
-    if p.inputs[i].data.size * p.outputs[k].data.size > _SLOW_MESSAGE_MAX:
+    if p.inputs[i]._data.size * p.outputs[k]._data.size > _SLOW_MESSAGE_MAX:
         return ""
     n = p.numerical_jacobian(i, eps)[k]
     a = p.analytical_jacobian(k)[j]
@@ -267,7 +267,7 @@ def gradcheck(
             _no_differentiable_outputs(p, eps)
             return True
         if fast_mode is None:
-            fast_mode = sum(p.inputs[i].data.size for i in p.diff_in) > FULL_JACOBIAN_MAX
+            fast_mode = sum(p.inputs[i]._data.size for i in p.diff_in) > FULL_JACOBIAN_MAX
         (_fast if fast_mode else _slow)(p, eps, rtol, atol, nondet_tol)
     except GradcheckError:
         if raise_exception:

@@ -47,11 +47,11 @@ def _inplace(name: str) -> Any:
         self._check_inplace()
         check_partial_overlap(self, args + tuple(kwargs.values()))
         if not _records(self, *args, *kwargs.values()):
-            if ufunc is not None and len(args) == 1 and not kwargs and self.data.flags.writeable:
+            if ufunc is not None and len(args) == 1 and not kwargs and self._data.flags.writeable:
                 # the SGD update ``w -= lr * w.grad`` under no_grad: no copy, no graph
-                other = args[0].data if isinstance(args[0], Tensor) else args[0]
+                other = args[0]._data if isinstance(args[0], Tensor) else args[0]
                 try:
-                    ufunc(self.data, other, out=self.data, casting="same_kind")
+                    ufunc(self._data, other, out=self._data, casting="same_kind")
                 except ValueError:
                     message = _inplace_shape_message(self.shape, np.shape(other))
                     raise ShapeMismatchError(message) from None

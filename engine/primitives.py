@@ -45,8 +45,8 @@ class SumToSize(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return sum_to_array(a.data, shape)
+        ctx.in_shape = a._data.shape
+        return sum_to_array(a._data, shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -63,8 +63,8 @@ class ExpandBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return np.broadcast_to(a.data, shape)
+        ctx.in_shape = a._data.shape
+        return np.broadcast_to(a._data, shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -81,8 +81,8 @@ class ViewBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return a.data.reshape(shape)
+        ctx.in_shape = a._data.shape
+        return a._data.reshape(shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -98,8 +98,8 @@ class ToCopyBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
-        ctx.in_dtype = a.data.dtype
-        return a.data.astype(dtype)
+        ctx.in_dtype = a._data.dtype
+        return a._data.astype(dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -119,7 +119,7 @@ class WhereBackward0(Function):
     @staticmethod
     def forward(ctx: Any, cond: Tensor, a: Tensor, b: Tensor) -> np.ndarray:
         ctx.save_for_backward(cond)
-        return np.where(cond.data, a.data, b.data)
+        return np.where(cond._data, a._data, b._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
@@ -138,14 +138,14 @@ class WhereBackward0(Function):
 
 def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``input`` down to ``shape`` (the inverse of broadcasting)."""
-    if input.data.shape == tuple(shape):
+    if input._data.shape == tuple(shape):
         return input
     return SumToSize.apply(input, shape=tuple(shape))
 
 
 def expand(input: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A broadcast view of ``input`` with ``shape`` (shapes already checked)."""
-    if input.data.shape == tuple(shape):
+    if input._data.shape == tuple(shape):
         return input
     return ExpandBackward0.apply(input, shape=tuple(shape))
 
@@ -158,10 +158,10 @@ def reshape(input: Tensor, shape: tuple[int, ...]) -> Tensor:
 def cast(input: Tensor, dtype: Any) -> Tensor:
     """``input`` in ``dtype``: differentiable between float dtypes, a constant otherwise."""
     dt = dtypes.to_dtype(dtype)
-    if input.data.dtype == dt:
+    if input._data.dtype == dt:
         return input
     if not dtypes.is_floating(dt):
-        return Tensor._make(input.data.astype(dt))
+        return Tensor._make(input._data.astype(dt))
     return ToCopyBackward0.apply(input, dtype=dt)
 
 
@@ -169,6 +169,6 @@ def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``: two tensors of one dtype,
     broadcasting (the public ``where`` adds PyTorch's type promotion)."""
     cond = condition
-    if cond.data.dtype != np.bool_:
-        cond = Tensor._make(cond.data.astype(bool))
+    if cond._data.dtype != np.bool_:
+        cond = Tensor._make(cond._data.astype(bool))
     return WhereBackward0.apply(cond, input, other)

@@ -162,7 +162,7 @@ def tensor_repr(t: Tensor, opts: PrintOptions = DEFAULT_OPTIONS) -> str:
     """PyTorch's ``repr(tensor)`` for this tensor."""
     prefix = "tensor("
     indent = len(prefix)
-    data = t.data
+    data = t._data
     dtype_suffix = f"dtype=torch.{dtypes.torch_name(data.dtype)}"
     suffixes = []
     if data.size == 0:

@@ -57,7 +57,7 @@ class Tensor:
     """An n-dimensional array that can record the ops applied to it."""
 
     __slots__ = (
-        "data",
+        "_data",
         "requires_grad_flag",
         "_grad",
         "_grad_fn",
@@ -72,7 +72,7 @@ class Tensor:
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
-        self.data = arr = arr.astype(
+        self._data = arr = arr.astype(
             dtypes.to_dtype(arr.dtype if dtype is None else dtype), copy=False
         )
         self.requires_grad_flag = False
@@ -100,7 +100,7 @@ class Tensor:
         t = object.__new__(cls)
         if type(data) is not np.ndarray:
             data = np.asarray(data)
-        t.data = data
+        t._data = data
         t.requires_grad_flag = requires_grad
         t._grad = None
         t._grad_fn = grad_fn
@@ -163,7 +163,7 @@ class Tensor:
             if requires_grad:
                 return self
             raise NotLeafError(NOT_LEAF_MESSAGE)
-        if requires_grad and not dtypes.is_floating(self.data.dtype):
+        if requires_grad and not dtypes.is_floating(self._data.dtype):
             raise DtypeNotDifferentiableError(REQUIRES_GRAD_DTYPE_MESSAGE)
         self.requires_grad_flag = requires_grad
         return self
@@ -204,52 +204,72 @@ class Tensor:
     # -- plain array facts ---------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self._data.size)
 
     def size(self, dim: int | None = None) -> Any:
-        return self.data.shape if dim is None else self.data.shape[dim]
+        return self._data.shape if dim is None else self._data.shape[dim]
 
     def item(self) -> Any:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self.data.reshape(()).item()
+        return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
-        return self.data.tolist()
+        return self._data.tolist()
 
-    def numpy(self) -> np.ndarray:
-        if self.requires_grad_flag:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a numpy array sharing this tensor's memory (``force`` skips the
+        requires-grad check, as in PyTorch)."""
+        if self.requires_grad_flag and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
             )
-        return self.data
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(t)``: the values (a copy only when a dtype or ``copy`` asks)."""
+        arr = self._data if dtype is None else self._data.astype(dtype)
+        return np.array(arr, copy=True) if copy else arr
+
+    @property
+    def data(self) -> Tensor:
+        """PyTorch's ``.data``: a tensor sharing this one's memory, without history, with
+        a version counter of its own (so ``while y.data.norm() < 1000`` and
+        ``w.data -= lr * w.grad.data`` work as in old tutorials, unseen by autograd)."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """``x.data = t``: ``x`` now holds ``t``'s values (shape and dtype too); its history,
+        flags and version are untouched, as in PyTorch."""
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.data.reshape(()))
+        return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
         return float(self.item())
@@ -258,7 +278,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -293,9 +313,9 @@ class Tensor:
         def __getattr__(self, name: str) -> Any: ...
 
     def __iter__(self) -> Any:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __repr__(self) -> str:
         from .printing import tensor_repr
@@ -305,7 +325,7 @@ class Tensor:
     # -- history -------------------------------------------------------------
     def detach(self) -> Tensor:
         """A tensor sharing data (and the version counter) with no history."""
-        t = Tensor._make(self.data)
+        t = Tensor._make(self._data)
         t._vc = self._vc
         return t
 
@@ -338,9 +358,9 @@ class Tensor:
 
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""
-        if not self.data.flags.writeable:
-            self.data = np.array(self.data)
-        np.copyto(self.data, value, casting="unsafe")
+        if not self._data.flags.writeable:
+            self._data = np.array(self._data)
+        np.copyto(self._data, value, casting="unsafe")
         self._vc[0] += 1
         return self
 
@@ -348,7 +368,7 @@ class Tensor:
         """Finish an in-place op given its out-of-place result: write, bump, rebase history.
         ``result``'s node read this tensor's pre-write value as its input 0."""
         self._check_inplace()
-        if result.data.shape != self.data.shape:
+        if result._data.shape != self._data.shape:
             raise RuntimeError(
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                 f"{list(result.shape)}"
@@ -356,7 +376,7 @@ class Tensor:
         fn = result._grad_fn
         info = self._view
         if fn is None:
-            self._write(result.data)
+            self._write(result._data)
             return self
         nr = result._output_nr
         if info is not None:
@@ -364,15 +384,15 @@ class Tensor:
             if info.no_grad:
                 raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
             old_edge = views.edge_of(self)
-            self._write(result.data)
+            self._write(result._data)
             views.rebase(self, fn, nr, old_edge)
             self.grad_fn  # noqa: B018 - regenerated now, as PyTorch's rebase_history does
         else:
-            self._write(result.data)
+            self._write(result._data)
             views.set_history(self, fn, nr)
         if fn._result is not None:
             # the op saved its result: that is now this tensor, version-checked as such
-            fn._result[nr] = (self.data, self._vc, self._vc[0])
+            fn._result[nr] = (self._data, self._vc, self._vc[0])
             if info is not None:
                 fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(self)}
         return self
@@ -389,20 +409,20 @@ class Tensor:
         self._check_inplace()
         if self._records():
             return self._inplace(views.ZeroBackward0.apply(_snapshot(self)))
-        return self._write(np.zeros((), dtype=self.data.dtype))
+        return self._write(np.zeros((), dtype=self._data.dtype))
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
         if isinstance(value, Tensor):
-            if value.data.ndim:
+            if value._data.ndim:
                 raise BadArgumentsError(
                     "fill_ only supports 0-dimension value tensor but got tensor with "
-                    f"{value.data.ndim} dimensions."
+                    f"{value._data.ndim} dimensions."
                 )
             if self._records(value):
                 source = _snapshot(self) if self.requires_grad_flag else self
                 return self._inplace(views.FillBackward3.apply(source, value))
-            return self._write(value.data)
+            return self._write(value._data)
         if self._records():
             return self._inplace(views.FillBackward2.apply(_snapshot(self), value=value))
         return self._write(np.asarray(float(value)))
@@ -412,13 +432,13 @@ class Tensor:
         s = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src))
         self._check_inplace()
         try:
-            np.broadcast_to(s.data, self.data.shape)
+            np.broadcast_to(s._data, self._data.shape)
         except ValueError:
             raise ShapeMismatchError(_copy_shape_message(self.shape, s.shape)) from None
         if self._records(s):
             source = _snapshot(self) if self.requires_grad_flag else self
             return self._inplace(views.CopyBackwards.apply(source, s))
-        return self._write(s.data)
+        return self._write(s._data)
 
 
 def _copy_shape_message(dst: tuple[int, ...], src: tuple[int, ...]) -> str:
@@ -436,7 +456,7 @@ def _copy_shape_message(dst: tuple[int, ...], src: tuple[int, ...]) -> str:
 def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t`` that keeps its history: the input to the op an in-place write replaces."""
     fn = t.grad_fn  # a stale view regenerates first
-    return Tensor._make(t.data.copy(), t.requires_grad_flag, fn, t._output_nr)
+    return Tensor._make(t._data.copy(), t.requires_grad_flag, fn, t._output_nr)
 
 
 function._tensor_cls = Tensor

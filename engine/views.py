@@ -98,7 +98,7 @@ class ViewInfo:
     def index(self) -> np.ndarray:
         """Flat positions in the base of each view element (the view replayed on arange)."""
         if self._index is None:
-            base = self.base.data
+            base = self.base._data
             arr = np.arange(base.size, dtype=np.int64).reshape(base.shape)
             ctx = _NoCtx()
             for cls, params, nr in self.chain:
@@ -164,7 +164,7 @@ def set_history(t: Tensor, fn: Node, nr: int) -> None:
         for n, ref in old.tensor_refs:
             if ref() is t:
                 if ghost is None:
-                    ghost = function._tensor_cls._make(t.data, True, old, t._output_nr)
+                    ghost = function._tensor_cls._make(t._data, True, old, t._output_nr)
                     ghost._vc = t._vc
                     ghost._hooks = t._hooks
                 if ghost._hooks:
@@ -195,9 +195,9 @@ def refresh(t: Tensor) -> None:
         raise BadArgumentsError(STALE_MULTI_OUTPUT_MESSAGE.format(nr=nr, name=_op_name(cls)))
     node: Any = Node(AsStridedBackward0)  # its rule's context lives on the node
     node.next_edges = (edge_of(base),)
-    node.out_shape, node.out_dtype = t.data.shape, t.data.dtype
+    node.out_shape, node.out_dtype = t._data.shape, t._data.dtype
     node.index = info.index()
-    node.in_shape = base.data.shape
+    node.in_shape = base._data.shape
     info.attr_version = t._vc[0]
     set_history(t, node, 0)
 
@@ -214,7 +214,7 @@ def check_inplace(t: Tensor, grad_on: bool) -> None:
                 raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
             if info.no_grad and base.requires_grad:
                 raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
-    data = t.data
+    data = t._data
     if (
         0 in data.strides
         and data.size  # an empty tensor has no element to share (numpy may give it 0 strides)
@@ -239,12 +239,12 @@ def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
     """PyTorch's ``assert_no_partial_overlap`` before an in-place write: a source that
     shares only part of the target's memory (or all of it in another layout) would be
     read after being overwritten. Sources it cannot judge (expanded) pass, as there."""
-    out = target.data
+    out = target._data
     if out.size == 0 or not _dense(out):
         return
     lo, hi = np.lib.array_utils.byte_bounds(out)
     for src in sources:
-        data = getattr(src, "data", None)
+        data = getattr(src, "_data", None)
         if src is target or not isinstance(data, np.ndarray) or data.size == 0:
             continue
         if not _dense(data):
@@ -289,10 +289,10 @@ def rebase(view: Tensor, fn: Node, nr: int, old_edge: tuple[Any, int] | None) ->
     else:  # a composite op: take the new values' gradient as one input
         node.inner = None
         node.next_edges = (base_edge, (fn, nr))
-        node.view_shape = view.data.shape
-    node.out_shape, node.out_dtype = base.data.shape, base.data.dtype
+        node.view_shape = view._data.shape
+    node.out_shape, node.out_dtype = base._data.shape, base._data.dtype
     node.index = info.index()
-    node.view_dtype = view.data.dtype
+    node.view_dtype = view._data.dtype
     set_history(base, node, 0)
 
 
@@ -328,8 +328,8 @@ class AsStridedBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, index: np.ndarray) -> np.ndarray:
-        ctx.index, ctx.in_shape = index, a.data.shape
-        return _gather(a.data, index)
+        ctx.index, ctx.in_shape = index, a._data.shape
+        return _gather(a._data, index)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -348,7 +348,7 @@ class AsStridedScatterBackward0(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         ctx.index = index
-        return _scatter_add(g.data, index, shape)
+        return _scatter_add(g._data, index, shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -363,7 +363,7 @@ class _ReplaceRegion(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray) -> np.ndarray:
         ctx.index = index
-        return _replace(g.data, index, None if values is None else values.data)
+        return _replace(g._data, index, None if values is None else values._data)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -392,7 +392,7 @@ class CopySlices(Function):
         res = _as_tuple(inner.fn.backward(inner, g_slice))
         r0 = res[0]
         if r0 is not None and r0.dtype != ctx.view_dtype:
-            r0 = function._tensor_cls._make(r0.data.astype(ctx.view_dtype))
+            r0 = function._tensor_cls._make(r0._data.astype(ctx.view_dtype))
         return (_ReplaceRegion.apply(g, r0, index=index), *res[1:])
 
     @staticmethod
@@ -407,7 +407,7 @@ class CopySlices(Function):
         else:
             T = function._tensor_cls
             res = tuple(
-                None if r is None else r.data
+                None if r is None else r._data
                 for r in _as_tuple(fn.backward(inner, T._make(g_slice)))
             )
         r0 = res[0]
@@ -418,7 +418,7 @@ class CopySlices(Function):
 
 
 def _zeros_like(g: Tensor) -> Tensor:
-    return function._tensor_cls._make(np.zeros(g.data.shape, g.data.dtype))
+    return function._tensor_cls._make(np.zeros(g._data.shape, g._data.dtype))
 
 
 class CopyBackwards(Function):
@@ -429,7 +429,7 @@ class CopyBackwards(Function):
 
     @staticmethod
     def forward(ctx: Any, dst: Tensor, src: Tensor) -> np.ndarray:
-        return np.broadcast_to(src.data, dst.data.shape).astype(dst.data.dtype)
+        return np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -444,7 +444,7 @@ class FillBackward2(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, value: Any) -> np.ndarray:
-        return np.full(a.data.shape, value, a.data.dtype)
+        return np.full(a._data.shape, value, a._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -458,14 +458,14 @@ class FillBackward3(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, value: Tensor) -> np.ndarray:
-        return np.full(a.data.shape, value.data, a.data.dtype)
+        return np.full(a._data.shape, value._data, a._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         need_a, need_v = ctx.needs_input_grad
         gv = None
         if need_v:  # a sum written as scattering every element onto position 0
-            index = np.zeros(g.data.shape, np.int64)
+            index = np.zeros(g._data.shape, np.int64)
             gv = AsStridedScatterBackward0.apply(g, index=index, shape=())
         return (_zeros_like(g) if need_a else None), gv
 
@@ -475,7 +475,7 @@ class ZeroBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        return np.zeros(a.data.shape, a.data.dtype)
+        return np.zeros(a._data.shape, a._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

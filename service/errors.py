@@ -53,6 +53,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "not_scalar": (422, "Gradient can only be implicit for scalar outputs"),
     "no_grad_fn": (422, "Tensor does not require grad"),
     "dtype_not_differentiable": (422, "Only floating point tensors can require gradients"),
+    "not_differentiable": (422, "No derivative for this op"),
     "dtype_mismatch": (422, "Dtype mismatch"),
     "unused_input": (422, "Input not used in the graph"),
     "not_leaf": (422, "Operation needs a leaf tensor"),

@@ -112,7 +112,7 @@ def _encode(kind: str, args: tuple[Any, ...]) -> bytes:
     """One record: what the route validated, in the form replay feeds back to the executor."""
     if kind == "put":
         name, t = args
-        arr = np.ascontiguousarray(t.data)
+        arr = np.ascontiguousarray(t._data)
         head = {"k": kind, "name": name, "dtype": codec.dtype_name(arr.dtype),
                 "shape": list(arr.shape), "requires_grad": t.requires_grad}  # fmt: skip
         return pack(head, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes())
@@ -170,14 +170,14 @@ def pin(s: Session, steps: list[Any]) -> tuple[list[dict[str, Any]], bytes]:
         t = s.tensors.get(name)
         if t is None:
             continue
-        entry: dict[str, Any] = {"name": name, **_array_head(t.data)}
-        chunks.append(np.ascontiguousarray(t.data).tobytes())
+        entry: dict[str, Any] = {"name": name, **_array_head(t._data)}
+        chunks.append(np.ascontiguousarray(t._data).tobytes())
         if t.grad_fn is not None:
             by_id = s.names_of(_leaves(t))
             leaves = [ns[0] for ns in by_id.values()]
             entry["lost"] = {"grad_fn": t.grad_fn.name, "retains_grad": t.retains_grad,
                              "leaves": leaves, "version": t._version, "why": "entropy"}  # fmt: skip
-            _unpin_graph(s, name, t.data, entry["lost"])
+            _unpin_graph(s, name, t._data, entry["lost"])
         pinned.append(entry)
     return pinned, b"".join(chunks)
 
@@ -206,7 +206,7 @@ def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: mem
         if "lost" in entry:
             _unpin_graph(s, entry["name"], arr, entry["lost"])
         else:
-            np.copyto(s.tensors[entry["name"]].data, arr)
+            np.copyto(s.tensors[entry["name"]]._data, arr)
 
 
 Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]
@@ -242,8 +242,8 @@ def checkpointable(s: Session) -> bool:
         if g is not None and (g.grad_fn is not None or g._hooks or id(g) in tensors):
             return False
         for p in parts:
-            buf = id(_buffer(p.data))
-            if buf in seen or not p.data.flags.writeable:
+            buf = id(_buffer(p._data))
+            if buf in seen or not p._data.flags.writeable:
                 return False
             seen.add(buf)
     return True
@@ -265,12 +265,12 @@ def snapshot(s: Session) -> bytes:
             entries[index[id(t)]]["names"].append(name)
             continue
         index[id(t)] = len(entries)
-        entry = {"names": [name], "data": _array_head(t.data),
+        entry = {"names": [name], "data": _array_head(t._data),
                  "requires_grad": t.requires_grad, "version": t._version, "grad": None}  # fmt: skip
-        chunks.append(np.ascontiguousarray(t.data).tobytes())
+        chunks.append(np.ascontiguousarray(t._data).tobytes())
         if (g := grad_of(t)) is not None:
-            entry["grad"] = {**_array_head(g.data), "version": g._version}
-            chunks.append(np.ascontiguousarray(g.data).tobytes())
+            entry["grad"] = {**_array_head(g._data), "version": g._version}
+            chunks.append(np.ascontiguousarray(g._data).tobytes())
         if t.grad_fn is not None:
             entry["lost"] = {"grad_fn": t.grad_fn.name, "retains_grad": t.retains_grad}
         entries.append(entry)

@@ -38,7 +38,7 @@ def steps_weight(session: Session, steps: Iterable[StepIn | Any]) -> int:
             continue
         for name in step.reads:
             if (t := tensors.get(name)) is not None:
-                total += t.data.size
+                total += t._data.size
         if step.op in CREATION_OPS:  # other estimates need the tensors, not their names
             total += estimate_elements(step.op, list(step.args), dict(step.kwargs)) or 0
     return total
@@ -46,5 +46,5 @@ def steps_weight(session: Session, steps: Iterable[StepIn | Any]) -> int:
 
 def graph_weight(session: Session, names: Iterable[str]) -> int:
     """For backward/grad: what the steps since the last freeing backward produced."""
-    roots = sum(t.data.size for n in names if (t := session.tensors.get(n)) is not None)
+    roots = sum(t._data.size for n in names if (t := session.tensors.get(n)) is not None)
     return session.work + roots

@@ -76,5 +76,5 @@ def bytes_ahead(bindings: dict[str, Tensor]) -> int:
     extra = 0
     for t in bindings.values():
         if t.requires_grad and (t.is_leaf or t.retains_grad) and grad_of(t) is None:
-            extra += t.data.nbytes
+            extra += t._data.nbytes
     return extra

@@ -56,11 +56,11 @@ def bindings_bytes(tensors: Iterable[Tensor]) -> int:
     """Bytes held by tensors and their grads; views and shared buffers count once."""
     held: dict[int, int] = {}  # id(buffer) -> its bytes
     for t in tensors:
-        buf = _buffer(t.data)
+        buf = _buffer(t._data)
         held[id(buf)] = buf.nbytes
         g = grad_of(t)
         if g is not None:
-            buf = _buffer(g.data)
+            buf = _buffer(g._data)
             held[id(buf)] = buf.nbytes
     return sum(held.values())
 
@@ -146,7 +146,7 @@ class Transaction:
             if g is None:
                 self._grads[id(t)] = (t, None, None, 0, False)
             else:
-                self._grads[id(t)] = (t, g, g.data.copy(), g._vc[0], g.requires_grad)
+                self._grads[id(t)] = (t, g, g._data.copy(), g._vc[0], g.requires_grad)
 
     def before_backward(self, roots: Iterable[Tensor]) -> None:
         """Record what a backward from ``roots`` may free: every node it can reach."""
@@ -161,7 +161,7 @@ class Transaction:
     def before_write(self, t: Tensor) -> None:
         """Record ``t``'s data and version before its first in-place write."""
         if id(t) not in self._journal:
-            self._journal[id(t)] = (t, t.data.copy(), t._version)
+            self._journal[id(t)] = (t, t._data.copy(), t._version)
 
     def commit(self) -> None:
         self.session.tensors = self.bindings
@@ -172,19 +172,19 @@ class Transaction:
 
     def rollback(self) -> None:
         for t, data, version in self._journal.values():
-            if t.data.shape == data.shape and t.data.flags.writeable:
-                np.copyto(t.data, data)  # views of the buffer see the old values too
+            if t._data.shape == data.shape and t._data.flags.writeable:
+                np.copyto(t._data, data)  # views of the buffer see the old values too
             else:
-                t.data = data
+                t._data = data
             t._vc[0] = version
         self._journal.clear()
         for t, g, old, version, requires in self._grads.values():
             t._grad = g
             if g is not None and old is not None:
-                if g.data.shape == old.shape and g.data.flags.writeable:
-                    np.copyto(g.data, old)
+                if g._data.shape == old.shape and g._data.flags.writeable:
+                    np.copyto(g._data, old)
                 else:
-                    g.data = old
+                    g._data = old
                 g._vc[0] = version
                 g.requires_grad_flag = requires
         self._grads.clear()

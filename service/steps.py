@@ -179,8 +179,8 @@ class Executor:
             raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
         for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
             if isinstance(t, Tensor):
-                codec.check_elements(t.data.size, self.settings.max_tensor_elements)
-                self.produced += t.data.size
+                codec.check_elements(t._data.size, self.settings.max_tensor_elements)
+                self.produced += t._data.size
         return result
 
     def compute(self, step: StepIn) -> Any:

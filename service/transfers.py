@@ -69,7 +69,7 @@ def binary_leaf(query: QueryParams, raw: bytes, settings: Settings) -> tuple[np.
 def binary_response(t: Tensor, status_code: int = 200) -> Response:
     """The tensor's values as raw little-endian bytes, dtype and shape in headers."""
     return Response(
-        codec.raw_bytes(t.data),
+        codec.raw_bytes(t._data),
         status_code=status_code,
         media_type=BINARY,
         headers={
@@ -89,12 +89,12 @@ def export_session(session: Session) -> bytes:
     for name, t in session.tensors.items():
         if not t.is_leaf:
             continue
-        arrays[name] = np.ascontiguousarray(t.data)
+        arrays[name] = np.ascontiguousarray(t._data)
         if t.requires_grad:
             requires.append(name)
         g = grad_of(t)
         if g is not None:
-            arrays[f"{name}.grad"] = np.ascontiguousarray(g.data)
+            arrays[f"{name}.grad"] = np.ascontiguousarray(g._data)
     metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(requires)}
     return bytes(safetensors.numpy.save(arrays, metadata=metadata))
 

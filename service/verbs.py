@@ -152,7 +152,7 @@ def run_grad(
     grads = _grad_values(ex, body.grad_outputs, outputs)
     if body.out is not None:
         kept = [t for k, t in bindings.items() if k not in body.out]
-        ahead = sum(t.data.nbytes for t in inputs)
+        ahead = sum(t._data.nbytes for t in inputs)
         refuse_bytes(session, settings, bindings_bytes(kept) + ahead)
     try:
         result = engine.grad(

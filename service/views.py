@@ -17,14 +17,14 @@ def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
         return None
     if not out.values:
         return {"dtype": codec.dtype_name(t.dtype), "shape": list(t.shape)}
-    return codec.encode(t.data, out.encoding)
+    return codec.encode(t._data, out.encoding)
 
 
 def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:
     """A ``TensorOut``."""
     g = grad_of(t)
     fn = t.grad_fn
-    data = t.data
+    data = t._data
     body: dict[str, Any] = {
         "name": name,
         "shape": list(data.shape),

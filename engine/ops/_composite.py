@@ -29,7 +29,7 @@ Body = Callable[..., Tensor]
 def _own(out: np.ndarray, inputs: tuple[Any, ...]) -> np.ndarray:
     """A fused kernel writes fresh memory: never hand back an input's buffer."""
     for x in inputs:
-        if type(x) is Tensor and np.may_share_memory(out, x.data):
+        if type(x) is Tensor and np.may_share_memory(out, x._data):
             return out.copy()
     return out
 
@@ -62,7 +62,7 @@ class Composite(Function):
     def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:
         if type(ctx) is not Node:
             with no_grad():
-                return _own(body(*inputs, **params).data, inputs)
+                return _own(body(*inputs, **params)._data, inputs)
         node: Any = ctx  # a Node keeps extra fields in its __dict__
         node.body, node.params = body, params
         aliases = [
@@ -73,7 +73,7 @@ class Composite(Function):
             y = body(*aliases, **params)
         # the inner graph is saved with the inputs, so freeing the node frees it too
         node.save_for_backward(*inputs, (y, aliases))
-        return _own(y.data, inputs)
+        return _own(y._data, inputs)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:

@@ -40,9 +40,9 @@ def operands(*values: Any) -> tuple[np.dtype, list[Any]]:
     if len(values) == 2:
         a, b = values
         if type(a) is Tensor:
-            ad = a.data.dtype
+            ad = a._data.dtype
             if type(b) is Tensor:
-                if b.data.dtype == ad:
+                if b._data.dtype == ad:
                     return ad, [a, b]
             elif type(b) in _WEAK and ad.kind == "f":
                 return ad, [a, b]
@@ -60,7 +60,7 @@ def cast(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def arr(value: Any, dtype: np.dtype) -> Any:
     """An operand's array in ``dtype`` (Python numbers pass through: NumPy keeps them weak)."""
     if type(value) is Tensor:
-        data = value.data
+        data = value._data
         return data if data.dtype == dtype else data.astype(dtype)
     return value
 

@@ -44,9 +44,9 @@ def _mask(values: np.ndarray) -> Tensor:
 
 
 def _floating(a: Tensor, kernel: str) -> np.ndarray:
-    if a.data.dtype.kind != "f":
-        raise not_implemented_for(kernel, a.data.dtype)
-    return a.data
+    if a._data.dtype.kind != "f":
+        raise not_implemented_for(kernel, a._data.dtype)
+    return a._data
 
 
 def _activation(
@@ -60,7 +60,7 @@ def _activation(
         ctx.save_for_backward(a)
         ctx.params = params
         with _quiet():
-            return np.asarray(forward(a.data, **params), a.data.dtype)
+            return np.asarray(forward(a._data, **params), a._data.dtype)
 
     def bwd(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
@@ -85,7 +85,7 @@ def _elu_backward(
 ) -> Tensor:
     negative = exp(x * input_scale) * (alpha * scale * input_scale)
     # PyTorch tests x <= 0, so a NaN input takes the positive branch
-    return where(_mask(x.data <= 0), g * negative, g * scale)
+    return where(_mask(x._data <= 0), g * negative, g * scale)
 
 
 CeluBackward0 = _activation("CeluBackward0", _elu_forward, _elu_backward)
@@ -128,7 +128,7 @@ def _hardtanh_forward(x: np.ndarray, *, lo: float, hi: float) -> np.ndarray:
 
 def _hardtanh_backward(g: Tensor, x: Tensor, *, lo: float, hi: float) -> Tensor:
     # PyTorch zeroes where x <= min or x >= max: a NaN input passes the gradient
-    return where(_mask((x.data <= lo) | (x.data >= hi)), 0.0, g)
+    return where(_mask((x._data <= lo) | (x._data >= hi)), 0.0, g)
 
 
 HardtanhBackward0 = _activation("HardtanhBackward0", _hardtanh_forward, _hardtanh_backward)
@@ -136,12 +136,12 @@ HardtanhBackward0 = _activation("HardtanhBackward0", _hardtanh_forward, _hardtan
 
 def _hardtanh(input: Any, lo: float, hi: float) -> Tensor:
     a = as_tensor(input)
-    if a.data.dtype.kind == "b":
-        raise not_implemented_for("hardtanh_cpu", a.data.dtype)
+    if a._data.dtype.kind == "b":
+        raise not_implemented_for("hardtanh_cpu", a._data.dtype)
     if lo > hi:
         raise BadArgumentsError("min_val cannot be greater than max_val")
-    if a.data.dtype.kind != "f":  # integers: clipped in their dtype, no graph
-        return Tensor._make(np.clip(a.data, math.ceil(lo), math.floor(hi)).astype(a.data.dtype))
+    if a._data.dtype.kind != "f":  # integers: clipped in their dtype, no graph
+        return Tensor._make(np.clip(a._data, math.ceil(lo), math.floor(hi)).astype(a._data.dtype))
     return HardtanhBackward0.apply(a, lo=float(lo), hi=float(hi))
 
 
@@ -187,8 +187,8 @@ def _hardswish_forward(x: np.ndarray) -> np.ndarray:
 
 
 def _hardswish_backward(g: Tensor, x: Tensor) -> Tensor:
-    mid = where(_mask(x.data <= 3), g * (x / 3 + 0.5), g)
-    return where(_mask(x.data < -3), 0.0, mid)
+    mid = where(_mask(x._data <= 3), g * (x / 3 + 0.5), g)
+    return where(_mask(x._data < -3), 0.0, mid)
 
 
 HardswishBackward0 = _activation("HardswishBackward0", _hardswish_forward, _hardswish_backward)
@@ -210,7 +210,7 @@ def _hardsigmoid_forward(x: np.ndarray) -> np.ndarray:
 
 def _hardsigmoid_backward(g: Tensor, x: Tensor) -> Tensor:
     # PyTorch multiplies by 1/6 rounded to float32, in every dtype
-    return where(_mask((x.data > -3) & (x.data < 3)), g * _ONE_SIXTH, 0.0)
+    return where(_mask((x._data > -3) & (x._data < 3)), g * _ONE_SIXTH, 0.0)
 
 
 HardsigmoidBackward0 = _activation(
@@ -319,7 +319,7 @@ def _threshold_forward(x: np.ndarray, *, threshold: float, value: float) -> np.n
 
 
 def _threshold_backward(g: Tensor, x: Tensor, *, threshold: float, value: float) -> Tensor:
-    return where(_mask(x.data <= threshold), 0.0, g)
+    return where(_mask(x._data <= threshold), 0.0, g)
 
 
 ThresholdBackward0 = _activation("ThresholdBackward0", _threshold_forward, _threshold_backward)
@@ -338,9 +338,9 @@ ThresholdBackward0 = _activation("ThresholdBackward0", _threshold_forward, _thre
 def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
     """Elementwise x if x > threshold else value."""
     a = as_tensor(input)
-    if a.data.dtype.kind != "f":
-        out = np.where(a.data > threshold, a.data, value)
-        return Tensor._make(np.asarray(out, a.data.dtype))
+    if a._data.dtype.kind != "f":
+        out = np.where(a._data > threshold, a._data, value)
+        return Tensor._make(np.asarray(out, a._data.dtype))
     return ThresholdBackward0.apply(a, threshold=float(threshold), value=float(value))
 
 
@@ -354,7 +354,7 @@ def _hardshrink_forward(x: np.ndarray, *, lambd: float) -> np.ndarray:
 
 
 def _shrink_backward(g: Tensor, x: Tensor, *, lambd: float) -> Tensor:
-    return where(_mask((x.data >= -lambd) & (x.data <= lambd)), 0.0, g)
+    return where(_mask((x._data >= -lambd) & (x._data <= lambd)), 0.0, g)
 
 
 SoftshrinkBackward0 = _activation("SoftshrinkBackward0", _softshrink_forward, _shrink_backward)
@@ -374,10 +374,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     a = as_tensor(input)
     _floating(a, "softshrink_check")
     if lambd < 0:
-        top = float(np.finfo(a.data.dtype).max)
+        top = float(np.finfo(a._data.dtype).max)
         raise BadArgumentsError(
             f"lambda must be in range [0, {top:g}] for input dtype "
-            f"{dtypes.type_name(a.data.dtype)}, but found {lambd:g}"
+            f"{dtypes.type_name(a._data.dtype)}, but found {lambd:g}"
         )
     return SoftshrinkBackward0.apply(a, lambd=float(lambd))
 
@@ -402,9 +402,9 @@ class GluBackward0(Function):
     def forward(ctx: Any, x: Tensor, *, dim: int) -> np.ndarray:
         ctx.save_for_backward(x)
         ctx.dim = dim
-        a, b = np.split(x.data, 2, axis=dim)
+        a, b = np.split(x._data, 2, axis=dim)
         with _quiet():
-            return np.asarray(a / (1 + np.exp(-b)), x.data.dtype)
+            return np.asarray(a / (1 + np.exp(-b)), x._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -450,14 +450,14 @@ class PreluKernelBackward0(Function):
     def forward(ctx: Any, x: Tensor, w: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
         ctx.save_for_backward(x, w)
         ctx.shape = shape
-        wb = w.data.reshape(shape)
-        return np.asarray(np.where(x.data > 0, x.data, wb * x.data), x.data.dtype)
+        wb = w._data.reshape(shape)
+        return np.asarray(np.where(x._data > 0, x._data, wb * x._data), x._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         x, w = ctx.saved_tensors
         need_x, need_w = ctx.needs_input_grad
-        positive = _mask(x.data > 0)
+        positive = _mask(x._data > 0)
         gx = gw = None
         if need_x:
             gx = where(positive, g, g * reshape(w, ctx.shape))
@@ -483,12 +483,12 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     x, w = as_tensor(input), as_tensor(weight)
     _floating(x, "prelu_cpu")
     channels = x.shape[1] if x.ndim >= 2 else 1
-    if w.data.size != 1 and w.data.size != channels:
+    if w._data.size != 1 and w._data.size != channels:
         raise BadArgumentsError(
             "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-            f"{w.data.size} and channel size = {channels}."
+            f"{w._data.size} and channel size = {channels}."
         )
     shape = [1] * x.ndim
     if x.ndim >= 2:
-        shape[1] = w.data.size
+        shape[1] = w._data.size
     return PreluKernelBackward0.apply(x, w, shape=tuple(shape))

@@ -20,11 +20,11 @@ from .elementwise import KernelDtypeError, _quiet
 
 def _data(v: Any) -> Any:
     """A saved operand's array (Python numbers were saved as they are)."""
-    return v.data if type(v) is Tensor else v
+    return v._data if type(v) is Tensor else v
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
+    return Tensor._make(np.zeros(t._data.shape, t._data.dtype))
 
 
 def not_implemented_for(kernel: str, dtype: np.dtype) -> KernelDtypeError:
@@ -32,7 +32,7 @@ def not_implemented_for(kernel: str, dtype: np.dtype) -> KernelDtypeError:
 
 
 def _dtype_of(v: Any) -> np.dtype:
-    return v.data.dtype if isinstance(v, Tensor) else dtypes.scalar_dtype(v)
+    return v._data.dtype if isinstance(v, Tensor) else dtypes.scalar_dtype(v)
 
 
 BOOL_SUB_MESSAGE = (
@@ -164,7 +164,7 @@ class RsubBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
         with _quiet():
-            return np.subtract(np.asarray(other, dtype), cast(a.data, dtype))
+            return np.subtract(np.asarray(other, dtype), cast(a._data, dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -198,7 +198,7 @@ class MulBackward0(Function):
             if a is b and edge_a is not None:
                 # x * x: both gradients go to x, so send their sum down one edge
                 # (one product instead of two and an addition)
-                out = g * a.data
+                out = g * a._data
                 out *= 2
                 return out, None
             return (
@@ -240,7 +240,7 @@ class NegBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        return np.negative(a.data)
+        return np.negative(a._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -262,9 +262,9 @@ class PowBackward0(Function):
         ctx.save_for_backward(a)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if exponent == 2:
-                x = cast(a.data, dtype)
+                x = cast(a._data, dtype)
                 return np.multiply(x, x)
-            return _power(cast(a.data, dtype), exponent, dtype)
+            return _power(cast(a._data, dtype), exponent, dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -282,7 +282,7 @@ class PowBackward0(Function):
         p = ctx.exponent
         if p == 0:
             return np.zeros_like(g)
-        x = a.data
+        x = a._data
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if p == 2:
                 return g * (x * 2.0)
@@ -299,7 +299,7 @@ class PowBackward1(Function):
     def forward(ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(a, b)
         ctx.save_result()
-        return _power(cast(a.data, dtype), cast(b.data, dtype), dtype)
+        return _power(cast(a._data, dtype), cast(b._data, dtype), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -326,7 +326,7 @@ class PowBackward2(Function):
         ctx.base = base
         ctx.save_for_backward(b)
         ctx.save_result()
-        return _power(np.asarray(base, dtype), cast(b.data, dtype), dtype)
+        return _power(np.asarray(base, dtype), cast(b._data, dtype), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -343,7 +343,7 @@ class ReciprocalBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_result()
-        x = a.data if dtypes.is_floating(a.dtype) else a.data.astype(dtypes.DEFAULT_FLOAT)
+        x = a._data if dtypes.is_floating(a.dtype) else a._data.astype(dtypes.DEFAULT_FLOAT)
         with np.errstate(divide="ignore"):
             return np.reciprocal(x)
 
@@ -359,7 +359,7 @@ class AbsBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
-        return np.abs(a.data)
+        return np.abs(a._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -371,7 +371,7 @@ def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
     """Piecewise-constant ops: a node PyTorch names, and a zero gradient."""
 
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        return np_fn(a.data)
+        return np_fn(a._data)
 
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return _zeros_like(g)
@@ -406,7 +406,7 @@ class WhereBackward0(Function):
     @staticmethod
     def forward(ctx: Any, cond: Tensor, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(cond)
-        return np.asarray(np.where(cond.data, arr(a, dtype), arr(b, dtype)), dtype=dtype)
+        return np.asarray(np.where(cond._data, arr(a, dtype), arr(b, dtype)), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
@@ -426,8 +426,8 @@ class WhereBackward0(Function):
 @register(samples=S.binary, inplace=True, operators=("__add__", "__radd__", "__iadd__"))
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise sum ``input + alpha * other``, broadcasting."""
-    if type(input) is Tensor and type(other) is float and input.data.dtype.kind == "f":
-        return AddBackward0.apply(input, other, dtype=input.data.dtype, alpha=alpha)
+    if type(input) is Tensor and type(other) is float and input._data.dtype.kind == "f":
+        return AddBackward0.apply(input, other, dtype=input._data.dtype, alpha=alpha)
     rt, (a, b) = operands(input, other)
     return AddBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
@@ -436,8 +436,8 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise difference ``input - alpha * other``, broadcasting (bools refused)."""
     if type(input) is Tensor:
-        if type(other) is float and input.data.dtype.kind == "f":
-            return SubBackward0.apply(input, other, dtype=input.data.dtype, alpha=alpha)
+        if type(other) is float and input._data.dtype.kind == "f":
+            return SubBackward0.apply(input, other, dtype=input._data.dtype, alpha=alpha)
         _check_sub(input, other)
         rt, (a, b) = operands(input, other)
     else:
@@ -482,9 +482,9 @@ def rsub(input: Any, other: Any) -> Tensor:
 @register(samples=S.binary, inplace=True, operators=("__mul__", "__rmul__", "__imul__"))
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product, broadcasting."""
-    if type(input) is Tensor and type(other) is float and input.data.dtype.kind == "f":
+    if type(input) is Tensor and type(other) is float and input._data.dtype.kind == "f":
         # tensor * number, the commonest call: skip the general promotion (hot path)
-        return MulBackward0.apply(input, other, dtype=input.data.dtype)
+        return MulBackward0.apply(input, other, dtype=input._data.dtype)
     rt, (a, b) = operands(input, other)
     return MulBackward0.apply(a, b, dtype=rt)
 
@@ -620,7 +620,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:
 
 
 def _floor_divide_arrays(a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:
-    return _div_floor(a.data, b.data, dtype)
+    return _div_floor(a._data, b._data, dtype)
 
 
 class RemainderBackward0(Function):
@@ -630,7 +630,7 @@ class RemainderBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype, kernel: Any) -> np.ndarray:
-        return kernel(a.data, other, dtype)
+        return kernel(a._data, other, dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -647,7 +647,7 @@ class RemainderBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype, kernel: Any) -> np.ndarray:
         ctx.save_for_backward(a, b)
-        return kernel(a.data, b.data, dtype)
+        return kernel(a._data, b._data, dtype)
 
     @classmethod
     def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
@@ -684,7 +684,7 @@ def _modulo(
 
 
 def _modulo_arrays(a: Tensor, b: Tensor, *, kernel: Any, dtype: np.dtype) -> np.ndarray:
-    return kernel(a.data, b.data, dtype)
+    return kernel(a._data, b._data, dtype)
 
 
 def _modulo_samples(rng: np.random.Generator) -> list[Any]:
@@ -730,7 +730,7 @@ def rdiv(input: Tensor, other: Any) -> Tensor:
 def neg(input: Tensor) -> Tensor:
     """Elementwise negation (PyTorch refuses it on bool)."""
     a = as_tensor(input)
-    if a.data.dtype == dtypes.bool_:
+    if a._data.dtype == dtypes.bool_:
         raise DtypeMismatchError(BOOL_NEG_MESSAGE)
     return NegBackward0.apply(a)
 
@@ -795,8 +795,8 @@ def square(input: Tensor) -> Tensor:
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Elementwise absolute value; the gradient at 0 (and NaN) is 0, as in PyTorch."""
     a = as_tensor(input)
-    if a.data.dtype == dtypes.bool_:
-        raise not_implemented_for("abs_cpu", a.data.dtype)
+    if a._data.dtype == dtypes.bool_:
+        raise not_implemented_for("abs_cpu", a._data.dtype)
     return AbsBackward0.apply(a)
 
 
@@ -839,6 +839,6 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     """Elementwise ``input if condition else other``, broadcasting all three."""
     cond = as_tensor(condition)
     if cond.dtype != dtypes.bool_:
-        cond = Tensor._make(cond.data.astype(bool))
+        cond = Tensor._make(cond._data.astype(bool))
     rt, (a, b) = operands(input, other)
     return WhereBackward0.apply(cond, a, b, dtype=rt)

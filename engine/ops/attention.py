@@ -34,14 +34,14 @@ def _attention_body(
     if causal:
         allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
     elif mask is not None and mask.dtype == np.dtype(bool):
-        allowed = mask.data
+        allowed = mask._data
     elif mask is not None:
         s = s + mask
     if allowed is not None:
         keep = Tensor._make(np.broadcast_to(allowed, s.shape))
         s = where(keep, s, float("-inf"))
     # safe softmax: a row with no finite score attends to nothing (zeros, not NaN)
-    dead = ~np.isfinite(s.data).any(axis=-1, keepdims=True) & (s.data.shape[-1] > 0)
+    dead = ~np.isfinite(s._data).any(axis=-1, keepdims=True) & (s._data.shape[-1] > 0)
     if dead.any():
         live = Tensor._make(np.broadcast_to(~dead, s.shape))
         s = where(live, s, 0.0)

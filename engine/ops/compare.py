@@ -71,13 +71,13 @@ def _logical_samples(rng: np.random.Generator) -> list[Any]:
 @register(samples=_logical_samples, differentiable=False, operators=("__and__",))
 def logical_and(input: Any, other: Any) -> Tensor:
     """Elementwise logical and, as bool."""
-    return Tensor._make(np.logical_and(as_tensor(input).data, as_tensor(other).data))
+    return Tensor._make(np.logical_and(as_tensor(input)._data, as_tensor(other)._data))
 
 
 @register(samples=_logical_samples, differentiable=False, operators=("__or__",))
 def logical_or(input: Any, other: Any) -> Tensor:
     """Elementwise logical or, as bool."""
-    return Tensor._make(np.logical_or(as_tensor(input).data, as_tensor(other).data))
+    return Tensor._make(np.logical_or(as_tensor(input)._data, as_tensor(other)._data))
 
 
 @register(
@@ -87,13 +87,13 @@ def logical_or(input: Any, other: Any) -> Tensor:
 )
 def logical_not(input: Any) -> Tensor:
     """Elementwise logical not, as bool."""
-    return Tensor._make(np.logical_not(as_tensor(input).data))
+    return Tensor._make(np.logical_not(as_tensor(input)._data))
 
 
 @register(samples=_logical_samples, differentiable=False)
 def logical_xor(input: Any, other: Any) -> Tensor:
     """Elementwise logical exclusive or, as bool."""
-    return Tensor._make(np.logical_xor(as_tensor(input).data, as_tensor(other).data))
+    return Tensor._make(np.logical_xor(as_tensor(input)._data, as_tensor(other)._data))
 
 
 # -- bitwise: on integers bit by bit, on bool logical (the operators & | ^ ~) ---------------
@@ -159,6 +159,6 @@ def bitwise_xor(input: Any, other: Any) -> Tensor:
 def bitwise_not(input: Any) -> Tensor:
     """Elementwise not: bitwise on integers, logical on bool."""
     a = as_tensor(input)
-    if a.data.dtype.kind == "f":
-        raise not_implemented_for("bitwise_not_cpu", a.data.dtype)
-    return Tensor._make(np.invert(a.data))
+    if a._data.dtype.kind == "f":
+        raise not_implemented_for("bitwise_not_cpu", a._data.dtype)
+    return Tensor._make(np.invert(a._data))

@@ -261,7 +261,7 @@ class Im2ColBackward0(Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks) -> np.ndarray:
         ctx.geo = geo
-        return im2col(x.data, geo)
+        return im2col(x._data, geo)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -280,7 +280,7 @@ class Col2ImBackward0(Function):
     @staticmethod
     def forward(ctx: Any, cols: Tensor, *, geo: Blocks) -> np.ndarray:
         ctx.geo = geo
-        return col2im(cols.data, geo)
+        return col2im(cols._data, geo)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -307,7 +307,7 @@ class ConvolutionBackward0(Function):
     ) -> np.ndarray:
         ctx.save_for_backward(x, w)
         ctx.geo, ctx.groups, ctx.transposed = geo, groups, transposed
-        xd, wd = x.data, w.data
+        xd, wd = x._data, w._data
         n, g, nl = xd.shape[0], groups, geo.nl
         per_out = wd[0].size
         if not transposed:
@@ -323,7 +323,7 @@ class ConvolutionBackward0(Function):
             out = col2im_last(cols, geo)
         out = out.reshape(channels, -1) if out.size else out.reshape(channels, 0)
         if bias:
-            out += bias[0].data[:, None]
+            out += bias[0]._data[:, None]
         spatial = geo.image if transposed else geo.blocks
         return batch_first(out.reshape((channels,) + spatial + (n,)))
 
@@ -363,7 +363,7 @@ class ConvolutionBackward0(Function):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         geo, groups = ctx.geo, ctx.groups
-        xd, wd = x.data, w.data
+        xd, wd = x._data, w._data
         n, nl = xd.shape[0], geo.nl
         per_out = wd[0].size
         wr = wd.reshape(groups, wd.shape[0] // groups, per_out)

@@ -44,9 +44,9 @@ class CumsumBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, dtype: np.dtype) -> np.ndarray:
         ctx.dim = dim
-        x, d = _axis(a.data, dim)
+        x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):  # inf - inf is NaN, as in PyTorch, without a warning
-            return np.cumsum(x, axis=d, dtype=dtype).reshape(a.data.shape)
+            return np.cumsum(x, axis=d, dtype=dtype).reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -56,7 +56,7 @@ class CumsumBackward0(Function):
 def _cum_dtype(a: Tensor, dtype: Any) -> np.dtype:
     if dtype is not None:
         return dtypes.to_dtype(dtype)
-    return a.data.dtype if dtypes.is_floating(a.data.dtype) else dtypes.int64
+    return a._data.dtype if dtypes.is_floating(a._data.dtype) else dtypes.int64
 
 
 def _cum_samples(rng: np.random.Generator) -> list[Any]:
@@ -85,9 +85,9 @@ class CumprodBackward0(Function):
         ctx.dim = dim
         ctx.save_for_backward(a)
         ctx.save_result()
-        x, d = _axis(a.data, dim)
+        x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):
-            return np.cumprod(x, axis=d, dtype=dtype).reshape(a.data.shape)
+            return np.cumprod(x, axis=d, dtype=dtype).reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -105,12 +105,12 @@ def _cumprod_grad(g: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
     from .reduction import sum as sum_
     from .shape import unsqueeze
 
-    if x.data.size == 0 or x.ndim == 0:
+    if x._data.size == 0 or x.ndim == 0:
         return g
-    if not (x.data == 0).any():
+    if not (x._data == 0).any():
         return reverse_cumsum(g * out, dim) / x
     xs, gs = movedim(x, dim, -1), movedim(g, dim, -1)
-    n = xs.data.shape[-1]
+    n = xs._data.shape[-1]
     skip = Tensor._make(np.eye(n, dtype=bool))  # row m: x with x_m replaced by 1
     products = cumprod(where(skip, 1.0, unsqueeze(xs, -2)), -1)
     later = Tensor._make(np.triu(np.ones((n, n), bool)))  # j >= m
@@ -148,9 +148,9 @@ class LogcumsumexpBackward0(Function):
         ctx.dim = dim
         ctx.save_for_backward(a)
         ctx.save_result()
-        x, d = _axis(a.data, dim)
+        x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):
-            return np.logaddexp.accumulate(x, axis=d).reshape(a.data.shape)
+            return np.logaddexp.accumulate(x, axis=d).reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -169,8 +169,8 @@ def _logcumsumexp_grad(g: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
     lowest = float(np.finfo(g.dtype).min)
     with np.errstate(all="ignore"):
         log_abs = log(abs_(g))
-        positive = where(_const_mask(g.data > 0), log_abs, lowest)
-        negative = where(_const_mask(g.data < 0), log_abs, lowest)
+        positive = where(_const_mask(g._data > 0), log_abs, lowest)
+        negative = where(_const_mask(g._data < 0), log_abs, lowest)
         return exp(_reverse_logcumsumexp(positive - out, dim) + x) - exp(
             _reverse_logcumsumexp(negative - out, dim) + x
         )
@@ -197,7 +197,7 @@ def _logcumsumexp_samples(rng: np.random.Generator) -> list[Any]:
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     a = as_tensor(input)
-    if not dtypes.is_floating(a.data.dtype):
+    if not dtypes.is_floating(a._data.dtype):
         raise BadArgumentsError("\"logcumsumexp_out_cpu\" not implemented for 'Long'")
     return LogcumsumexpBackward0.apply(a, dim=normalize_dim(dim, a.ndim))
 
@@ -226,11 +226,11 @@ def _running(x: np.ndarray, dim: int, better: Any) -> np.ndarray:
 def _cumextreme(fn: Any, better: Any, result: Any, input: Tensor, dim: int) -> Any:
     a = as_tensor(input)
     d = normalize_dim(dim, a.ndim)
-    x, axis = _axis(a.data, d)
+    x, axis = _axis(a._data, d)
     with np.errstate(invalid="ignore"):
-        idx = _running(x, axis, better).reshape(a.data.shape)
+        idx = _running(x, axis, better).reshape(a._data.shape)
     base = flat_index(x.shape)
-    flat = np.take_along_axis(base, idx.reshape(x.shape), axis=axis).reshape(a.data.shape)
+    flat = np.take_along_axis(base, idx.reshape(x.shape), axis=axis).reshape(a._data.shape)
     values, indices = fn.apply(a, index=flat, extra=idx)
     return result(values, indices)
 

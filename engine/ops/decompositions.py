@@ -48,12 +48,12 @@ def _matrix(a: Any, op: str, square: bool = True) -> Tensor:
     t = as_tensor(a)
     if t.ndim < 2:
         raise BadArgumentsError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    if not dtypes.is_floating(t.data.dtype) or t.data.dtype == np.float16:
-        name = _TYPE.get(dtypes.torch_name(t.data.dtype), str(t.data.dtype))
+    if not dtypes.is_floating(t._data.dtype) or t._data.dtype == np.float16:
+        name = _TYPE.get(dtypes.torch_name(t._data.dtype), str(t._data.dtype))
         raise DtypeMismatchError(
             f"{op}: Expected a floating point or complex tensor as input. Got {name}"
         )
-    m, n = t.data.shape[-2:]
+    m, n = t._data.shape[-2:]
     if square and m != n:
         raise ShapeMismatchError(
             f"{op}: A must be batches of square matrices, but they are {m} by {n} matrices"
@@ -120,7 +120,7 @@ def _const(x: np.ndarray) -> Tensor:
 def _tril(x: Tensor, k: int = 0) -> Tensor:
     from .arithmetic import where
 
-    n, m = x.data.shape[-2:]
+    n, m = x._data.shape[-2:]
     return where(_const(np.tri(n, m, k, dtype=bool)), x, 0.0)
 
 
@@ -152,9 +152,9 @@ class LinalgInvExBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_result()
         try:
-            return np.linalg.inv(a.data)
+            return np.linalg.inv(a._data)
         except np.linalg.LinAlgError:
-            raise _singular("linalg.inv", a.data) from None
+            raise _singular("linalg.inv", a._data) from None
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -202,22 +202,22 @@ class LinalgDetBackward0(Function):
         ctx.save_for_backward(a)
         ctx.save_result()
         with np.errstate(all="ignore"):  # NaN inputs give NaN, as in PyTorch
-            return np.asarray(np.linalg.det(a.data), a.data.dtype)
+            return np.asarray(np.linalg.det(a._data), a._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
         det = ctx.result
         scale = _unsq(_unsq(g * det, -1), -1)
-        zero = det.data == 0
+        zero = det._data == 0
         if not zero.any():
             return scale * _mT(inv(a))
         if _enabled.get():  # create_graph: PyTorch switches to the SVD formula (the adjugate)
             return _det_grad_singular(g, a)
         # a plain backward: PyTorch solves with zero pivots nudged by eps, times det = 0
-        inverses = np.zeros(a.data.shape, a.data.dtype)
-        flat = inverses.reshape((-1,) + a.data.shape[-2:])
-        for k, (m, z) in enumerate(zip(_batches(a.data), zero.reshape(-1))):
+        inverses = np.zeros(a._data.shape, a._data.dtype)
+        flat = inverses.reshape((-1,) + a._data.shape[-2:])
+        for k, (m, z) in enumerate(zip(_batches(a._data), zero.reshape(-1))):
             if not z:
                 flat[k] = np.linalg.inv(m)
         return scale * _const(np.swapaxes(inverses, -1, -2))
@@ -230,8 +230,8 @@ def _det_grad_singular(g: Tensor, a: Tensor) -> Tensor:
     from .reduction import prod
 
     u, s, vh = svd(a, full_matrices=False)
-    sign = np.linalg.det(u.data) * np.linalg.det(vh.data)
-    n = s.data.shape[-1]
+    sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
+    n = s._data.shape[-1]
     others = prod(where(_const(np.eye(n, dtype=bool)), 1.0, _unsq(s, -2)), -1)
     scale = _unsq(g * _const(sign.astype(g.dtype)), -1) * others
     return _mm(u, _mm(_diag_embed(scale), vh))
@@ -261,9 +261,9 @@ class LinalgSlogdetBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> tuple[np.ndarray, np.ndarray]:
         ctx.save_for_backward(a)
         with np.errstate(all="ignore"):
-            sign, logabs = np.linalg.slogdet(a.data)
+            sign, logabs = np.linalg.slogdet(a._data)
         sign = np.where(np.isnan(logabs), np.copysign(0.0, sign), sign)  # PyTorch: no sign of NaN
-        dt = a.data.dtype
+        dt = a._data.dtype
         return np.asarray(sign, dt), np.asarray(logabs, dt)
 
     @staticmethod
@@ -298,14 +298,14 @@ class LinalgSolveExBackward0(Function):
         ctx.vector, ctx.left = vector, left
         ctx.save_for_backward(a)
         ctx.save_result()
-        rhs = b.data[..., None] if vector else b.data
-        lhs = a.data
+        rhs = b._data[..., None] if vector else b._data
+        lhs = a._data
         if not left:  # X A = B is A^T X^T = B^T
             lhs, rhs = np.swapaxes(lhs, -1, -2), np.swapaxes(rhs, -1, -2)
         try:
             x = np.linalg.solve(lhs, rhs)
         except np.linalg.LinAlgError:
-            raise _singular("torch.linalg.solve", a.data, solver=True) from None
+            raise _singular("torch.linalg.solve", a._data, solver=True) from None
         if not left:
             return np.swapaxes(x, -1, -2)
         return x[..., 0] if vector else x
@@ -342,27 +342,27 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     be a vector or a batch of vectors."""
     a = _matrix(A, "linalg.solve")
     b = as_tensor(B)
-    if b.data.dtype != a.data.dtype:
+    if b._data.dtype != a._data.dtype:
         raise DtypeMismatchError(
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "
-            f"{dtypes.torch_name(a.data.dtype)} and B of type {dtypes.torch_name(b.data.dtype)} instead"
+            f"{dtypes.torch_name(a._data.dtype)} and B of type {dtypes.torch_name(b._data.dtype)} instead"
         )
-    n = a.data.shape[-1]
+    n = a._data.shape[-1]
     if not left:
-        if b.ndim < 2 or b.data.shape[-1] != n:
-            rows, cols = (b.data.shape[0], 1) if b.ndim < 2 else b.data.shape[-2:]
+        if b.ndim < 2 or b._data.shape[-1] != n:
+            rows, cols = (b._data.shape[0], 1) if b.ndim < 2 else b._data.shape[-2:]
             raise ShapeMismatchError(
                 "linalg.solve: Incompatible shapes of A and B for the equation XA = B "
                 f"({n}x{n} and {rows}x{cols})"
             )
         return LinalgSolveExBackward0.apply(a, b, vector=False, left=False)
-    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.data.shape == a.data.shape[:-1])
-    rows = b.data.shape[-1] if vector else (b.data.shape[-2] if b.ndim >= 2 else -1)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b._data.shape == a._data.shape[:-1])
+    rows = b._data.shape[-1] if vector else (b._data.shape[-2] if b.ndim >= 2 else -1)
     if rows != n:
-        cols = 1 if vector else b.data.shape[-1]
+        cols = 1 if vector else b._data.shape[-1]
         raise ShapeMismatchError(
             "linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-            f"({n}x{n} and {b.data.shape[-1] if vector else rows}x{cols})"
+            f"({n}x{n} and {b._data.shape[-1] if vector else rows}x{cols})"
         )
     return LinalgSolveExBackward0.apply(a, b, vector=vector, left=True)
 
@@ -374,8 +374,8 @@ class LinalgCholeskyExBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, upper: bool) -> np.ndarray:
         ctx.upper = upper
         ctx.save_result()
-        low = np.tril(a.data)  # LAPACK reads the lower triangle only
-        sym = low + np.swapaxes(np.tril(a.data, -1), -1, -2)
+        low = np.tril(a._data)  # LAPACK reads the lower triangle only
+        sym = low + np.swapaxes(np.tril(a._data, -1), -1, -2)
         try:
             out = np.linalg.cholesky(sym)
         except np.linalg.LinAlgError:
@@ -478,9 +478,9 @@ class LinalgQrBackward0(Function):
         ctx.mode = mode
         ctx.save_result()
         if mode == "r":  # PyTorch returns an empty Q
-            r = np.linalg.qr(a.data, mode="r")
-            return np.zeros(0, a.data.dtype), r  # type: ignore[return-value]
-        q, r = np.linalg.qr(a.data, mode=mode)  # type: ignore[call-overload]
+            r = np.linalg.qr(a._data, mode="r")
+            return np.zeros(0, a._data.dtype), r  # type: ignore[return-value]
+        q, r = np.linalg.qr(a._data, mode=mode)  # type: ignore[call-overload]
         return q, r
 
     @staticmethod
@@ -494,7 +494,7 @@ class LinalgQrBackward0(Function):
                 "through linalg.qr."
             )
         q, r = ctx.results
-        m, n = q.data.shape[-2], r.data.shape[-1]
+        m, n = q._data.shape[-2], r._data.shape[-1]
         if ctx.mode == "complete" and m > n:
             raise BadArgumentsError(
                 "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
@@ -564,17 +564,17 @@ class LinalgEighBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, uplo: str) -> tuple[np.ndarray, np.ndarray]:
         ctx.save_result()
         try:
-            w, v = np.linalg.eigh(a.data, UPLO=uplo)  # type: ignore[call-overload]
+            w, v = np.linalg.eigh(a._data, UPLO=uplo)  # type: ignore[call-overload]
         except np.linalg.LinAlgError:
-            raise _not_converged("linalg.eigh", a.data, "eigenvalues") from None
-        return w.astype(a.data.dtype), v * canonical_signs(v)
+            raise _not_converged("linalg.eigh", a._data, "eigenvalues") from None
+        return w.astype(a._data.dtype), v * canonical_signs(v)
 
     @staticmethod
     def backward(ctx: Any, gl: Tensor, gv: Tensor) -> Tensor:
         from .arithmetic import where
 
         lam, v = ctx.results
-        n = lam.data.shape[-1]
+        n = lam._data.shape[-1]
         eye = _const(np.eye(n, dtype=bool))
         vtgv = _mm(_mT(v), gv)
         skew = 0.5 * (vtgv - _mT(vtgv))  # the tangent direction of V
@@ -626,22 +626,22 @@ class LinalgSvdBackward0(Function):
         ctx: Any, a: Tensor, *, full_matrices: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ctx.save_result()
-        u, s, vh = _svd_np(a.data, full_matrices=full_matrices)
+        u, s, vh = _svd_np(a._data, full_matrices=full_matrices)
         k = s.shape[-1]
         signs = canonical_signs(u[..., :k])
         u = u.copy()
         u[..., :k] *= signs
         vh = vh.copy()
         vh[..., :k, :] *= np.swapaxes(signs, -1, -2)
-        return u, s.astype(a.data.dtype), vh
+        return u, s.astype(a._data.dtype), vh
 
     @staticmethod
     def backward(ctx: Any, gu: Tensor, gs: Tensor, gvh: Tensor) -> Tensor:
         u, s, vh = ctx.results
-        k = s.data.shape[-1]
-        if u.data.shape[-1] != k:  # full_matrices: PyTorch drops the free columns
+        k = s._data.shape[-1]
+        if u._data.shape[-1] != k:  # full_matrices: PyTorch drops the free columns
             u, gu = _columns(u, 0, k), _columns(gu, 0, k)
-        if vh.data.shape[-2] != k:
+        if vh._data.shape[-2] != k:
             from .rearrange import narrow
 
             vh, gvh = narrow(vh, -2, 0, k), narrow(gvh, -2, 0, k)
@@ -652,7 +652,7 @@ def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor, gvh: Ten
     """PyTorch's svd_backward (real case), for U (m, k), S (k,), Vh (k, n)."""
     from .arithmetic import where
 
-    m, k, n = u.data.shape[-2], s.data.shape[-1], vh.data.shape[-1]
+    m, k, n = u._data.shape[-2], s._data.shape[-1], vh._data.shape[-1]
     v, gv = _mT(vh), _mT(gvh)
     s2 = s * s
     e = where(_const(np.eye(k, dtype=bool)), 1.0, _unsq(s2, -2) - _unsq(s2, -1))  # s_j^2 - s_i^2
@@ -718,7 +718,7 @@ class _Svdvals(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
-        return _svd_np(a.data, compute_uv=False).astype(a.data.dtype)
+        return _svd_np(a._data, compute_uv=False).astype(a._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, gs: Tensor) -> Tensor:
@@ -750,18 +750,18 @@ class LinalgPinvBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.save_result()
-        m, n = a.data.shape[-2:]
-        rtol = np.finfo(a.data.dtype).eps * max(m, n)
+        m, n = a._data.shape[-2:]
+        rtol = np.finfo(a._data.dtype).eps * max(m, n)
         try:
-            return np.linalg.pinv(a.data, rcond=rtol).astype(a.data.dtype)
+            return np.linalg.pinv(a._data, rcond=rtol).astype(a._data.dtype)
         except np.linalg.LinAlgError:
-            raise _not_converged("linalg.svd", a.data, "singular values") from None
+            raise _not_converged("linalg.svd", a._data, "singular values") from None
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
         p = ctx.result
-        m, n = a.data.shape[-2:]
+        m, n = a._data.shape[-2:]
         ph, gh = _mT(p), _mT(g)
         if m <= n:
             k = _mm(gh, p)
@@ -828,10 +828,10 @@ def vector_norm(
         from .shape import to_dtype
 
         a = to_dtype(a, dtype)
-    if not dtypes.is_floating(a.data.dtype):
+    if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            + _TYPE.get(dtypes.torch_name(a.data.dtype), str(a.data.dtype))
+            + _TYPE.get(dtypes.torch_name(a._data.dtype), str(a._data.dtype))
         )
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise BadArgumentsError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
@@ -843,7 +843,7 @@ def vector_norm(
     else:
         dims = (normalize_dim(dim, a.ndim),)
     dims = dims if a.ndim else ()
-    if (p < 0 or math.isinf(p)) and any(a.data.shape[d] == 0 for d in dims):
+    if (p < 0 or math.isinf(p)) and any(a._data.shape[d] == 0 for d in dims):
         _no_identity(p, a, dim)
     return LinalgVectorNormBackward0.apply(a, p=p, dims=dims, keepdim=bool(keepdim))
 

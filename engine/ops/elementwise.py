@@ -56,19 +56,19 @@ except ImportError:  # pragma: no cover - a numpy without the private switch
 
 def _float(a: Tensor) -> np.ndarray:
     """Integer inputs to unary float functions compute in the default float dtype."""
-    return a.data if dtypes.is_floating(a.data.dtype) else a.data.astype(dtypes.DEFAULT_FLOAT)
+    return a._data if dtypes.is_floating(a._data.dtype) else a._data.astype(dtypes.DEFAULT_FLOAT)
 
 
 def _floating_only(a: Tensor, kernel: str) -> np.ndarray:
     """The activations PyTorch implements for floating dtypes only, with its error."""
-    data = a.data
+    data = a._data
     if data.dtype.kind != "f":
         raise KernelDtypeError(f"\"{kernel}\" not implemented for '{dtypes.type_name(data.dtype)}'")
     return data
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
+    return Tensor._make(np.zeros(t._data.shape, t._data.dtype))
 
 
 class KernelDtypeError(DtypeMismatchError, NotImplementedError):
@@ -108,7 +108,7 @@ class MaskedGrad(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, keep: np.ndarray, half: np.ndarray | None = None) -> Any:
         ctx.save_for_backward(keep, half)  # saved, so freed after backward like PyTorch's
-        return _select(g.data, keep, half)
+        return _select(g._data, keep, half)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -214,7 +214,7 @@ def _unary(
         return backward(g, ctx.result if use_result else ctx.saved_tensors[0])
 
     def raw(ctx: Any, g: np.ndarray) -> np.ndarray:
-        saved = ctx.result.data if use_result else ctx.saved_tensors[0].data
+        saved = ctx.result._data if use_result else ctx.saved_tensors[0]._data
         with _quiet():
             return vjp(g, saved)
 
@@ -345,7 +345,7 @@ def _grad_function(
         ctx.save_for_backward(g, saved)
         ctx.params = params
         with _quiet():
-            return kernel(g.data, saved.data, **params)
+            return kernel(g._data, saved._data, **params)
 
     def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
         g, saved = ctx.saved_tensors
@@ -402,7 +402,7 @@ class ReluBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_result()
-        return np.maximum(a.data, 0)
+        return np.maximum(a._data, 0)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -410,7 +410,7 @@ class ReluBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        return _threshold_kernel(g, ctx.result.data)
+        return _threshold_kernel(g, ctx.result._data)
 
 
 def _sigmoid_array(x: np.ndarray) -> Any:
@@ -436,7 +436,7 @@ class SigmoidBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        return _sigmoid_kernel(g, ctx.result.data)
+        return _sigmoid_kernel(g, ctx.result._data)
 
 
 class TanhBackward0(Function):
@@ -453,7 +453,7 @@ class TanhBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        return _tanh_kernel(g, ctx.result.data)
+        return _tanh_kernel(g, ctx.result._data)
 
 
 def _kinked(rng: np.random.Generator) -> list[Any]:
@@ -470,7 +470,7 @@ def _nn(name: str) -> Callable[..., Any]:
 def relu(input: Tensor) -> Tensor:
     """Elementwise max(x, 0); the gradient at 0 is 0, as in PyTorch."""
     a = as_tensor(input)
-    if a.data.dtype.kind == "b":
+    if a._data.dtype.kind == "b":
         raise DtypeMismatchError("Boolean inputs not supported for relu")
     return ReluBackward0.apply(a)
 
@@ -523,7 +523,7 @@ class LeakyReluBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        return _leaky_kernel(g, ctx.saved_tensors[0].data, slope=ctx.slope)
+        return _leaky_kernel(g, ctx.saved_tensors[0]._data, slope=ctx.slope)
 
 
 @register(
@@ -548,7 +548,7 @@ def _elu_kernel(g: Any, x: Any, *, alpha: float) -> Any:
 def _elu_second(gg: Tensor, g: Tensor, x: Tensor, *, alpha: float) -> Tensor:
     from .arithmetic import where
 
-    neg = Tensor._make(x.data <= 0)
+    neg = Tensor._make(x._data <= 0)
     return where(neg, gg * g * alpha * exp(clamp(x, max=0.0)), 0.0)
 
 
@@ -572,7 +572,7 @@ class EluBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        return _elu_kernel(g, ctx.saved_tensors[0].data, alpha=ctx.alpha)
+        return _elu_kernel(g, ctx.saved_tensors[0]._data, alpha=ctx.alpha)
 
 
 @register(
@@ -653,7 +653,7 @@ class GeluBackward0(Function):
         saved = ctx.saved_tensors
         cdf = saved[1] if len(saved) > 1 else None
         with _quiet():
-            return _gelu_kernel(g, saved[0].data, approximate=ctx.approximate, cdf=cdf)
+            return _gelu_kernel(g, saved[0]._data, approximate=ctx.approximate, cdf=cdf)
 
 
 @register(
@@ -691,7 +691,7 @@ class SiluBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        x = ctx.saved_tensors[0].data
+        x = ctx.saved_tensors[0]._data
         s = _sigmoid_array(x)
         with _quiet():
             return g * s * (1 + x * (1 - s))
@@ -711,7 +711,7 @@ def _softplus_kernel(g: Any, x: Any, *, beta: float, threshold: float) -> Any:
 def _softplus_second(gg: Tensor, g: Tensor, x: Tensor, *, beta: float, threshold: float) -> Tensor:
     from .arithmetic import where
 
-    smooth = Tensor._make(np.logical_not(x.data * beta > threshold))
+    smooth = Tensor._make(np.logical_not(x._data * beta > threshold))
     s = sigmoid(x * beta)
     return where(smooth, gg * g * beta * s * (1 - s), 0.0)
 
@@ -742,7 +742,7 @@ class SoftplusBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> Any:
         with _quiet():
             return _softplus_kernel(
-                g, ctx.saved_tensors[0].data, beta=ctx.beta, threshold=ctx.threshold
+                g, ctx.saved_tensors[0]._data, beta=ctx.beta, threshold=ctx.threshold
             )
 
 
@@ -789,16 +789,16 @@ class ClampBackward1(Function):
     def forward(ctx: Any, a: Tensor, *, lo: Any, hi: Any, dtype: np.dtype) -> Any:
         ctx.save_for_backward(a)
         ctx.lo, ctx.hi = lo, hi
-        return _clip(cast(a.data, dtype), lo, hi)
+        return _clip(cast(a._data, dtype), lo, hi)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        return MaskedGrad.apply(g, keep=_within(a.data, ctx.lo, ctx.hi))
+        return MaskedGrad.apply(g, keep=_within(a._data, ctx.lo, ctx.hi))
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        return _mask_grad(g, _within(ctx.saved_tensors[0].data, ctx.lo, ctx.hi))
+        return _mask_grad(g, _within(ctx.saved_tensors[0]._data, ctx.lo, ctx.hi))
 
 
 class ClampMinBackward0(ClampBackward1):
@@ -810,7 +810,7 @@ class ClampMaxBackward0(ClampBackward1):
 
 
 def _data(t: Tensor | None, dtype: np.dtype) -> Any:
-    return None if t is None else cast(t.data, dtype)
+    return None if t is None else cast(t._data, dtype)
 
 
 class ClampBackward0(Function):
@@ -824,16 +824,16 @@ class ClampBackward0(Function):
         ctx: Any, a: Tensor, lo: Tensor | None, hi: Tensor | None, *, dtype: np.dtype
     ) -> Any:
         ctx.save_for_backward(a, lo, hi)
-        return _clip(cast(a.data, dtype), _data(lo, dtype), _data(hi, dtype))
+        return _clip(cast(a._data, dtype), _data(lo, dtype), _data(hi, dtype))
 
     @staticmethod
     def masks(ctx: Any) -> tuple[Any, Any, Any]:
         a, lo, hi = ctx.saved_tensors
-        x = a.data
-        lo_d: Any = None if lo is None else lo.data
-        hi_d: Any = None if hi is None else hi.data
+        x = a._data
+        lo_d: Any = None if lo is None else lo._data
+        hi_d: Any = None if hi is None else hi._data
         need_a, need_lo, need_hi = ctx.needs_input_grad
-        shape = broadcast_shape(*(t.data.shape for t in (a, lo, hi) if t is not None))
+        shape = broadcast_shape(*(t._data.shape for t in (a, lo, hi) if t is not None))
         keep_a = keep_lo = keep_hi = None
         if need_a:
             keep_a = np.broadcast_to(_within(x, lo_d, hi_d), shape)
@@ -1040,8 +1040,8 @@ MinimumBackward0 = _extremum("MinimumBackward0", np.minimum, np.greater)
 
 def _pair(fn: type[Function], input: Any, other: Any) -> Tensor:
     rt, (a, b) = operands(input, other)
-    if type(a) is Tensor and type(b) is Tensor and a.data.shape != b.data.shape:
-        broadcast_shape(a.data.shape, b.data.shape)
+    if type(a) is Tensor and type(b) is Tensor and a._data.shape != b._data.shape:
+        broadcast_shape(a._data.shape, b._data.shape)
     return fn.apply(a, b, dtype=rt)
 
 

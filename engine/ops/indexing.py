@@ -50,10 +50,10 @@ class SelectBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: int) -> np.ndarray:
-        ctx.dim, ctx.index, ctx.in_shape = dim, index, a.data.shape
+        ctx.dim, ctx.index, ctx.in_shape = dim, index, a._data.shape
         if dim == 0:
-            return a.data[index, ...]
-        return a.data[_prefix(dim, index)]
+            return a._data[index, ...]
+        return a._data[_prefix(dim, index)]
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -72,7 +72,7 @@ class SelectBackwardBackward0(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
         ctx.dim, ctx.index = dim, index
-        return _place(g.data, shape, _prefix(dim, index))
+        return _place(g._data, shape, _prefix(dim, index))
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -92,8 +92,8 @@ class SliceBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, key: tuple[Any, ...]) -> np.ndarray:
-        ctx.key, ctx.in_shape = key, a.data.shape
-        return a.data[key]
+        ctx.key, ctx.in_shape = key, a._data.shape
+        return a._data[key]
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -112,7 +112,7 @@ class SliceBackwardBackward0(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
         ctx.key = key
-        return _place(g.data, shape, key)
+        return _place(g._data, shape, key)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -127,7 +127,7 @@ class AliasBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        return a.data.view()
+        return a._data.view()
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -146,8 +146,8 @@ class IndexBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, index: tuple[Any, ...]) -> np.ndarray:
         ctx.save_for_backward(index)  # PyTorch saves the indices: freed after backward
-        ctx.in_shape = a.data.shape
-        return a.data[index]
+        ctx.in_shape = a._data.shape
+        return a._data[index]
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -177,7 +177,7 @@ class IndexPutImplBackward0(Function):
         ctx: Any, g: Tensor, *, shape: tuple[int, ...], index: tuple[Any, ...]
     ) -> np.ndarray:
         ctx.save_for_backward(index)
-        return _scatter_add(shape, index, g.data)
+        return _scatter_add(shape, index, g._data)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -211,7 +211,7 @@ def _as_tuple(index: Any) -> tuple[Any, ...] | None:
 
 def _index_array(obj: Any) -> np.ndarray:
     """A tensor, list or array used as an index: int64 or bool, as PyTorch requires."""
-    data = obj.data if isinstance(obj, Tensor) else np.asarray(obj)
+    data = obj._data if isinstance(obj, Tensor) else np.asarray(obj)
     if isinstance(obj, (list, tuple)) and data.size == 0:
         data = data.astype(np.int64)
     if data.dtype.kind in "iu":
@@ -232,12 +232,12 @@ def _specified_dims(items: tuple[Any, ...]) -> int:
 
 
 def _select(t: Tensor, dim: int, index: Any, real_dim: int) -> Tensor:
-    if t.data.ndim == 0:
+    if t._data.ndim == 0:
         raise IndexOutOfRangeError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
         )
-    size = t.data.shape[dim]
+    size = t._data.shape[dim]
     i = int(index)
     if not -size <= i < size:
         raise IndexOutOfRangeError(
@@ -258,14 +258,14 @@ def _slice_bound(value: Any) -> int | None:
 
 
 def _slice(t: Tensor, dim: int, s: slice, skip_full: bool) -> Tensor:
-    if t.data.ndim == 0:
+    if t._data.ndim == 0:
         raise IndexOutOfRangeError("slice() cannot be applied to a 0-dim tensor.")
     start, stop, step = _slice_bound(s.start), _slice_bound(s.stop), _slice_bound(s.step)
     if step == 0:
         raise BadArgumentsError("slice step cannot be zero")
     if step is not None and step < 0:
         raise BadArgumentsError("step must be greater than zero")
-    size = t.data.shape[dim]
+    size = t._data.shape[dim]
     if skip_full and not start and (stop is None or stop >= size) and step in (None, 1):
         return t  # PyTorch skips a full slice inside a tuple index
     lo, hi, st = slice(start, stop, step).indices(size)
@@ -283,7 +283,7 @@ def _advanced(t: Tensor, recorded: dict[int, np.ndarray]) -> Tensor:
 
 def _advanced_key(t: Tensor, recorded: dict[int, np.ndarray]) -> tuple[Any, ...]:
     """The NumPy key of the recorded index arrays (dim -> array), with PyTorch's checks."""
-    shape = t.data.shape
+    shape = t._data.shape
     key: list[Any] = [_FULL] * (max(recorded) + 1)
     arrays: list[tuple[np.ndarray, int]] = []  # integer arrays with the dim they index
     for dim, arr in recorded.items():
@@ -388,7 +388,7 @@ def _basic(
 ) -> tuple[Tensor, dict[int, np.ndarray]]:
     """Apply the basic indices of ``items`` as views, left to right, as PyTorch does;
     returns the view and the advanced indices left to apply (dim -> index array)."""
-    ndim = t.data.ndim
+    ndim = t._data.ndim
     specified = _specified_dims(items)
     if specified > ndim:
         raise IndexOutOfRangeError(f"too many indices for tensor of dimension {ndim}")
@@ -439,8 +439,8 @@ class IndexPutBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, values: Tensor, *, index: tuple[Any, ...]) -> np.ndarray:
         ctx.save_for_backward(index)  # PyTorch saves the indices only
-        out = a.data.copy()
-        out[index] = values.data
+        out = a._data.copy()
+        out[index] = values._data
         return out
 
     @staticmethod
@@ -449,7 +449,7 @@ class IndexPutBackward0(Function):
         need_a, need_v = ctx.needs_input_grad
         ga = gv = None
         if need_a:  # the overwritten positions get no gradient
-            zero = Tensor._make(np.zeros((), g.data.dtype))
+            zero = Tensor._make(np.zeros((), g._data.dtype))
             ga = IndexPutBackward0.apply(g, zero, index=index)
         if need_v:
             gv = IndexBackward0.apply(g, index=index)
@@ -481,27 +481,27 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
     if isinstance(value, Tensor):
         v = value
     elif isinstance(value, (bool, int, float, np.number, np.bool_)):
-        v = Tensor._make(np.asarray(value, t.data.dtype))
+        v = Tensor._make(np.asarray(value, t._data.dtype))
     else:
-        v = as_tensor(value, t.data.dtype)
+        v = as_tensor(value, t._data.dtype)
     if not recorded:  # PyTorch's copy_to
-        if v.data.shape == view.data.shape:
+        if v._data.shape == view._data.shape:
             view.copy_(v)
-        elif v.data.ndim == 0:
+        elif v._data.ndim == 0:
             view.fill_(v)
         else:
-            v = view_op(v, _strip_leading_ones(v.data.shape))
-            if v.data.shape != view.data.shape:
-                v = expand(v, view.data.shape)
+            v = view_op(v, _strip_leading_ones(v._data.shape))
+            if v._data.shape != view._data.shape:
+                v = expand(v, view._data.shape)
             view.copy_(v)
         return
-    stripped = _strip_leading_ones(v.data.shape)
-    if stripped != v.data.shape:
+    stripped = _strip_leading_ones(v._data.shape)
+    if stripped != v._data.shape:
         v = view_op(v, stripped)
     key = _advanced_key(view, recorded)
-    target = view.data[key].shape
+    target = view._data[key].shape
     try:
-        np.broadcast_to(v.data, target)
+        np.broadcast_to(v._data, target)
     except ValueError:
         raise ShapeMismatchError(
             f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
@@ -512,8 +512,8 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         source = _snapshot(view) if view.requires_grad_flag else view
         view._inplace(IndexPutBackward0.apply(source, v, index=key))
     else:
-        out = view.data.copy()
-        out[key] = v.data
+        out = view._data.copy()
+        out[key] = v._data
         view._write(out)
 
 
@@ -529,9 +529,9 @@ def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _check_index_dtype(index: Tensor, message: str) -> np.ndarray:
-    if index.data.dtype != dtypes.int64:
+    if index._data.dtype != dtypes.int64:
         raise DtypeMismatchError(message)
-    return index.data
+    return index._data
 
 
 class GatherBackward0(Function):
@@ -544,8 +544,8 @@ class GatherBackward0(Function):
         # PyTorch saves self (for its geometry) and index: writing the input in place
         # before backward fails there, so it is saved (and version-checked) here too
         ctx.save_for_backward(a, key)
-        ctx.in_shape = a.data.shape
-        return a.data.reshape(ctx.in_shape or (1,))[key].reshape(shape)
+        ctx.in_shape = a._data.shape
+        return a._data.reshape(ctx.in_shape or (1,))[key].reshape(shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -575,8 +575,8 @@ class ScatterAddBackward0(Function):
         ctx: Any, g: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]
     ) -> np.ndarray:
         ctx.save_for_backward(key)
-        ctx.index_shape = g.data.shape
-        return _scatter_gather(g.data, key, shape)
+        ctx.index_shape = g._data.shape
+        return _scatter_gather(g._data, key, shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -606,7 +606,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     a, idx_t = as_tensor(input), as_tensor(index)
     idx = _check_index_dtype(idx_t, "gather(): Expected dtype int32/int64 for index")
     d = normalize_dim(dim, a.ndim)
-    shape, ishape = a.data.shape or (1,), idx.shape or (1,)
+    shape, ishape = a._data.shape or (1,), idx.shape or (1,)
     if len(ishape) != len(shape) and (a.ndim > 1 or idx.ndim > 1):
         raise ShapeMismatchError(
             "Index tensor must have the same number of dimensions as input tensor"
@@ -615,7 +615,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
         if k != d and m > n:
             raise ShapeMismatchError(
                 f"Size does not match at dimension {k} expected index {list(idx.shape)} to be no "
-                f"larger than self {list(a.data.shape)} apart from dimension {d}"
+                f"larger than self {list(a._data.shape)} apart from dimension {d}"
             )
     bad = (idx < 0) | (idx >= shape[d])
     if bad.any():
@@ -638,10 +638,10 @@ class IndexSelectBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(index)
-        ctx.dim, ctx.in_shape = dim, a.data.shape
-        if a.data.ndim == 0:
-            return a.data.copy()
-        return np.take(a.data, index, axis=dim)
+        ctx.dim, ctx.in_shape = dim, a._data.shape
+        if a._data.ndim == 0:
+            return a._data.copy()
+        return np.take(a._data, index, axis=dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -671,7 +671,7 @@ class IndexAddBackward0(Function):
     ) -> np.ndarray:
         ctx.save_for_backward(index)
         ctx.dim = dim
-        return _index_add(g.data, dim, index, shape)
+        return _index_add(g._data, dim, index, shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -704,7 +704,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
         )
     idx = idx.reshape(-1)
-    size = a.data.shape[d] if a.ndim else 1
+    size = a._data.shape[d] if a.ndim else 1
     bad = (idx < 0) | (idx >= size)
     if bad.any():
         raise IndexOutOfRangeError(
@@ -722,7 +722,7 @@ class MaskedFillBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, mask: Tensor, *, value: Any) -> np.ndarray:
         ctx.save_for_backward(mask)
-        return _fill(a.data, mask.data, value)
+        return _fill(a._data, mask._data, value)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, None]:
@@ -732,7 +732,7 @@ class MaskedFillBackward0(Function):
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, None]:
         (mask,) = ctx.saved_tensors
-        return np.where(mask.data, 0, g).astype(g.dtype, copy=False), None
+        return np.where(mask._data, 0, g).astype(g.dtype, copy=False), None
 
 
 class MaskedFillBackward1(Function):
@@ -744,7 +744,7 @@ class MaskedFillBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, mask: Tensor, value: Tensor) -> np.ndarray:
         ctx.save_for_backward(mask)
-        return _fill(a.data, mask.data, value.data)
+        return _fill(a._data, mask._data, value._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, None, Tensor | None]:
@@ -761,7 +761,7 @@ class MaskedFillBackward1(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, None, np.ndarray | None]:
         (mask,) = ctx.saved_tensors
         need_a, _, need_v = ctx.needs_input_grad
-        m = mask.data
+        m = mask._data
         ga = np.where(m, 0, g).astype(g.dtype, copy=False) if need_a else None
         gv = np.asarray(np.where(m, g, 0).sum(), g.dtype) if need_v else None
         return ga, None, gv
@@ -796,18 +796,18 @@ def _masked_fill_samples(rng: np.random.Generator) -> list[Any]:
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``value`` where the boolean ``mask`` is true, ``input`` elsewhere (shapes broadcast)."""
     a, m = as_tensor(input), as_tensor(mask)
-    if m.data.dtype != dtypes.bool_:
+    if m._data.dtype != dtypes.bool_:
         raise DtypeMismatchError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            + _TORCH_SCALAR.get(dtypes.torch_name(m.data.dtype), str(m.data.dtype))
+            + _TORCH_SCALAR.get(dtypes.torch_name(m._data.dtype), str(m._data.dtype))
         )
-    if m.data.shape != a.data.shape:
-        broadcast_shape(m.data.shape, a.data.shape)  # PyTorch's message when they cannot
+    if m._data.shape != a._data.shape:
+        broadcast_shape(m._data.shape, a._data.shape)  # PyTorch's message when they cannot
     if isinstance(value, Tensor):
-        if value.data.ndim:
+        if value._data.ndim:
             raise BadArgumentsError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value.data.ndim} dimension(s)."
+                f"{value._data.ndim} dimension(s)."
             )
         return MaskedFillBackward1.apply(a, m, value)
     if not isinstance(value, (bool, int, float, np.number, np.bool_)):

@@ -103,7 +103,7 @@ class TBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        return a.data.T
+        return a._data.T
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -121,7 +121,7 @@ class TransposeBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim0: int, dim1: int) -> np.ndarray:
         ctx.dim0, ctx.dim1 = dim0, dim1
-        return np.swapaxes(a.data, dim0, dim1) if a.data.ndim else a.data.view()
+        return np.swapaxes(a._data, dim0, dim1) if a._data.ndim else a._data.view()
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -137,7 +137,7 @@ def _t(a: Tensor) -> Tensor:
 
 
 def _mT(a: Tensor) -> Tensor:
-    n = a.data.ndim
+    n = a._data.ndim
     return TransposeBackward0.apply(a, dim0=n - 2, dim1=n - 1)
 
 
@@ -198,7 +198,7 @@ class _Shaped:
 
 
 def _data_or_shape(t: Tensor | None, shape: tuple[int, ...]) -> Any:
-    return t.data if t is not None else _Shaped(shape)
+    return t._data if t is not None else _Shaped(shape)
 
 
 class DotBackward0(Function):
@@ -207,7 +207,7 @@ class DotBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
         _save_crossed(ctx, a, b)
-        return np.asarray(np.dot(a.data, b.data))
+        return np.asarray(np.dot(a._data, b._data))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -219,7 +219,7 @@ class DotBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (g * b.data if need_a else None), (g * a.data if need_b else None)
+        return (g * b._data if need_a else None), (g * a._data if need_b else None)
 
 
 class MvBackward0(Function):
@@ -228,7 +228,7 @@ class MvBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, v: Tensor) -> np.ndarray:
         _save_crossed(ctx, a, v)
-        return np.matmul(a.data, v.data)
+        return np.matmul(a._data, v._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -244,8 +244,8 @@ class MvBackward0(Function):
         a, v = ctx.saved_tensors
         need_a, need_v = ctx.needs_input_grad
         return (
-            np.multiply.outer(g, v.data) if need_a else None,
-            np.matmul(a.data.T, g) if need_v else None,
+            np.multiply.outer(g, v._data) if need_a else None,
+            np.matmul(a._data.T, g) if need_v else None,
         )
 
 
@@ -265,8 +265,8 @@ class MmBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
         _save_crossed(ctx, a, b)
-        ctx.shapes = a.data.shape, b.data.shape
-        return np.matmul(a.data, b.data)
+        ctx.shapes = a._data.shape, b._data.shape
+        return np.matmul(a._data, b._data)
 
     @classmethod
     def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
@@ -282,8 +282,8 @@ class MmBackward0(Function):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (
-            np.matmul(g, cls.transpose_array(b.data)) if need_a else None,
-            np.matmul(cls.transpose_array(a.data), g) if need_b else None,
+            np.matmul(g, cls.transpose_array(b._data)) if need_a else None,
+            np.matmul(cls.transpose_array(a._data), g) if need_b else None,
         )
 
 
@@ -313,8 +313,8 @@ class _MatmulBackward(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
         _save_crossed(ctx, a, b)
-        ctx.shapes = a.data.shape, b.data.shape
-        return np.matmul(a.data, b.data)
+        ctx.shapes = a._data.shape, b._data.shape
+        return np.matmul(a._data, b._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -322,7 +322,7 @@ class _MatmulBackward(Function):
 
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        (sa, sb), sg = ctx.shapes, g.data.shape
+        (sa, sb), sg = ctx.shapes, g._data.shape
         ga = gb = None
         if len(sb) == 1:  # (..., n, m) @ (m,): a is at least 2-d here
             if need_a:
@@ -407,7 +407,7 @@ class _MatmulTranspose(_MatmulBackward):
 
 def _matmul_any(a: Tensor, b: Tensor) -> Tensor:
     """A product inside a backward rule (no checks, no PyTorch naming needed)."""
-    if a.data.ndim == 2 and b.data.ndim == 2:
+    if a._data.ndim == 2 and b._data.ndim == 2:
         return MmBackward0.apply(a, b)
     return _MatmulBackward.apply(a, b)
 
@@ -483,7 +483,7 @@ def _plan(
 
 
 def _matmul_node(a: Tensor, b: Tensor) -> type[Function]:
-    x, y = a.data, b.data
+    x, y = a._data, b._data
     da, db = x.ndim, y.ndim
     if da == 0 or db == 0:
         raise ShapeMismatchError(
@@ -553,7 +553,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         raise ShapeMismatchError("self must be a matrix")
     if b.ndim != 2:
         raise ShapeMismatchError("mat2 must be a matrix")
-    _check_mm(a.data.shape, b.data.shape, a.data.dtype, b.data.dtype)  # type: ignore[arg-type]
+    _check_mm(a._data.shape, b._data.shape, a._data.dtype, b._data.dtype)  # type: ignore[arg-type]
     return MmBackward0.apply(a, b)
 
 
@@ -571,8 +571,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         raise ShapeMismatchError("batch1 must be a 3D tensor")
     if b.ndim != 3:
         raise ShapeMismatchError("batch2 must be a 3D tensor")
-    sa, sb = a.data.shape, b.data.shape
-    _check_bmm(sa[0], sa[2], sb[0], sb[1], a.data.dtype, b.data.dtype)
+    sa, sb = a._data.shape, b._data.shape
+    _check_bmm(sa[0], sa[2], sb[0], sb[1], a._data.dtype, b._data.dtype)
     return BmmBackward0.apply(a, b)
 
 
@@ -587,7 +587,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     a, v = as_tensor(input), as_tensor(vec)
     if a.ndim != 2 or v.ndim != 1:
         raise ShapeMismatchError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
-    _check_mv(a.data.shape, v.data.shape[0], a.data.dtype, v.data.dtype)  # type: ignore[arg-type]
+    _check_mv(a._data.shape, v._data.shape[0], a._data.dtype, v._data.dtype)  # type: ignore[arg-type]
     return MvBackward0.apply(a, v)
 
 
@@ -602,7 +602,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     a, b = as_tensor(input), as_tensor(other)
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeMismatchError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    _check_dot(a.data.shape[0], b.data.shape[0], a.data.dtype, b.data.dtype)
+    _check_dot(a._data.shape[0], b._data.shape[0], a._data.dtype, b._data.dtype)
     return DotBackward0.apply(a, b)
 
 
@@ -610,7 +610,7 @@ def _outer(a: Tensor, b: Tensor) -> Tensor:
     from .arithmetic import mul
     from .shape import reshape
 
-    return mul(reshape(a, (a.data.shape[0], 1)), b)
+    return mul(reshape(a, (a._data.shape[0], 1)), b)
 
 
 @register(
@@ -641,12 +641,12 @@ class AddmmBackward0(Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, w: Tensor, bias: Tensor) -> np.ndarray:
         _save_crossed(ctx, x, w)
-        xd = x.data
+        xd = x._data
         ctx.x_shape = xd.shape
         if xd.ndim != 2:
             xd = xd.reshape(math.prod(xd.shape[:-1]), xd.shape[-1])
-        out = np.matmul(xd, w.data.T)
-        out += bias.data
+        out = np.matmul(xd, w._data.T)
+        out += bias._data
         if len(ctx.x_shape) != 2:
             out = out.reshape(ctx.x_shape[:-1] + (out.shape[-1],))
         return out
@@ -660,7 +660,7 @@ class AddmmBackward0(Function):
         shape = ctx.x_shape
         if len(shape) != 2:
             rows = math.prod(shape[:-1])
-            g = reshape(g, (rows, g.data.shape[-1]))
+            g = reshape(g, (rows, g._data.shape[-1]))
             if need_w:
                 x = reshape(x, (rows, shape[-1]))
         gx = MmBackward0.apply(g, w) if need_x else None
@@ -676,13 +676,13 @@ class AddmmBackward0(Function):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         shape = ctx.x_shape
-        xd = x.data if need_w else None
+        xd = x._data if need_w else None
         if len(shape) != 2:
             rows = math.prod(shape[:-1])
             g = g.reshape(rows, g.shape[-1])
             if xd is not None:
                 xd = xd.reshape(rows, shape[-1])
-        gx = np.matmul(g, w.data) if need_x else None
+        gx = np.matmul(g, w._data) if need_x else None
         if gx is not None and len(shape) != 2:
             gx = gx.reshape(shape)
         gw = np.matmul(g.T, xd) if xd is not None else None
@@ -698,10 +698,10 @@ class _LinearViewBackward0(AddmmBackward0):
 
 def _check_bias(bias: Tensor, target: tuple[int, int], w: Tensor) -> None:
     """addmm expands the bias to the output's shape: PyTorch's expand messages."""
-    bs = bias.data.shape
+    bs = bias._data.shape
     if len(bs) > 2:
         raise ShapeMismatchError(
-            f"expand(torch.{_type(bias.data.dtype)}Tensor{{[{', '.join(map(str, bs))}]}}, "
+            f"expand(torch.{_type(bias._data.dtype)}Tensor{{[{', '.join(map(str, bs))}]}}, "
             f"size=[{target[0]}, {target[1]}]): the number of sizes provided (2) must be "
             f"greater or equal to the number of dimensions in the tensor ({len(bs)})"
         )
@@ -712,10 +712,10 @@ def _check_bias(bias: Tensor, target: tuple[int, int], w: Tensor) -> None:
                 f"({bs[-i]}) at non-singleton dimension {2 - i}.  Target sizes: "
                 f"[{target[0]}, {target[1]}].  Tensor sizes: [{', '.join(map(str, bs))}]"
             )
-    if bias.data.dtype != w.data.dtype:
+    if bias._data.dtype != w._data.dtype:
         raise DtypeMismatchError(
             "self and mat2 must have the same dtype, but got "
-            f"{_type(bias.data.dtype)} and {_type(w.data.dtype)}"
+            f"{_type(bias._data.dtype)} and {_type(w._data.dtype)}"
         )
 
 
@@ -749,12 +749,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"t() expects a tensor with <= 2 dimensions, but self is {w.ndim}D"
         )
     b = None if bias is None else as_tensor(bias)
-    if b is not None and (x.ndim == 2 or (b.ndim == 1 and x.data.flags.c_contiguous)):
+    if b is not None and (x.ndim == 2 or (b.ndim == 1 and x._data.flags.c_contiguous)):
         if w.ndim != 2:
             raise ShapeMismatchError(f"mat2 must be a matrix, got {w.ndim}-D tensor")
-        xs, ws = x.data.shape, w.data.shape
+        xs, ws = x._data.shape, w._data.shape
         rows = math.prod(xs[:-1])
-        _check_mm((rows, xs[-1]), (ws[1], ws[0]), x.data.dtype, w.data.dtype)
+        _check_mm((rows, xs[-1]), (ws[1], ws[0]), x._data.dtype, w._data.dtype)
         _check_bias(b, (rows, ws[0]), w)
         fn = AddmmBackward0 if x.ndim == 2 else _LinearViewBackward0
         return fn.apply(x, w, b)
@@ -764,9 +764,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # PyTorch adds the bias in place into the product: its shape and dtype stay
     from .arithmetic import AddBackward0
 
-    shape = broadcast_shape(out.data.shape, b.data.shape)
-    if shape != out.data.shape:
+    shape = broadcast_shape(out._data.shape, b._data.shape)
+    if shape != out._data.shape:
         raise ShapeMismatchError(
-            f"output with shape {list(out.data.shape)} doesn't match the broadcast shape {list(shape)}"
+            f"output with shape {list(out._data.shape)} doesn't match the broadcast shape {list(shape)}"
         )
-    return AddBackward0.apply(out, b, dtype=out.data.dtype)
+    return AddBackward0.apply(out, b, dtype=out._data.dtype)

@@ -75,19 +75,19 @@ def _grad_scale(g: Any, reduction: str, numel: int) -> Any:
 
 def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     """``F.mse_loss``'s rule: warn when the shapes differ, then broadcast both."""
-    if input.data.shape == target.data.shape:
+    if input._data.shape == target._data.shape:
         return input, target
     warnings.warn(
-        f"Using a target size ({_size(target.data.shape)}) that is different to the input size "
-        f"({_size(input.data.shape)}). This will likely lead to incorrect results due to "
+        f"Using a target size ({_size(target._data.shape)}) that is different to the input size "
+        f"({_size(input._data.shape)}). This will likely lead to incorrect results due to "
         "broadcasting. Please ensure they have the same size.",
         UserWarning,
         stacklevel=3,
     )
-    shape = broadcast_shape(input.data.shape, target.data.shape)
+    shape = broadcast_shape(input._data.shape, target._data.shape)
     return (
-        input if input.data.shape == shape else expand(input, shape),
-        target if target.data.shape == shape else expand(target, shape),
+        input if input._data.shape == shape else expand(input, shape),
+        target if target._data.shape == shape else expand(target, shape),
     )
 
 
@@ -120,22 +120,22 @@ class MseLossBackward0(Function):
     def forward(ctx: Any, a: Tensor, t: Tensor, *, reduction: str, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(a, t)
         ctx.reduction = reduction
-        d = np.subtract(a.data, t.data, dtype=dtype)
+        d = np.subtract(a._data, t._data, dtype=dtype)
         return _reduce(np.multiply(d, d), reduction)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, t = ctx.saved_tensors
         need_a, need_t = ctx.needs_input_grad
-        ga = (a - t) * (_grad_scale(g, ctx.reduction, a.data.size) * 2.0)
+        ga = (a - t) * (_grad_scale(g, ctx.reduction, a._data.size) * 2.0)
         return (ga if need_a else None), (-ga if need_t else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, t = ctx.saved_tensors
         need_a, need_t = ctx.needs_input_grad
-        ga = np.subtract(a.data, t.data, dtype=g.dtype)
-        ga *= _grad_scale(g, ctx.reduction, a.data.size) * 2.0
+        ga = np.subtract(a._data, t._data, dtype=g.dtype)
+        ga *= _grad_scale(g, ctx.reduction, a._data.size) * 2.0
         return (ga if need_a else None), (-ga if need_t else None)
 
 
@@ -181,7 +181,7 @@ class SmoothL1LossBackward0(Function):
     ) -> np.ndarray:
         ctx.save_for_backward(a, t)
         ctx.reduction, ctx.beta = reduction, beta
-        d = np.subtract(a.data, t.data, dtype=dtype)
+        d = np.subtract(a._data, t._data, dtype=dtype)
         ad = np.abs(d)
         losses = np.where(ad < beta, (0.5 / beta) * d * d, ad - 0.5 * beta).astype(
             dtype, copy=False
@@ -193,17 +193,17 @@ class SmoothL1LossBackward0(Function):
         a, t = ctx.saved_tensors
         need_a, need_t = ctx.needs_input_grad
         d = a - t
-        slope = where(Tensor._make(np.abs(d.data) < ctx.beta), d / ctx.beta, sign(d))
-        ga = slope * _grad_scale(g, ctx.reduction, a.data.size)
+        slope = where(Tensor._make(np.abs(d._data) < ctx.beta), d / ctx.beta, sign(d))
+        ga = slope * _grad_scale(g, ctx.reduction, a._data.size)
         return (ga if need_a else None), (-ga if need_t else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, t = ctx.saved_tensors
         need_a, need_t = ctx.needs_input_grad
-        d = np.subtract(a.data, t.data, dtype=g.dtype)
+        d = np.subtract(a._data, t._data, dtype=g.dtype)
         slope = np.where(np.abs(d) < ctx.beta, d / ctx.beta, np.sign(d))
-        ga = (slope * _grad_scale(g, ctx.reduction, a.data.size)).astype(g.dtype, copy=False)
+        ga = (slope * _grad_scale(g, ctx.reduction, a._data.size)).astype(g.dtype, copy=False)
         return (ga if need_a else None), (-ga if need_t else None)
 
 
@@ -277,7 +277,7 @@ class NllLossBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
         ctx.save_for_backward(a, plan)  # PyTorch saves self, target, weight and total_weight
-        picked = np.take(a.data.reshape(-1), plan.flat)
+        picked = np.take(a._data.reshape(-1), plan.flat)
         if plan.weights is not None:
             picked = picked * plan.weights
         if plan.reduction == "none":
@@ -324,8 +324,8 @@ class NllLossBackwardBackward0(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
         ctx.save_for_backward(plan)
-        ctx.in_shape = a.data.shape
-        return _nll_adjoint(g.data, plan)
+        ctx.in_shape = a._data.shape
+        return _nll_adjoint(g._data, plan)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -351,53 +351,53 @@ class _NllLossNdView(NllLossBackward0):
 
 
 def _nll_node(a: Tensor, reduction: str) -> type[NllLossBackward0]:
-    if a.data.ndim <= 2:
+    if a._data.ndim <= 2:
         return NllLossBackward0
-    if reduction == "none" and a.data.ndim != 4:
+    if reduction == "none" and a._data.ndim != 4:
         return _NllLossNdView
     return NllLoss2DBackward0
 
 
 def _nll_plan(a: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> _NllPlan:
     """Check nll_loss's arguments as PyTorch does and precompute the picked entries."""
-    if a.data.ndim == 0:
+    if a._data.ndim == 0:
         raise ShapeMismatchError("Expected 1 or more dimensions (got 0)")
-    if not dtypes.is_floating(a.data.dtype):
+    if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError(
-            f"\"nll_loss_out_frame\" not implemented for '{_type_name(a.data.dtype)}'"
+            f"\"nll_loss_out_frame\" not implemented for '{_type_name(a._data.dtype)}'"
         )
     t = _tensor_arg(target, "nll_loss", "target")
-    if a.data.ndim <= 2 and t.data.ndim > 1:
+    if a._data.ndim <= 2 and t._data.ndim > 1:
         raise ShapeMismatchError("0D or 1D target tensor expected, multi-target not supported")
-    if t.data.dtype != dtypes.int64:
+    if t._data.dtype != dtypes.int64:
         raise DtypeMismatchError(
-            f"expected target dtype to be Long or Byte, but got {_type_name(t.data.dtype)}"
+            f"expected target dtype to be Long or Byte, but got {_type_name(t._data.dtype)}"
         )
-    shape = a.data.shape
-    if a.data.ndim > 2:  # (N, C, d1, ...) with targets (N, d1, ...)
+    shape = a._data.shape
+    if a._data.ndim > 2:  # (N, C, d1, ...) with targets (N, d1, ...)
         n, c, spatial = shape[0], shape[1], shape[2:]
         expected = (n,) + spatial
-        if t.data.shape != expected:
+        if t._data.shape != expected:
             raise ShapeMismatchError(
                 f"Expected target size [{', '.join(map(str, expected))}], got "
-                f"[{', '.join(map(str, t.data.shape))}]"
+                f"[{', '.join(map(str, t._data.shape))}]"
             )
         size = int(np.prod(spatial))
         base = (np.arange(n)[:, None] * (c * size) + np.arange(size)[None, :]).reshape(-1)
         stride, out_shape = size, expected
     else:
-        if t.data.ndim > 1:
+        if t._data.ndim > 1:
             raise ShapeMismatchError("0D or 1D target tensor expected, multi-target not supported")
         c = shape[-1]
-        n = shape[0] if a.data.ndim == 2 else 1
-        tn = t.data.shape[0] if t.data.ndim else (1 if a.data.ndim == 1 else 0)
-        if tn != n or (a.data.ndim == 2 and t.data.ndim == 0):
+        n = shape[0] if a._data.ndim == 2 else 1
+        tn = t._data.shape[0] if t._data.ndim else (1 if a._data.ndim == 1 else 0)
+        if tn != n or (a._data.ndim == 2 and t._data.ndim == 0):
             raise ShapeMismatchError(
                 f"Expected input batch_size ({n}) to match target batch_size ({tn})."
             )
         base, stride = np.arange(0, n * c, c), 1
-        out_shape = (n,) if a.data.ndim == 2 else ()
-    cols = t.data.reshape(-1)
+        out_shape = (n,) if a._data.ndim == 2 else ()
+    cols = t._data.reshape(-1)
     lo, hi = (int(cols.min()), int(cols.max())) if cols.size else (0, -1)
     kept = None
     valid = cols
@@ -412,18 +412,18 @@ def _nll_plan(a: Tensor, target: Any, weight: Any, ignore_index: int, reduction:
     w = None
     if weight is not None:
         wt = _tensor_arg(weight, "nll_loss", "weight")
-        if wt.data.shape != (c,):
+        if wt._data.shape != (c,):
             raise ShapeMismatchError(
                 f"weight tensor should be defined either for all {c} classes or no classes but got "
-                f"weight tensor of shape: [{', '.join(map(str, wt.data.shape))}]"
+                f"weight tensor of shape: [{', '.join(map(str, wt._data.shape))}]"
             )
-        if wt.data.dtype != a.data.dtype:
+        if wt._data.dtype != a._data.dtype:
             raise DtypeMismatchError(
-                f"expected scalar type {_type_name(a.data.dtype)} but found {_type_name(wt.data.dtype)}"
+                f"expected scalar type {_type_name(a._data.dtype)} but found {_type_name(wt._data.dtype)}"
             )
     rows = base if kept is None else base[kept]
     if weight is not None:
-        w = wt.data[valid]
+        w = wt._data[valid]
         total = float(w.sum())
     else:
         total = float(valid.size)
@@ -573,16 +573,16 @@ def cross_entropy(
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
         raise BadArgumentsError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
-    if not dtypes.is_floating(a.data.dtype):
+    if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError(
-            f"\"log_softmax_lastdim_kernel_impl\" not implemented for '{_type_name(a.data.dtype)}'"
+            f"\"log_softmax_lastdim_kernel_impl\" not implemented for '{_type_name(a._data.dtype)}'"
         )
-    cdim = 1 if a.data.ndim >= 2 else 0
-    if a.data.shape == t.data.shape:
-        if not dtypes.is_floating(t.data.dtype):
+    cdim = 1 if a._data.ndim >= 2 else 0
+    if a._data.shape == t._data.shape:
+        if not dtypes.is_floating(t._data.dtype):
             raise DtypeMismatchError(
                 "Expected floating point type for target with class probabilities, got "
-                + _type_name(t.data.dtype)
+                + _type_name(t._data.dtype)
             )
         return _cross_entropy_probs(a, t, weight, red, ls, cdim)
     plan = _nll_plan(a, t, weight, int(ignore_index), red)  # check before computing
@@ -591,14 +591,14 @@ def cross_entropy(
     if not ls:
         return nll
     # PyTorch's cross_entropy_loss_label_smoothing, step by step
-    c = a.data.shape[cdim]
+    c = a._data.shape[cdim]
     wb = _class_weight(weight, a, cdim)
     smooth = -sum_(logp if wb is None else logp * wb, cdim)
-    ignored = t.data == int(ignore_index)
+    ignored = t._data == int(ignore_index)
     smooth = OPS["masked_fill"].fn(smooth, Tensor._make(ignored), 0.0)
     if red == "mean":
-        kept = t.data[~ignored].reshape(-1)
-        denom = float(wb.data.reshape(-1)[kept].sum()) if wb is not None else float(kept.size)
+        kept = t._data[~ignored].reshape(-1)
+        denom = float(wb._data.reshape(-1)[kept].sum()) if wb is not None else float(kept.size)
         with np.errstate(divide="ignore", invalid="ignore"):
             ret = sum_(smooth) / denom
     else:
@@ -611,13 +611,13 @@ def _class_weight(weight: Any, a: Tensor, cdim: int) -> Tensor | None:
     if weight is None:
         return None
     w = _tensor_arg(weight, "cross_entropy", "weight")
-    c = a.data.shape[cdim]
-    if w.data.shape != (c,):
+    c = a._data.shape[cdim]
+    if w._data.shape != (c,):
         raise ShapeMismatchError(
             f"weight tensor should be defined either for all {c} classes or no classes but got "
-            f"weight tensor of shape: [{', '.join(map(str, w.data.shape))}]"
+            f"weight tensor of shape: [{', '.join(map(str, w._data.shape))}]"
         )
-    shape = [1] * a.data.ndim
+    shape = [1] * a._data.ndim
     shape[cdim] = c
     return OPS["reshape"].fn(w, tuple(shape))
 
@@ -631,7 +631,7 @@ class DivBackward1(Function):
     def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
         ctx.by = by
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(a.data / a.data.dtype.type(by))
+            return np.asarray(a._data / a._data.dtype.type(by))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -642,7 +642,7 @@ def _cross_entropy_probs(
     a: Tensor, t: Tensor, weight: Any, red: str, ls: float, cdim: int
 ) -> Tensor:
     """PyTorch's cross_entropy_loss_prob_target: ``-sum(log_softmax(x) * target * weight)``."""
-    c = a.data.shape[cdim]
+    c = a._data.shape[cdim]
     if ls > 0:
         t = t * (1 - ls) + ls / c
     wb = _class_weight(weight, a, cdim)
@@ -654,7 +654,7 @@ def _cross_entropy_probs(
     total = -sum_(prod)
     if red == "sum":
         return total
-    return DivBackward1.apply(total, by=a.data.size / c if a.data.size else 0.0)
+    return DivBackward1.apply(total, by=a._data.size / c if a._data.size else 0.0)
 
 
 # -- binary losses -------------------------------------------------------------
@@ -665,7 +665,7 @@ def _weight_arg(weight: Any, shape: tuple[int, ...], op: str) -> Tensor | None:
     if weight is None:
         return None
     w = _tensor_arg(weight, op, "weight")
-    ws = w.data.shape
+    ws = w._data.shape
     if len(ws) > len(shape) or any(a not in (1, b) for a, b in zip(ws[::-1], shape[::-1])):
         k = next(
             (i for i, (a, b) in enumerate(zip(ws[::-1], shape[::-1]), 1) if a not in (1, b)),
@@ -680,7 +680,7 @@ def _weight_arg(weight: Any, shape: tuple[int, ...], op: str) -> Tensor | None:
 
 
 def _with_weight(x: np.ndarray, w: Tensor | None) -> np.ndarray:
-    return x if w is None else (x * w.data).astype(x.dtype, copy=False)
+    return x if w is None else (x * w._data).astype(x.dtype, copy=False)
 
 
 class BinaryCrossEntropyBackward0(Function):
@@ -692,7 +692,7 @@ class BinaryCrossEntropyBackward0(Function):
     ) -> np.ndarray:
         ctx.save_for_backward(p, t, weight)
         ctx.reduction = reduction
-        x, y = p.data, t.data
+        x, y = p._data, t._data
         with np.errstate(divide="ignore"):
             log_p = np.maximum(np.log(x), -100.0)
             log_1mp = np.maximum(np.log1p(-x), -100.0)
@@ -703,13 +703,13 @@ class BinaryCrossEntropyBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         p, t, w = ctx.saved_tensors
         need_p, need_t = ctx.needs_input_grad
-        gs = _grad_scale(g, ctx.reduction, p.data.size)
+        gs = _grad_scale(g, ctx.reduction, p._data.size)
         if w is not None:
             gs = gs * w
         gp = gt = None
         if need_p:
             q = (1.0 - p) * p
-            gp = (p - t) / where(Tensor._make(q.data > _BCE_EPSILON), q, _BCE_EPSILON) * gs
+            gp = (p - t) / where(Tensor._make(q._data > _BCE_EPSILON), q, _BCE_EPSILON) * gs
         if need_t:
             gt = (log(1.0 - p) - log(p)) * gs
         return gp, gt
@@ -718,10 +718,10 @@ class BinaryCrossEntropyBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         p, t, w = ctx.saved_tensors
         need_p, need_t = ctx.needs_input_grad
-        x, y = p.data, t.data
+        x, y = p._data, t._data
         gs = _grad_scale(g, ctx.reduction, x.size)
         if w is not None:
-            gs = gs * w.data
+            gs = gs * w._data
         gp = gt = None
         if need_p:
             gp = (x - y) / np.maximum((1 - x) * x, _BCE_EPSILON) * gs
@@ -753,20 +753,20 @@ def binary_cross_entropy(
     red = _reduction(reduction)
     p = _tensor_arg(input, "binary_cross_entropy", "input")
     t = _tensor_arg(target, "binary_cross_entropy", "target")
-    if p.data.shape != t.data.shape:
+    if p._data.shape != t._data.shape:
         raise ShapeMismatchError(
-            f"Using a target size ({_size(t.data.shape)}) that is different to the input size "
-            f"({_size(p.data.shape)}) is deprecated. Please ensure they have the same size."
+            f"Using a target size ({_size(t._data.shape)}) that is different to the input size "
+            f"({_size(p._data.shape)}) is deprecated. Please ensure they have the same size."
         )
-    w = _weight_arg(weight, p.data.shape, "binary_cross_entropy")
-    if t.data.dtype != p.data.dtype:
+    w = _weight_arg(weight, p._data.shape, "binary_cross_entropy")
+    if t._data.dtype != p._data.dtype:
         raise DtypeMismatchError(
-            f"Found dtype {_type_name(t.data.dtype)} but expected {_type_name(p.data.dtype)}"
+            f"Found dtype {_type_name(t._data.dtype)} but expected {_type_name(p._data.dtype)}"
         )
-    x = p.data
+    x = p._data
     if not ((x >= 0) & (x <= 1)).all():
         raise BadArgumentsError("all elements of input should be between 0 and 1")
-    if not ((t.data >= 0) & (t.data <= 1)).all():
+    if not ((t._data >= 0) & (t._data <= 1)).all():
         raise BadArgumentsError("all elements of target should be between 0 and 1")
     return BinaryCrossEntropyBackward0.apply(p, t, weight=w, reduction=red)
 
@@ -787,12 +787,12 @@ class BinaryCrossEntropyWithLogitsBackward0(Function):
     ) -> np.ndarray:
         ctx.save_for_backward(x, t, weight, pos_weight)
         ctx.reduction = reduction
-        xd, y = x.data.astype(dtype, copy=False), t.data
+        xd, y = x._data.astype(dtype, copy=False), t._data
         softplus_neg = np.logaddexp(0, -xd)  # -log(sigmoid(x)), stable for any x
         if pos_weight is None:
             losses = (1 - y) * xd + softplus_neg
         else:
-            log_weight = (pos_weight.data - 1) * y + 1
+            log_weight = (pos_weight._data - 1) * y + 1
             losses = (1 - y) * xd + log_weight * softplus_neg
         return _reduce(_with_weight(losses.astype(dtype, copy=False), weight), reduction)
 
@@ -800,7 +800,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         x, t, w, pw = ctx.saved_tensors
         need_x, need_t = ctx.needs_input_grad
-        gs = _grad_scale(g, ctx.reduction, x.data.size)
+        gs = _grad_scale(g, ctx.reduction, x._data.size)
         if w is not None:
             gs = gs * w
         gx = gt = None
@@ -822,23 +822,23 @@ class BinaryCrossEntropyWithLogitsBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         x, t, w, pw = ctx.saved_tensors
         need_x, need_t = ctx.needs_input_grad
-        xd, y = x.data.astype(g.dtype, copy=False), t.data
+        xd, y = x._data.astype(g.dtype, copy=False), t._data
         gs = _grad_scale(g, ctx.reduction, xd.size)
         if w is not None:
-            gs = gs * w.data
+            gs = gs * w._data
         gx = gt = None
         if need_x:
             sig = np.exp(-np.logaddexp(0, -xd))
             if pw is None:
                 gx = (sig - y) * gs
             else:
-                pt = pw.data * y
+                pt = pw._data * y
                 gx = ((pt + 1 - y) * sig - pt) * gs
         if need_t:
             if pw is None:
                 gt = -xd * gs
             else:
-                gt = (pw.data * np.logaddexp(0, -xd) - np.logaddexp(0, xd)) * gs
+                gt = (pw._data * np.logaddexp(0, -xd) - np.logaddexp(0, xd)) * gs
         return gx, gt
 
 
@@ -877,22 +877,22 @@ def binary_cross_entropy_with_logits(
     red = _reduction(reduction)
     x = _tensor_arg(input, "binary_cross_entropy_with_logits", "input")
     t = _tensor_arg(target, "binary_cross_entropy_with_logits", "target")
-    if x.data.shape != t.data.shape:
+    if x._data.shape != t._data.shape:
         raise ShapeMismatchError(
-            f"Target size ({_size(t.data.shape)}) must be the same as input size ({_size(x.data.shape)})"
+            f"Target size ({_size(t._data.shape)}) must be the same as input size ({_size(x._data.shape)})"
         )
-    if not dtypes.is_floating(x.data.dtype):
+    if not dtypes.is_floating(x._data.dtype):
         raise DtypeMismatchError(
-            f"\"log_sigmoid_cpu\" not implemented for '{_type_name(x.data.dtype)}'"
+            f"\"log_sigmoid_cpu\" not implemented for '{_type_name(x._data.dtype)}'"
         )
     # PyTorch computes in place on (1 - target): the result has the target's float dtype
-    dtype = t.data.dtype
+    dtype = t._data.dtype
     if not dtypes.is_floating(dtype):
         raise DtypeMismatchError(
             f"result type {_type_name(dtypes.result_type(x, t))} can't be cast to the desired "
             f"output type {_type_name(dtype)}"
         )
-    w = _weight_arg(weight, x.data.shape, "binary_cross_entropy_with_logits")
+    w = _weight_arg(weight, x._data.shape, "binary_cross_entropy_with_logits")
     pw = None
     if pos_weight is not None:
         pw = _tensor_arg(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
@@ -901,7 +901,7 @@ def binary_cross_entropy_with_logits(
                 "The function 'binary_cross_entropy_with_logits' is not differentiable with "
                 "respect to argument 'pos_weight'. This input cannot have requires_grad True."
             )
-        broadcast_shape(pw.data.shape, t.data.shape)
+        broadcast_shape(pw._data.shape, t._data.shape)
     return BinaryCrossEntropyWithLogitsBackward0.apply(
         x, t, weight=w, pos_weight=pw, reduction=red, dtype=dtype
     )
@@ -921,10 +921,10 @@ _KL_MEAN_WARNING = (
 
 def _xlogy_self(t: Tensor) -> Tensor:
     """``xlogy(t, t)``: ``t * log(t)``, 0 where ``t == 0``."""
-    zero = t.data == 0
+    zero = t._data == 0
     if not t.requires_grad:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return Tensor._make(np.where(zero, 0, t.data * np.log(t.data)).astype(t.data.dtype))
+            return Tensor._make(np.where(zero, 0, t._data * np.log(t._data)).astype(t._data.dtype))
     safe = where(Tensor._make(zero), 1.0, t)
     return where(Tensor._make(zero), 0.0, t * log(safe))
 
@@ -968,7 +968,7 @@ def kl_div(
         warnings.warn(_KL_MEAN_WARNING, UserWarning, stacklevel=2)
     x = _tensor_arg(input, "kl_div", "input")
     t = _tensor_arg(target, "kl_div", "target")
-    if not (dtypes.is_floating(x.data.dtype) and dtypes.is_floating(t.data.dtype)):
+    if not (dtypes.is_floating(x._data.dtype) and dtypes.is_floating(t._data.dtype)):
         raise DtypeMismatchError("kl_div: Integral inputs not supported.")
     if log_target:
         out = OPS["exp"].fn(t) * (t - x)
@@ -976,13 +976,13 @@ def kl_div(
         out = _xlogy_self(t) - t * x
     if reduction == "batchmean":
         total = sum_(out)
-        return total / x.data.shape[0] if x.data.ndim else total
+        return total / x._data.shape[0] if x._data.ndim else total
     return _apply_reduction(out, reduction)
 
 
 def _huber_body(a: Tensor, t: Tensor, *, delta: float, reduction: str) -> Tensor:
     d = a - t
-    small = Tensor._make(np.abs(d.data) < delta)
+    small = Tensor._make(np.abs(d._data) < delta)
     losses = where(small, d * d * 0.5, (abs_(d) - 0.5 * delta) * delta)
     return _apply_reduction(losses, reduction)
 
@@ -1025,7 +1025,7 @@ def huber_loss(
     if weight is None:
         return composite("HuberLossBackward0", _huber_body, a, t, delta=float(delta), reduction=red)
     w = _tensor_arg(weight, "huber_loss", "weight")
-    if w.data.shape != _tensor_arg(input, "huber_loss", "input").data.shape:
+    if w._data.shape != _tensor_arg(input, "huber_loss", "input")._data.shape:
         raise ArgumentValueError("Weights and input must have the same size.")
     losses = composite(
         "HuberLossBackward0", _huber_body, a, t, delta=float(delta), reduction="none"
@@ -1087,16 +1087,16 @@ def hinge_embedding_loss(
     red = _reduction(reduction)
     x = _tensor_arg(input, "hinge_embedding_loss", "input")
     t = _tensor_arg(target, "hinge_embedding_loss", "target")
-    shape = broadcast_shape(x.data.shape, t.data.shape)
-    not_pos = Tensor._make(np.broadcast_to(t.data != 1, shape))
-    not_neg = Tensor._make(np.broadcast_to(t.data != -1, shape))
+    shape = broadcast_shape(x._data.shape, t._data.shape)
+    not_pos = Tensor._make(np.broadcast_to(t._data != 1, shape))
+    not_neg = Tensor._make(np.broadcast_to(t._data != -1, shape))
     margin_part = where(not_pos, OPS["clamp_min"].fn(margin - x, 0), 0.0)
     self_part = where(not_neg, x, 0.0)
     return _apply_reduction(margin_part + self_part, red)
 
 
 def _size_text(t: Tensor) -> str:
-    return _size(t.data.shape)
+    return _size(t._data.shape)
 
 
 def _ranking_samples(rng: np.random.Generator) -> list[Any]:
@@ -1125,7 +1125,7 @@ def margin_ranking_loss(
     a = _tensor_arg(input1, "margin_ranking_loss", "input1")
     b = _tensor_arg(input2, "margin_ranking_loss", "input2")
     t = _tensor_arg(target, "margin_ranking_loss", "target")
-    if not a.data.ndim == b.data.ndim == t.data.ndim:
+    if not a._data.ndim == b._data.ndim == t._data.ndim:
         raise BadArgumentsError(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {_size_text(a)}, input2: {_size_text(b)}, target: {_size_text(t)} "
@@ -1158,16 +1158,16 @@ def cosine_embedding_loss(
     a = _tensor_arg(input1, "cosine_embedding_loss", "input1")
     b = _tensor_arg(input2, "cosine_embedding_loss", "input2")
     t = _tensor_arg(target, "cosine_embedding_loss", "target")
-    tdim = t.data.ndim
-    if tdim == 1 and (a.data.ndim != 2 or b.data.ndim != 2):
+    tdim = t._data.ndim
+    if tdim == 1 and (a._data.ndim != 2 or b._data.ndim != 2):
         raise ShapeMismatchError(
             "cosine_embedding_loss: 1D target tensor expects 2D input tensors, but found inputs "
-            f"with sizes {list(a.data.shape)} and {list(b.data.shape)}."
+            f"with sizes {list(a._data.shape)} and {list(b._data.shape)}."
         )
-    if tdim == 0 and (a.data.ndim != 1 or b.data.ndim != 1):
+    if tdim == 0 and (a._data.ndim != 1 or b._data.ndim != 1):
         raise ShapeMismatchError(
             "cosine_embedding_loss: 0D target tensor expects 1D input tensors, but found inputs "
-            f"with sizes {list(a.data.shape)} and {list(b.data.shape)}."
+            f"with sizes {list(a._data.shape)} and {list(b._data.shape)}."
         )
     if tdim > 1:
         raise ShapeMismatchError("1D target tensor expected, multi-target not supported")
@@ -1176,10 +1176,10 @@ def cosine_embedding_loss(
     mag1 = sum_(a * a, tdim) + eps
     mag2 = sum_(b * b, tdim) + eps
     cos = prod / OPS["sqrt"].fn(mag1 * mag2)
-    shape = broadcast_shape(t.data.shape, cos.data.shape)
-    pos = where(Tensor._make(np.broadcast_to(t.data == 1, shape)), 1 - cos, 0.0)
+    shape = broadcast_shape(t._data.shape, cos._data.shape)
+    pos = where(Tensor._make(np.broadcast_to(t._data == 1, shape)), 1 - cos, 0.0)
     neg = where(
-        Tensor._make(np.broadcast_to(t.data == -1, shape)),
+        Tensor._make(np.broadcast_to(t._data == -1, shape)),
         OPS["clamp_min"].fn(cos - margin, 0),
         0.0,
     )
@@ -1191,7 +1191,7 @@ def cosine_embedding_loss(
 
 def _pairwise_body(a: Tensor, b: Tensor, *, p: float, eps: float, keepdim: bool) -> Tensor:
     d = a - b + eps
-    return OPS["norm"].fn(d, p, max(d.data.ndim - 1, 0), keepdim)
+    return OPS["norm"].fn(d, p, max(d._data.ndim - 1, 0), keepdim)
 
 
 def _pairwise_samples(rng: np.random.Generator) -> list[Any]:
@@ -1211,7 +1211,7 @@ def pairwise_distance(
     """The p-norm of ``x1 - x2 + eps`` along the last dim."""
     a = _tensor_arg(x1, "pairwise_distance", "x1")
     b = _tensor_arg(x2, "pairwise_distance", "x2")
-    broadcast_shape(a.data.shape, b.data.shape)
+    broadcast_shape(a._data.shape, b._data.shape)
     return composite(
         "NormBackward1", _pairwise_body, a, b, p=float(p), eps=float(eps), keepdim=bool(keepdim)
     )
@@ -1260,11 +1260,11 @@ def triplet_margin_loss(
     a = _tensor_arg(anchor, "triplet_margin_loss", "anchor")
     pos = _tensor_arg(positive, "triplet_margin_loss", "positive")
     neg = _tensor_arg(negative, "triplet_margin_loss", "negative")
-    if not a.data.ndim == pos.data.ndim == neg.data.ndim:
+    if not a._data.ndim == pos._data.ndim == neg._data.ndim:
         raise ShapeMismatchError(
             "The anchor, positive, and negative tensors are expected to have the same number of "
-            f"dimensions, but got: anchor {a.data.ndim}D, positive {pos.data.ndim}D, and "
-            f"negative {neg.data.ndim}D inputs"
+            f"dimensions, but got: anchor {a._data.ndim}D, positive {pos._data.ndim}D, and "
+            f"negative {neg._data.ndim}D inputs"
         )
     d_pos = pairwise_distance(a, pos, p, eps)
     d_neg = pairwise_distance(a, neg, p, eps)
@@ -1293,15 +1293,15 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise DtypeMismatchError(
             "expected common dtype to be floating point, yet common dtype is " + _type_name(common)
         )
-    shape = broadcast_shape(a.data.shape, b.data.shape)
-    a = a if a.data.shape == shape else expand(a, shape)
-    b = b if b.data.shape == shape else expand(b, shape)
+    shape = broadcast_shape(a._data.shape, b._data.shape)
+    a = a if a._data.shape == shape else expand(a, shape)
+    b = b if b._data.shape == shape else expand(b, shape)
 
     def unit(x: Tensor) -> Tensor:
         # PyTorch floors the norm in place under no_grad: the value is clamped, the
         # gradient is the norm's own (a constant shift does exactly that)
         n = OPS["norm"].fn(x, 2, dim, True)
-        lift = np.maximum(n.data, n.data.dtype.type(eps)) - n.data
+        lift = np.maximum(n._data, n._data.dtype.type(eps)) - n._data
         return x / (n + Tensor._make(lift)) if lift.any() else x / n
 
     return sum_(unit(a) * unit(b), dim)
@@ -1341,22 +1341,22 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
     a = _tensor_arg(x1, "cdist", "x1")
     b = _tensor_arg(x2, "cdist", "x2")
     for name, t in (("X1", a), ("X2", b)):
-        if t.data.ndim < 2:
+        if t._data.ndim < 2:
             raise ShapeMismatchError(
-                f"cdist only supports at least 2D tensors, {name} got: {t.data.ndim}D"
+                f"cdist only supports at least 2D tensors, {name} got: {t._data.ndim}D"
             )
-    if a.data.shape[-1] != b.data.shape[-1]:
+    if a._data.shape[-1] != b._data.shape[-1]:
         raise ShapeMismatchError(
             "X1 and X2 must have the same number of columns. "
-            f"X1: {a.data.shape[-1]} X2: {b.data.shape[-1]}"
+            f"X1: {a._data.shape[-1]} X2: {b._data.shape[-1]}"
         )
     if p < 0:
         raise BadArgumentsError("cdist only supports non-negative p values")
-    if a.data.dtype != b.data.dtype:
+    if a._data.dtype != b._data.dtype:
         raise DtypeMismatchError(
-            f"expected scalar type {_type_name(a.data.dtype)} but found {_type_name(b.data.dtype)}"
+            f"expected scalar type {_type_name(a._data.dtype)} but found {_type_name(b._data.dtype)}"
         )
-    broadcast_shape(a.data.shape[:-2], b.data.shape[:-2])
+    broadcast_shape(a._data.shape[:-2], b._data.shape[:-2])
     return composite("CdistBackward0", _cdist_body, a, b, p=float(p))
 
 
@@ -1399,7 +1399,7 @@ def poisson_nll_loss(
     else:
         loss = x - t * log(x + eps)
     if full:
-        small = t.data <= 1
+        small = t._data <= 1
         safe = where(Tensor._make(small), 2.0, t)  # keeps log finite where the term is masked
         stirling = safe * log(safe) - safe + log(safe * (2 * np.pi)) * 0.5
         loss = loss + OPS["masked_fill"].fn(stirling, Tensor._make(small), 0.0)
@@ -1439,12 +1439,12 @@ def gaussian_nll_loss(
     if isinstance(var, float):
         if var < 0:
             raise ArgumentValueError("var has negative entry/entries")
-        v = Tensor._make(np.full(x.data.shape, var, x.data.dtype))
+        v = Tensor._make(np.full(x._data.shape, var, x._data.dtype))
     else:
         v = _tensor_arg(var, "gaussian_nll_loss", "var")
-        if (v.data < 0).any():
+        if (v._data < 0).any():
             raise ArgumentValueError("var has negative entry/entries")
-    vs, xs = v.data.shape, x.data.shape
+    vs, xs = v._data.shape, x._data.shape
     if vs != xs:
         if xs[:-1] == vs:
             v = OPS["unsqueeze"].fn(v, -1)
@@ -1453,7 +1453,7 @@ def gaussian_nll_loss(
     if reduction not in _REDUCTIONS:
         raise ArgumentValueError(reduction + " is not valid")
     # PyTorch clamps a clone of var in place under no_grad: value floored, gradient intact
-    lift = np.maximum(v.data, v.data.dtype.type(eps)) - v.data
+    lift = np.maximum(v._data, v._data.dtype.type(eps)) - v._data
     v = OPS["clone"].fn(v) + Tensor._make(lift) if lift.any() else v
     loss = (log(v) + (x - t) ** 2 / v) * 0.5
     if full:

@@ -170,9 +170,9 @@ def _update_running(running: Tensor | None, batch: np.ndarray, momentum: float) 
     """``running = (1 - momentum) * running + momentum * batch``, in place. PyTorch's kernel
     writes the buffer directly: its version counter does not move."""
     if running is not None:
-        data = running.data
+        data = running._data
         if not data.flags.writeable:
-            data = running.data = np.array(data)
+            data = running._data = np.array(data)
         np.copyto(data, (1 - momentum) * data + momentum * batch.astype(data.dtype))
 
 
@@ -186,8 +186,8 @@ def _batch_stats(xd: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.
 
 
 def _check_channels(what: str, t: Tensor | None, c: int) -> None:
-    if t is not None and t.data.size != c:
-        raise ShapeMismatchError(f"{what} should contain {c} elements not {t.data.size}")
+    if t is not None and t._data.size != c:
+        raise ShapeMismatchError(f"{what} should contain {c} elements not {t._data.size}")
 
 
 def _bn_samples(rng: np.random.Generator) -> list[Any]:
@@ -252,10 +252,10 @@ def batch_norm(
         which = "running_mean" if rm is None else "running_var"
         raise BadArgumentsError(f"{which} must be defined in evaluation mode")
     # copies: a later training step updates the buffers in place
-    stats = None if training else (rm.data.copy(), rv.data.copy())  # type: ignore[union-attr]
+    stats = None if training else (rm._data.copy(), rv._data.copy())  # type: ignore[union-attr]
     out = composite("NativeBatchNormBackward0", _batch_norm_body, x, w, b, stats=stats, eps=eps)
     if training and (rm is not None or rv is not None):
-        m, v = _batch_stats(x.data, (0,) + tuple(range(2, x.ndim)))
+        m, v = _batch_stats(x._data, (0,) + tuple(range(2, x.ndim)))
         _update_running(rm, m, float(momentum))
         _update_running(rv, v, float(momentum))
     return out
@@ -330,10 +330,10 @@ def instance_norm(
         raise BadArgumentsError(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
         )
-    stats = None if use_input_stats else (rm.data.copy(), rv.data.copy())  # type: ignore[union-attr]
+    stats = None if use_input_stats else (rm._data.copy(), rv._data.copy())  # type: ignore[union-attr]
     out = composite("ViewBackward0", _instance_body, x, w, b, stats=stats, eps=eps)
     if use_input_stats and (rm is not None or rv is not None):
-        m, v = _batch_stats(x.data, tuple(range(2, x.ndim)))
+        m, v = _batch_stats(x._data, tuple(range(2, x.ndim)))
         _update_running(rm, m.mean(axis=0), float(momentum))
         _update_running(rv, v.mean(axis=0), float(momentum))
     return out
@@ -483,7 +483,7 @@ def embedding(
             f"types: Long, Int; but got torch.{_type(idx.dtype)}Tensor instead (while checking "
             "arguments for embedding)"
         )
-    index = idx.data.astype(np.int64)
+    index = idx._data.astype(np.int64)
     if index.size and (index.min() < 0 or index.max() >= n):
         raise IndexRangeError("index out of range in self")
     scale = None
@@ -510,7 +510,7 @@ def _one_hot_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | No
     """Elements times classes (classes read from the data when not given)."""
     t = args[0] if args else kwargs.get("tensor")
     n = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
-    data = getattr(t, "data", None)
+    data = getattr(t, "_data", None)
     if not isinstance(data, np.ndarray) or not isinstance(n, (int, np.integer)):
         return None
     if n == -1:
@@ -530,7 +530,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     t = as_tensor(tensor)
     if t.dtype != np.dtype(np.int64):
         raise DtypeMismatchError("one_hot is only applicable to index tensor of type LongTensor.")
-    idx = t.data
+    idx = t._data
     if num_classes == -1:
         if idx.size == 0:
             raise BadArgumentsError("Can not infer total number of classes from empty tensor.")

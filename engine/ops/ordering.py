@@ -52,7 +52,7 @@ def _select(
     fn: type[Function], result: Any, a: Tensor, d: int, idx: np.ndarray, keepdim: bool = True
 ) -> Any:
     """Values of ``a`` at ``idx`` along ``d`` (idx keeps the dim), with the indices."""
-    x = a.data.reshape(1) if a.ndim == 0 else a.data
+    x = a._data.reshape(1) if a.ndim == 0 else a._data
     flat = np.take_along_axis(flat_index(x.shape), idx, axis=d)
     idx = idx.astype(np.int64, copy=False)
     if not keepdim:
@@ -92,7 +92,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     """(values, indices) sorted along ``dim``; stable, NaN as the largest value."""
     a = as_tensor(input)
     d = _dim(a, dim)
-    x = a.data.reshape(1) if a.ndim == 0 else a.data
+    x = a._data.reshape(1) if a.ndim == 0 else a._data
     return _select(SortBackward0, SortResult, a, d, stable_order(x, d, bool(descending)))
 
 
@@ -101,8 +101,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
     """The indices that sort ``input`` along ``dim`` (``sort(...).indices``)."""
     a = as_tensor(input)
     d = _dim(a, dim)
-    x = a.data.reshape(1) if a.ndim == 0 else a.data
-    return Tensor._make(stable_order(x, d, bool(descending)).reshape(a.data.shape))
+    x = a._data.reshape(1) if a.ndim == 0 else a._data
+    return Tensor._make(stable_order(x, d, bool(descending)).reshape(a._data.shape))
 
 
 def _check_k(k: int, size: int, message: str) -> None:
@@ -133,7 +133,7 @@ def topk(
     ``sorted=False`` leaves the order unspecified in PyTorch; the engine sorts anyway."""
     a = as_tensor(input)
     d = _dim(a, dim)
-    x = a.data.reshape(1) if a.ndim == 0 else a.data
+    x = a._data.reshape(1) if a.ndim == 0 else a._data
     _check_k(int(k), x.shape[d], "selected index k out of range")
     order = stable_order(x, d, bool(largest))
     idx = np.take(order, np.arange(int(k)), axis=d)
@@ -154,7 +154,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     """(values, indices) of the ``k``-th smallest element (from 1) along ``dim``."""
     a = as_tensor(input)
     d = _dim(a, dim)
-    x = a.data.reshape(1) if a.ndim == 0 else a.data
+    x = a._data.reshape(1) if a.ndim == 0 else a._data
     size = x.shape[d]
     if not 1 <= int(k) <= size:
         raise IndexOutOfRangeError(f"kthvalue(): selected number k out of range for dimension {d}")
@@ -172,9 +172,9 @@ class MedianBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.save_result()
-        x = a.data.reshape(-1)
+        x = a._data.reshape(-1)
         if x.size == 0:
-            return np.asarray(np.nan, a.data.dtype)
+            return np.asarray(np.nan, a._data.dtype)
         order = np.argsort(x, kind="stable")
         return np.asarray(x[order[(x.size - 1) // 2]] if not np.isnan(x).any() else np.nan, x.dtype)
 
@@ -204,14 +204,14 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median; with ``dim``, (values, indices) along it."""
     a = as_tensor(input)
     if dim is None:
-        if not dtypes.is_floating(a.data.dtype):
-            x = np.sort(a.data.reshape(-1))
+        if not dtypes.is_floating(a._data.dtype):
+            x = np.sort(a._data.reshape(-1))
             if x.size == 0:
                 raise BadArgumentsError("median() input tensor cannot be empty")
             return Tensor._make(np.asarray(x[(x.size - 1) // 2]))
         return MedianBackward0.apply(a)
     d = _dim(a, dim)
-    x = a.data.reshape(1) if a.ndim == 0 else a.data
+    x = a._data.reshape(1) if a.ndim == 0 else a._data
     size = x.shape[d]
     if size == 0:
         raise IndexOutOfRangeError(f"median(): Expected reduction dim {d} to have non-zero size.")

@@ -74,7 +74,7 @@ class MaxPoolScatter(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, idx: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         ctx.idx = idx
-        return scatter_planes(g.data, idx, shape, 2)
+        return scatter_planes(g._data, idx, shape, 2)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -89,7 +89,7 @@ class MaxPoolGather(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, idx: np.ndarray) -> np.ndarray:
         ctx.idx, ctx.shape = idx, a.shape
-        return gather_planes(a.data, idx, 2)
+        return gather_planes(a._data, idx, 2)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -150,7 +150,7 @@ class MaxPool2DWithIndicesBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks) -> tuple[np.ndarray, np.ndarray]:
-        xd = x.data
+        xd = x._data
         out, idx = max_pool_planes(xd if xd.ndim == 4 else xd[None], geo)
         if xd.ndim != 4:
             out, idx = out[0], idx[0]
@@ -381,7 +381,7 @@ class AvgPool2DBackward0(Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks, divisor: np.ndarray) -> np.ndarray:
         ctx.geo, ctx.divisor, ctx.shape = geo, divisor, x.shape
-        xd = x.data
+        xd = x._data
         x4 = xd if xd.ndim == 4 else xd[None]
         view = windows(pad_image(x4, geo), geo)
         total = view.sum(axis=(2, 3), dtype=xd.dtype)
@@ -539,7 +539,7 @@ class AdaptiveAvgPool2DBackward0(Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, mh: np.ndarray, mw: np.ndarray) -> np.ndarray:
         ctx.mh, ctx.mw = mh, mw
-        return np.matmul(np.matmul(mh, x.data), mw.T)
+        return np.matmul(np.matmul(mh, x._data), mw.T)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -674,7 +674,7 @@ class AdaptiveMaxPool2DBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        xd = x.data
+        xd = x._data
         (h, w), (oh, ow) = xd.shape[-2:], size
         gathered = []
         for i, o in ((h, oh), (w, ow)):

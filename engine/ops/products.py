@@ -136,7 +136,7 @@ class _Einsum(Function):
     def forward(ctx: Any, *ops: Tensor, ins: list[str], out: str) -> np.ndarray:
         ctx.save_for_backward(*ops)
         ctx.ins, ctx.out = ins, out
-        arrays = [o.data for o in ops]
+        arrays = [o._data for o in ops]
         spec = ",".join(ins) + "->" + out
         res = np.einsum(spec, *arrays, optimize=len(arrays) > 1)
         return np.asarray(res, dtype=arrays[0].dtype)
@@ -155,12 +155,12 @@ def _einsum_grad(g: Tensor, ops: tuple[Tensor, ...], ins: list[str], out: str, k
     term; a repeated subscript becomes a fresh one tied by an identity matrix (only the
     diagonal gets gradient), a subscript found nowhere else is broadcast with ones."""
     term = ins[k]
-    sizes = {c: n for t, o in zip(ins, ops) for c, n in zip(t, o.data.shape)}
+    sizes = {c: n for t, o in zip(ins, ops) for c, n in zip(t, o._data.shape)}
     terms = [out] + [t for j, t in enumerate(ins) if j != k]
     operands: list[Tensor] = [g] + [o for j, o in enumerate(ops) if j != k]
     used = set("".join(ins) + out)
     fresh = iter(c for c in _LETTERS if c not in used)
-    dt = g.data.dtype
+    dt = g._data.dtype
     target = []
     seen: set[str] = set()
     for c in term:
@@ -443,7 +443,7 @@ class TrilBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, k: int) -> np.ndarray:
         ctx.k = k
-        return np.tril(a.data, k)
+        return np.tril(a._data, k)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -456,7 +456,7 @@ class TriuBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, k: int) -> np.ndarray:
         ctx.k = k
-        return np.triu(a.data, k)
+        return np.triu(a._data, k)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

@@ -315,14 +315,14 @@ def normal(
     if size is not None:
         raise BadArgumentsError("normal() takes a size only with numbers for mean and std")
     m, s = as_tensor(mean), as_tensor(std)
-    if isinstance(std, Tensor) and (s.data < 0).any():
+    if isinstance(std, Tensor) and (s._data < 0).any():
         raise BadArgumentsError("normal expects all elements of std >= 0.0")
     dt = dtypes.result_type(m, s)
     if not dtypes.is_floating(dt):
         dt = dtypes.DEFAULT_FLOAT
     shape = tuple(np.broadcast_shapes(m.shape, s.shape))
     z = gen.normal(shape, dt)
-    out = (z * s.data.astype(dt)).astype(dt) + m.data.astype(dt)
+    out = (z * s._data.astype(dt)).astype(dt) + m._data.astype(dt)
     return _leaf(out.astype(dt), False)
 
 
@@ -344,7 +344,7 @@ def bernoulli(
     gen = _generator(seed, generator)
     if p is not None:
         return _leaf(gen.bernoulli(_probability(p), a.shape, a.dtype), False)
-    data = a.data
+    data = a._data
     if data.size and (np.isnan(data).any() or data.min() < 0 or data.max() > 1):
         raise BadArgumentsError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     return _leaf(gen.bernoulli_tensor(data, data.dtype), False)
@@ -454,7 +454,7 @@ def _noise_mul(
     input: Tensor, noise_shape: tuple[int, ...], p: float, training: bool, gen: Generator
 ) -> Tensor:
     """PyTorch's ``_dropout_impl``: ``input * (bernoulli_(1 - p) / (1 - p))``."""
-    if p == 0 or not training or input.data.size == 0:
+    if p == 0 or not training or input._data.size == 0:
         return input
     dt = input.dtype
     if dt.kind != "f":

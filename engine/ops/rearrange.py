@@ -65,8 +65,8 @@ class Gather(Function):
             ctx.save_for_backward(index)
         else:
             ctx.index = index
-        ctx.in_shape = a.data.shape
-        values = a.data.reshape(-1)[index]
+        ctx.in_shape = a._data.shape
+        values = a._data.reshape(-1)[index]
         return values if extra is None else (values, extra)
 
     @classmethod
@@ -83,7 +83,7 @@ class Put(Function):
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         ctx.index = index
-        return put_add(g.data, index, shape)
+        return put_add(g._data, index, shape)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> Tensor:
@@ -110,8 +110,8 @@ class ViewGather(Function):
 
     @classmethod
     def forward(cls, ctx: Any, a: Tensor, **params: Any) -> Any:  # type: ignore[override]
-        ctx.params, ctx.in_shape = params, a.data.shape
-        return cls.take(a.data, **params)
+        ctx.params, ctx.in_shape = params, a._data.shape
+        return cls.take(a._data, **params)
 
     @classmethod
     def backward(cls, ctx: Any, g: Tensor) -> Tensor:  # type: ignore[override]
@@ -146,7 +146,7 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     """The elements in reverse order along ``dims`` (a copy, as in PyTorch)."""
     a = as_tensor(input)
     axes = normalize_dims(_dims_list(dims), a.ndim)
-    index = _contig(np.flip(flat_index(a.data.shape), axes))
+    index = _contig(np.flip(flat_index(a._data.shape), axes))
     return FlipBackward0.apply(a, index=index)
 
 
@@ -166,11 +166,11 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """The elements shifted cyclically by ``shifts`` along ``dims`` (flattened when None)."""
     a = as_tensor(input)
     sh = _dims_list(shifts)
-    base = flat_index(a.data.shape)
+    base = flat_index(a._data.shape)
     if dims is None:
         if len(sh) != 1:
             raise BadArgumentsError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
-        index = np.roll(base.reshape(-1), int(sh[0])).reshape(a.data.shape)
+        index = np.roll(base.reshape(-1), int(sh[0])).reshape(a._data.shape)
     else:
         dd = _dims_list(dims)
         if len(sh) != len(dd):
@@ -218,14 +218,14 @@ def _repeat(a: Tensor, reps: tuple[int, ...]) -> Tensor:
             "Number of dimensions of repeat dims can not be smaller than number of "
             "dimensions of tensor"
         )
-    shape = (1,) * (len(reps) - a.ndim) + a.data.shape
+    shape = (1,) * (len(reps) - a.ndim) + a._data.shape
     out_shape = tuple(s * r for s, r in zip(shape, reps))
     if any(s < 0 for s in out_shape):
         bad = next(s for s in out_shape if s < 0)
         raise BadArgumentsError(
             f"Trying to create tensor with negative dimension {bad}: {list(out_shape)}"
         )
-    index = _contig(np.tile(flat_index(a.data.shape).reshape(shape), reps))
+    index = _contig(np.tile(flat_index(a._data.shape).reshape(shape), reps))
     return RepeatBackward0.apply(a, index=index)
 
 
@@ -267,7 +267,7 @@ def _repeats_array(repeats: Any) -> np.ndarray | int:
     if isinstance(repeats, Tensor):
         if repeats.dtype.kind not in "iu":
             raise BadArgumentsError("repeat_interleave only accept int32/int64 tensor")
-        return repeats.data.astype(np.int64)
+        return repeats._data.astype(np.int64)
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)):
         raise BadArgumentsError("repeats must be an int or an integer tensor")
     return int(repeats)
@@ -277,7 +277,7 @@ def _interleave_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int |
     a = args[0]
     repeats = args[1] if len(args) > 1 else kwargs.get("repeats")
     if isinstance(repeats, Tensor):
-        return int(np.abs(repeats.data).sum()) * max(math.prod(getattr(a, "shape", ())), 1)
+        return int(np.abs(repeats._data).sum()) * max(math.prod(getattr(a, "shape", ())), 1)
     if isinstance(repeats, int):
         return abs(repeats) * math.prod(getattr(a, "shape", ()))
     return None
@@ -311,14 +311,14 @@ def repeat_interleave(
         d = normalize_dim(dim, a.ndim)
     if a.ndim == 0:
         a = reshape(a, 1)
-    size = a.data.shape[d]
+    size = a._data.shape[d]
     if isinstance(reps, int):
         if reps < 0:
             raise BadArgumentsError("Repeats must be non-negative")
         # PyTorch: unsqueeze, expand, clone, view (the result records ViewBackward0)
         u = unsqueeze(a, d + 1)
-        big = expand(u, *(u.data.shape[: d + 1] + (reps,) + u.data.shape[d + 2 :]))
-        shape = a.data.shape[:d] + (size * reps,) + a.data.shape[d + 1 :]
+        big = expand(u, *(u._data.shape[: d + 1] + (reps,) + u._data.shape[d + 2 :]))
+        shape = a._data.shape[:d] + (size * reps,) + a._data.shape[d + 1 :]
         result = view(contiguous(big), shape)
     else:
         if reps.ndim > 1:
@@ -334,7 +334,7 @@ def repeat_interleave(
             )
         index = np.repeat(np.arange(size, dtype=np.int64), reps)
         result = index_select(a, d, Tensor._make(index))
-    if output_size is not None and result.data.shape[d] != output_size:
+    if output_size is not None and result._data.shape[d] != output_size:
         raise BadArgumentsError("allocated size does not match required size")
     return result
 
@@ -357,7 +357,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     if a.ndim == 0:
         raise IndexOutOfRangeError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, a.ndim)
-    size = a.data.shape[d]
+    size = a._data.shape[d]
     s = int(start.item() if isinstance(start, Tensor) else start)
     if length < 0:
         raise BadArgumentsError("narrow(): length must be non-negative.")
@@ -380,7 +380,7 @@ class UnbindBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int) -> tuple[np.ndarray, ...]:
         ctx.dim = dim
-        x = a.data
+        x = a._data
         return tuple(x[(slice(None),) * dim + (i,)] for i in range(x.shape[dim]))
 
     @staticmethod
@@ -519,7 +519,7 @@ class DiagEmbedBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...], index: np.ndarray) -> np.ndarray:
         ctx.index = index
-        return put_add(a.data, index, shape)
+        return put_add(a._data, index, shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -529,8 +529,8 @@ class DiagEmbedBackward0(Function):
 def _embed(a: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
     nd = a.ndim + 1
     d1, d2 = _diag_dims(nd, dim1, dim2)
-    n = a.data.shape[-1] + abs(offset)
-    rest = iter(a.data.shape[:-1])
+    n = a._data.shape[-1] + abs(offset)
+    rest = iter(a._data.shape[:-1])
     shape = tuple(n if d in (d1, d2) else next(rest) for d in range(nd))
     index = _contig(diagonal_view(flat_index(shape), offset, d1, d2))
     return DiagEmbedBackward0.apply(a, shape=shape, index=index)
@@ -582,7 +582,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         return _embed(a, int(diagonal), 0, 1)
     if a.ndim != 2:
         raise BadArgumentsError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
-    index = _contig(diagonal_view(flat_index(a.data.shape), int(diagonal), 0, 1))
+    index = _contig(diagonal_view(flat_index(a._data.shape), int(diagonal), 0, 1))
     return _DiagonalCopy.apply(a, index=index)
 
 
@@ -591,9 +591,9 @@ class TraceBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        ctx.in_shape = a.data.shape
+        ctx.in_shape = a._data.shape
         with np.errstate(all="ignore"):
-            return np.asarray(np.trace(a.data), a.data.dtype)
+            return np.asarray(np.trace(a._data), a._data.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -616,5 +616,5 @@ def trace(input: Tensor) -> Tensor:
     if a.ndim != 2:
         raise BadArgumentsError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
     if a.dtype.kind in "biu":
-        return Tensor._make(np.asarray(np.trace(a.data), dtypes.int64))
+        return Tensor._make(np.asarray(np.trace(a._data), dtypes.int64))
     return TraceBackward0.apply(a)

@@ -138,8 +138,8 @@ class SumBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype | None = None) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return np.asarray(a.data.sum(dtype=dtype or _sum_dtype(a.data.dtype)))
+        ctx.in_shape = a._data.shape
+        return np.asarray(a._data.sum(dtype=dtype or _sum_dtype(a._data.dtype)))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -157,9 +157,9 @@ class SumBackward1(Function):
     def forward(
         ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype | None = None
     ) -> np.ndarray:
-        ctx.in_shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
-        out_dtype = dtype or _sum_dtype(a.data.dtype)
-        return np.asarray(a.data.sum(axis=dims, keepdims=keepdim, dtype=out_dtype))
+        ctx.in_shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
+        out_dtype = dtype or _sum_dtype(a._data.dtype)
+        return np.asarray(a._data.sum(axis=dims, keepdims=keepdim, dtype=out_dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -221,8 +221,8 @@ class SumToSize(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return sum_to_array(a.data, shape)
+        ctx.in_shape = a._data.shape
+        return sum_to_array(a._data, shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -244,7 +244,7 @@ def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``input`` down to ``shape`` (the inverse of broadcasting)."""
-    if input.data.shape == tuple(shape):
+    if input._data.shape == tuple(shape):
         return input
     return SumToSize.apply(input, shape=tuple(shape))
 
@@ -266,8 +266,8 @@ class MeanBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return _mean_array(a.data, None, False)
+        ctx.in_shape = a._data.shape
+        return _mean_array(a._data, None, False)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -284,8 +284,8 @@ class MeanBackward1(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
-        ctx.in_shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
-        return _mean_array(a.data, dims, keepdim)
+        ctx.in_shape, ctx.dims, ctx.keepdim = a._data.shape, dims, keepdim
+        return _mean_array(a._data, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -304,10 +304,10 @@ def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:
     """The input in a reduction's ``dtype=``: PyTorch casts first and records no extra
     node, so the cast is folded into the reduction's own gradient (the backward loop casts
     a gradient to its input's dtype)."""
-    if a.data.dtype == dt:
+    if a._data.dtype == dt:
         return a
-    if a.data.dtype.kind != "f":
-        return Tensor._make(a.data.astype(dt))
+    if a._data.dtype.kind != "f":
+        return Tensor._make(a._data.astype(dt))
     return _Cast.apply(a, dtype=dt)
 
 
@@ -319,7 +319,7 @@ class _Cast(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
-        return a.data.astype(dtype)
+        return a._data.astype(dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -327,8 +327,8 @@ class _Cast(Function):
 
 
 def _require_floating(a: Tensor, message: str) -> None:
-    if not dtypes.is_floating(a.data.dtype):
-        raise DtypeMismatchError(message.format(name=_type_name(a.data.dtype)))
+    if not dtypes.is_floating(a._data.dtype):
+        raise DtypeMismatchError(message.format(name=_type_name(a._data.dtype)))
 
 
 def _mean_samples(rng: np.random.Generator) -> list[Any]:
@@ -371,10 +371,10 @@ def _prod_grad(g: Tensor, a: Tensor, out: Tensor, dim: int | None, keepdim: bool
     the other elements of each slice, computed so it stays differentiable."""
     if a.ndim == 0:
         return g
-    shape = a.data.shape
+    shape = a._data.shape
     dims = tuple(range(len(shape))) if dim is None else (dim,)
     g = _restore(g, shape, dims, keepdim or dim is None)
-    zero = a.data == 0
+    zero = a._data == 0
     if not zero.any():
         return g * (_restore(out, shape, dims, keepdim or dim is None) / a)
     if dim is None:
@@ -414,7 +414,7 @@ class ProdBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.asarray(a.data.prod(dtype=_sum_dtype(a.data.dtype)))
+        return np.asarray(a._data.prod(dtype=_sum_dtype(a._data.dtype)))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -430,7 +430,7 @@ class ProdBackward1(Function):
         ctx.dim, ctx.keepdim = dim, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        x = a.data
+        x = a._data
         if x.ndim == 0:
             return np.asarray(x, dtype=_sum_dtype(x.dtype)).copy()
         return np.asarray(x.prod(axis=dim, keepdims=keepdim, dtype=_sum_dtype(x.dtype)))
@@ -470,8 +470,8 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     a = as_tensor(input)
     if dtype is not None:
         a = _cast_input(a, dtypes.to_dtype(dtype))
-    elif a.data.dtype.kind in "biu" and a.data.dtype != dtypes.int64:
-        a = Tensor._make(a.data.astype(dtypes.int64))
+    elif a._data.dtype.kind in "biu" and a._data.dtype != dtypes.int64:
+        a = Tensor._make(a._data.astype(dtypes.int64))
     if dim is None:
         return ProdBackward0.apply(a)
     if isinstance(dim, (list, tuple)):
@@ -497,7 +497,7 @@ def _evenly(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
     """PyTorch's evenly_distribute_backward: ties share the gradient equally."""
     from .arithmetic import where
 
-    mask = _tie_mask(a.data, out.data)
+    mask = _tie_mask(a._data, out._data)
     return where(Tensor._make(mask), g / int(mask.sum()), 0.0)
 
 
@@ -516,7 +516,7 @@ class MaxBackward1(Function):
     def forward(cls, ctx: Any, a: Tensor) -> np.ndarray:  # type: ignore[override]
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.asarray(cls._np(a.data))
+        return np.asarray(cls._np(a._data))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -526,7 +526,7 @@ class MaxBackward1(Function):
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         (a,) = ctx.saved_tensors
-        return _evenly_np(g, a.data, ctx.result.data)
+        return _evenly_np(g, a._data, ctx.result._data)
 
 
 class MinBackward1(MaxBackward1):
@@ -545,7 +545,7 @@ class MaxBackward0(Function):
     def forward(
         cls, ctx: Any, a: Tensor, *, dim: int, keepdim: bool
     ) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
-        x = a.data
+        x = a._data
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         idx: Any
         if x.ndim == 0:
@@ -597,7 +597,7 @@ class MinBackward0(MaxBackward0):
 
 
 def _nonempty_dim(op: str, a: Tensor, d: int) -> None:
-    if a.ndim and a.data.shape[d] == 0:
+    if a.ndim and a._data.shape[d] == 0:
         raise IndexOutOfRangeError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
@@ -612,7 +612,7 @@ def _select(
 ) -> Any:
     a = as_tensor(input)
     if dim is None:
-        if a.data.size == 0:
+        if a._data.size == 0:
             raise BadArgumentsError(
                 f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
@@ -679,24 +679,24 @@ class AmaxBackward0(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.asarray(cls._np(a.data, axis=dims, keepdims=keepdim))
+        return np.asarray(cls._np(a._data, axis=dims, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         # PyTorch's scale_grad_by_count: (grad / mask.sum(dim, True)) * mask
         (a,) = ctx.saved_tensors
-        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
-        out = _restore_np(ctx.result.data, shape, dims, keepdim)
-        mask = a.data == out
+        shape, dims, keepdim = a._data.shape, ctx.dims, ctx.keepdim
+        out = _restore_np(ctx.result._data, shape, dims, keepdim)
+        mask = a._data == out
         count = mask.sum(axis=dims, keepdims=True)
-        dt = g.data.dtype
+        dt = g._data.dtype
         return (_restore(g, shape, dims, keepdim) / _const(count, dt)) * _const(mask, dt)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         (a,) = ctx.saved_tensors
-        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
-        mask = a.data == _restore_np(ctx.result.data, shape, dims, keepdim)
+        shape, dims, keepdim = a._data.shape, ctx.dims, ctx.keepdim
+        mask = a._data == _restore_np(ctx.result._data, shape, dims, keepdim)
         count = mask.sum(axis=dims, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
             return (_restore_np(g, shape, dims, keepdim) / count.astype(g.dtype)) * mask
@@ -723,7 +723,7 @@ def _amax_samples(rng: np.random.Generator) -> list[Any]:
 def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -> Tensor:
     a = as_tensor(input)
     dims = _dims(dim, a.ndim)
-    if a.data.size == 0:
+    if a._data.size == 0:
         if len(dims) == a.ndim:
             raise BadArgumentsError(
                 f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
@@ -750,7 +750,7 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 
 def _arg_extreme(op: str, np_fn: Any, input: Any, dim: Any, keepdim: bool) -> Tensor:
     a = as_tensor(input)
-    x = a.data
+    x = a._data
     if x.dtype == dtypes.bool_:
         raise DtypeMismatchError(f"{op}(): does not support bool input")
     if dim is None:
@@ -812,7 +812,7 @@ class LinalgVectorNormBackward0(Function):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        return _vector_norm(a.data, p, dims, keepdim)
+        return _vector_norm(a._data, p, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None]:
@@ -853,22 +853,22 @@ def _norm_grad(
     from .arithmetic import pow as pow_
     from .arithmetic import sign, where
 
-    shape = a.data.shape
+    shape = a._data.shape
     g = _restore(g, shape, dims, keepdim)
     out = _restore(out, shape, dims, keepdim)
-    zero_norm = Tensor._make(out.data == 0)
+    zero_norm = Tensor._make(out._data == 0)
     if p == 1:
         return sign(a) * g
     if p == 2:
         return g * where(zero_norm, 0.0, a / out)
     if math.isinf(p):
-        x_abs = np.abs(a.data)
-        mask = (x_abs == out.data) | np.isnan(x_abs)
+        x_abs = np.abs(a._data)
+        mask = (x_abs == out._data) | np.isnan(x_abs)
         count = mask.sum(axis=dims, keepdims=True)
-        dt = g.data.dtype
+        dt = g._data.dtype
         return sign(a) * ((g / _const(count, dt)) * _const(mask, dt))
     if p < 1:
-        scaled = sign(a) * where(Tensor._make(a.data == 0), 0.0, pow_(abs_(a), p - 1))
+        scaled = sign(a) * where(Tensor._make(a._data == 0), 0.0, pow_(abs_(a), p - 1))
         return scaled * g * pow_(out, 1 - p)
     scale = where(zero_norm, 0.0, g / pow_(out, p - 1))
     if p < 2:
@@ -881,7 +881,7 @@ def _no_identity(order: float, a: Tensor, dim: Any) -> None:
     where = "an empty tensor "
     given = () if dim is None else dim if isinstance(dim, (list, tuple)) else (dim,)
     if given:
-        empty = next(d for d in given if a.data.shape[normalize_dim(d, a.ndim)] == 0)
+        empty = next(d for d in given if a._data.shape[normalize_dim(d, a.ndim)] == 0)
         where = f"the dimension {empty}because this dimension is empty and "  # sic: PyTorch's
         raise BadArgumentsError(
             f"linalg.vector_norm cannot compute the {order:g} norm on {where}"
@@ -943,7 +943,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
         a, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {name}"
     )
     dims = _dims(dim, a.ndim)
-    if (order < 0 or math.isinf(order)) and _count(a.data.shape, dims) == 0:
+    if (order < 0 or math.isinf(order)) and _count(a._data.shape, dims) == 0:
         _no_identity(order, a, dim)
     return LinalgVectorNormBackward0.apply(a, p=order, dims=dims, keepdim=bool(keepdim))
 
@@ -989,15 +989,15 @@ def _var_grad(
 ) -> Tensor:
     """PyTorch's var_backward: ``2 / (n - correction) * g * (x - mean)``."""
     if a.ndim == 0 or dims is None:
-        dof = a.data.size - correction
+        dof = a._data.size - correction
         if dof <= 0:
             with np.errstate(invalid="ignore"):
-                at_mean = a.data == _mean_array(a.data, None, False)
-            return g * _const(np.where(at_mean, np.nan, np.inf), a.data.dtype)
+                at_mean = a._data == _mean_array(a._data, None, False)
+            return g * _const(np.where(at_mean, np.nan, np.inf), a._data.dtype)
         return g * (2.0 / dof) * (a - mean(a))
     if not keepdim and a.ndim > 1:
-        g = _restore(g, a.data.shape, dims, False)
-    dof = _count(a.data.shape, dims) - correction
+        g = _restore(g, a._data.shape, dims, False)
+    dof = _count(a._data.shape, dims) - correction
     coef = 2.0 / dof if dof != 0 else math.inf
     return g * coef * (a - mean(a, dims, keepdim=True))
 
@@ -1011,7 +1011,7 @@ class VarBackward0(Function):
     ) -> np.ndarray:
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         ctx.save_for_backward(a)
-        return _var_array(a.data, dims, correction, keepdim)
+        return _var_array(a._data, dims, correction, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1029,7 +1029,7 @@ class StdBackward0(Function):
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        return np.sqrt(_var_array(a.data, dims, correction, keepdim, "std"))
+        return np.sqrt(_var_array(a._data, dims, correction, keepdim, "std"))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1037,7 +1037,7 @@ class StdBackward0(Function):
 
         (a,) = ctx.saved_tensors
         out = ctx.result
-        grad_var = where(Tensor._make(out.data == 0), 0.0, g / (out * 2))
+        grad_var = where(Tensor._make(out._data == 0), 0.0, g / (out * 2))
         return _var_grad(grad_var, a, ctx.dims, ctx.correction, ctx.keepdim)
 
 
@@ -1058,7 +1058,7 @@ def _var_args(
         correction = 1 if unbiased is None or unbiased else 0
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise BadArgumentsError(f"{op}(): correction must be a number, got {correction!r}")
-    if not dtypes.is_floating(a.data.dtype):
+    if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError("std and var only support floating point and complex dtypes")
     dims = None if dim is None else _dims(dim, a.ndim)
     return a, dims, float(correction)
@@ -1147,7 +1147,7 @@ class LogsumexpBackward0(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        e, m, finite = _shifted(_as_float(a.data), dims)
+        e, m, finite = _shifted(_as_float(a._data), dims)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             np.exp(e, out=e)
             out = np.asarray(np.log(e.sum(axis=dims, keepdims=True)))
@@ -1161,22 +1161,22 @@ class LogsumexpBackward0(Function):
         from .elementwise import exp
 
         (a,) = ctx.saved_tensors
-        shape = a.data.shape
+        shape = a._data.shape
         out = _restore(ctx.result, shape, ctx.dims, ctx.keepdim)
         return _restore(g, shape, ctx.dims, ctx.keepdim) * exp(a - out)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         (a,) = ctx.saved_tensors
-        shape = a.data.shape
-        out = _restore_np(ctx.result.data, shape, ctx.dims, ctx.keepdim)
+        shape = a._data.shape
+        out = _restore_np(ctx.result._data, shape, ctx.dims, ctx.keepdim)
         g = _restore_np(g, shape, ctx.dims, ctx.keepdim)
         if _all_finite(out):
-            e = np.asarray(np.subtract(a.data, out))
+            e = np.asarray(np.subtract(a._data, out))
             np.exp(e, out=e)
             return e * g
         with np.errstate(invalid="ignore", over="ignore"):
-            return np.exp(np.subtract(a.data, out)) * g
+            return np.exp(np.subtract(a._data, out)) * g
 
 
 @register(
@@ -1212,7 +1212,7 @@ class SoftmaxBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
         ctx.dim = dim
         ctx.save_result()
-        e, _, finite = _shifted(a.data, None if dim is None else (dim,))
+        e, _, finite = _shifted(a._data, None if dim is None else (dim,))
         if finite:
             np.exp(e, out=e)
             e /= e.sum(axis=dim, keepdims=True)
@@ -1220,7 +1220,7 @@ class SoftmaxBackward0(Function):
         with np.errstate(invalid="ignore", over="ignore"):
             np.exp(e, out=e)
             e /= e.sum(axis=dim, keepdims=True)
-        return _nan_rows_with_posinf(e, a.data, dim)
+        return _nan_rows_with_posinf(e, a._data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1229,7 +1229,7 @@ class SoftmaxBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        out = ctx.result.data
+        out = ctx.result._data
         gy = np.asarray(g * out)
         gy -= out * gy.sum(axis=ctx.dim, keepdims=True)
         return gy
@@ -1242,13 +1242,13 @@ class LogSoftmaxBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
         ctx.dim = dim
         ctx.save_result()
-        shifted, _, finite = _shifted(a.data, None if dim is None else (dim,))
+        shifted, _, finite = _shifted(a._data, None if dim is None else (dim,))
         if finite:  # the shifted values are <= 0 and each slice holds a 0: no overflow
             shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
             return shifted
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return _nan_rows_with_posinf(shifted, a.data, dim)
+        return _nan_rows_with_posinf(shifted, a._data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1259,7 +1259,7 @@ class LogSoftmaxBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        e = np.exp(ctx.result.data)  # log-probabilities: never overflows
+        e = np.exp(ctx.result._data)  # log-probabilities: never overflows
         e *= g.sum(axis=ctx.dim, keepdims=True)
         return g - e
 
@@ -1270,10 +1270,10 @@ def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, i
         from .shape import to_dtype
 
         a = to_dtype(a, dtype)
-    if not dtypes.is_floating(a.data.dtype):
+    if not dtypes.is_floating(a._data.dtype):
         d = normalize_dim(dim, a.ndim)
         kernel = f"{op}_lastdim_kernel_impl" if d >= a.ndim - 1 else f"{op}_kernel_impl"
-        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(a.data.dtype)}'")
+        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(a._data.dtype)}'")
     d = normalize_dim(dim, a.ndim)
     return a, (d if a.ndim else None)
 
@@ -1313,9 +1313,9 @@ def _logical_reduce(np_fn: Any, input: Any, dim: Any, keepdim: bool) -> Tensor:
     a = as_tensor(input)
     dims = None if dim is None else _dims(dim, a.ndim)
     with np.errstate(invalid="ignore"):
-        out = np.asarray(np_fn(a.data, axis=dims, keepdims=bool(keepdim)))
+        out = np.asarray(np_fn(a._data, axis=dims, keepdims=bool(keepdim)))
     # PyTorch keeps uint8 for uint8 inputs (its legacy byte masks); every other dtype gives bool
-    return Tensor._make(out.astype(np.uint8) if a.data.dtype == np.uint8 else out)
+    return Tensor._make(out.astype(np.uint8) if a._data.dtype == np.uint8 else out)
 
 
 def _logical_samples(rng: np.random.Generator) -> list[Any]:
@@ -1359,7 +1359,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """How many elements (over ``dim``) are nonzero, as int64."""
     a = as_tensor(input)
     dims = None if dim is None else _dims(dim, a.ndim)
-    return Tensor._make(np.asarray(np.count_nonzero(a.data, axis=dims), dtypes.int64))
+    return Tensor._make(np.asarray(np.count_nonzero(a._data, axis=dims), dtypes.int64))
 
 
 # -- nansum, nanmean ---------------------------------------------------------------------------
@@ -1376,7 +1376,7 @@ class NansumBackward0(Function):
     ) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        return np.asarray(np.nansum(a.data, axis=dims, keepdims=keepdim, dtype=dtype), dtype)
+        return np.asarray(np.nansum(a._data, axis=dims, keepdims=keepdim, dtype=dtype), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1384,8 +1384,8 @@ class NansumBackward0(Function):
         # nanmean over NaNs only has a NaN gradient there, as in PyTorch
         (a,) = ctx.saved_tensors
         dims = ctx.dims if ctx.dims is not None else tuple(range(a.ndim))
-        full = expand_back(g, a.data.shape, dims, ctx.keepdim)
-        return full * _const(~np.isnan(a.data), g.data.dtype)
+        full = expand_back(g, a._data.shape, dims, ctx.keepdim)
+        return full * _const(~np.isnan(a._data), g._data.dtype)
 
 
 def _nan_samples(rng: np.random.Generator) -> list[Any]:
@@ -1417,7 +1417,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     """Sum treating NaN as zero (integers sum to int64)."""
     a = as_tensor(input)
     dims = None if dim is None else _dims(dim, a.ndim)
-    dt = _dtype_arg(dtype) or _sum_dtype(a.data.dtype)
+    dt = _dtype_arg(dtype) or _sum_dtype(a._data.dtype)
     if dims is None:
         keepdim = False
     return NansumBackward0.apply(a, dims=dims, keepdim=bool(keepdim), dtype=dt)
@@ -1431,15 +1431,15 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     a = as_tensor(input)
     if dtype is not None:
         a = _cast_input(a, dtypes.to_dtype(dtype))
-    if a.data.dtype.kind != "f":
+    if a._data.dtype.kind != "f":
         raise DtypeMismatchError(
             "nanmean(): expected input to have floating point or complex dtype but got "
-            f"{dtypes.type_name(a.data.dtype)}"
+            f"{dtypes.type_name(a._data.dtype)}"
         )
-    count = count_nonzero(Tensor._make(np.logical_not(np.isnan(a.data))), dim)
+    count = count_nonzero(Tensor._make(np.logical_not(np.isnan(a._data))), dim)
     total = nansum(a, dim, keepdim)
     if keepdim and dim is not None:
-        count = Tensor._make(np.reshape(count.data, total.shape))
+        count = Tensor._make(np.reshape(count._data, total.shape))
     return total / count
 
 
@@ -1458,7 +1458,7 @@ class AminmaxBackward0(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.save_for_backward(a)
         ctx.save_result()
-        x = a.data
+        x = a._data
         return (
             np.asarray(x.min(axis=dims, keepdims=keepdim)),
             np.asarray(x.max(axis=dims, keepdims=keepdim)),
@@ -1467,12 +1467,12 @@ class AminmaxBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g_min: Tensor, g_max: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
+        shape, dims, keepdim = a._data.shape, ctx.dims, ctx.keepdim
         out = ctx.results
-        dt = g_min.data.dtype
+        dt = g_min._data.dtype
         total = None
         for g, value in ((g_min, out[0]), (g_max, out[1])):
-            mask = a.data == _restore_np(value.data, shape, dims, keepdim)
+            mask = a._data == _restore_np(value._data, shape, dims, keepdim)
             count = mask.sum(axis=dims, keepdims=True)
             part = (_restore(g, shape, dims, keepdim) / _const(count, dt)) * _const(mask, dt)
             total = part if total is None else total + part
@@ -1495,7 +1495,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     """The smallest and the largest element (over one ``dim``), as ``(min, max)``."""
     a = as_tensor(input)
     if dim is None:
-        if a.data.size == 0:
+        if a._data.size == 0:
             raise BadArgumentsError(
                 "aminmax(): cannot compute aminmax over an empty dimension as the operation "
                 "has no identity."
@@ -1504,7 +1504,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         keepdim_ = bool(keepdim)
     else:
         d = normalize_dim(dim, a.ndim)
-        if a.ndim and a.data.shape[d] == 0:  # PyTorch's wording differs from the others'
+        if a.ndim and a._data.shape[d] == 0:  # PyTorch's wording differs from the others'
             raise IndexOutOfRangeError(
                 f"aminmax: Expected reduction dim {d} to have non-zero size."
             )
@@ -1539,10 +1539,10 @@ class VarMeanBackward0(Function):
         ctx.save_for_backward(a)
         ctx.save_result()
         op = "std_mean" if cls.take_sqrt else "var_mean"
-        spread = _var_array(a.data, dims, correction, keepdim, op)
+        spread = _var_array(a._data, dims, correction, keepdim, op)
         if cls.take_sqrt:
             spread = np.sqrt(spread)
-        return np.asarray(spread, a.data.dtype), _mean_array(a.data, dims, keepdim)
+        return np.asarray(spread, a._data.dtype), _mean_array(a._data, dims, keepdim)
 
     @classmethod
     def backward(cls, ctx: Any, g_spread: Tensor, g_mean: Tensor) -> Tensor:  # type: ignore[override]
@@ -1552,11 +1552,11 @@ class VarMeanBackward0(Function):
         dims, keepdim = ctx.dims, ctx.keepdim
         spread = ctx.results[0]
         if cls.take_sqrt:
-            g_spread = where(Tensor._make(spread.data == 0), 0.0, g_spread / (spread * 2))
+            g_spread = where(Tensor._make(spread._data == 0), 0.0, g_spread / (spread * 2))
         grad = _var_grad(g_spread, a, dims, ctx.correction, keepdim)
         all_dims = tuple(range(a.ndim)) if dims is None else dims
-        n = _count(a.data.shape, all_dims)
-        mean_grad = expand_back(g_mean, a.data.shape, all_dims, keepdim)
+        n = _count(a._data.shape, all_dims)
+        mean_grad = expand_back(g_mean, a._data.shape, all_dims, keepdim)
         return grad + (mean_grad / n if n else mean_grad)
 
 

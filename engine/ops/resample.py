@@ -59,8 +59,8 @@ class _Map(Function):
     ) -> np.ndarray:
         ctx.maps = maps
         if index is not None:
-            return _take(x.data, index)
-        return _apply_maps(x.data, tuple(a.astype(x.dtype, copy=False) for a in maps))
+            return _take(x._data, index)
+        return _apply_maps(x._data, tuple(a.astype(x.dtype, copy=False) for a in maps))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -144,7 +144,7 @@ class ConstantPadNdBackward0(Function):
         ctx: Any, x: Tensor, *, pads: tuple[tuple[int, int], ...], value: Any
     ) -> np.ndarray:
         ctx.pads = pads
-        return _constant_pad(x.data, pads, value)
+        return _constant_pad(x._data, pads, value)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

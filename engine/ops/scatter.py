@@ -39,9 +39,9 @@ def _torch_type(dt: np.dtype) -> str:
 
 def _index(index: Any, op: str) -> np.ndarray:
     t = as_tensor(index)
-    if t.data.dtype.kind not in "iu" or t.data.dtype.itemsize < 4:
+    if t._data.dtype.kind not in "iu" or t._data.dtype.itemsize < 4:
         raise DtypeMismatchError(f"{op}(): Expected dtype int32/int64 for index")
-    return t.data.astype(np.int64, copy=False)
+    return t._data.astype(np.int64, copy=False)
 
 
 def _check_scatter(
@@ -113,11 +113,11 @@ class ScatterBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, src: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(index)
-        ctx.dim, ctx.src_shape = dim, src.data.shape
-        out = _as1(a.data).copy()
+        ctx.dim, ctx.src_shape = dim, src._data.shape
+        out = _as1(a._data).copy()
         idx = _as1(index)
-        out[scatter_key(idx, dim)] = _window(_as1(src.data), idx.shape)
-        return out.reshape(a.data.shape)
+        out[scatter_key(idx, dim)] = _window(_as1(src._data), idx.shape)
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -131,9 +131,9 @@ class ScatterBackward0(Function):
 def _grad_src(g: Tensor, dim: int, index: np.ndarray, src_shape: tuple[int, ...]) -> Tensor:
     """``g.gather(dim, index)``, placed in zeros when src is larger than the index."""
     out = gather(g, dim, Tensor._make(index))
-    if out.data.shape == src_shape:
+    if out._data.shape == src_shape:
         return out
-    key = tuple(slice(0, n) for n in out.data.shape)
+    key = tuple(slice(0, n) for n in out._data.shape)
     return SliceBackwardBackward0.apply(out, shape=src_shape, key=key)
 
 
@@ -145,9 +145,9 @@ class ScatterBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
         ctx.dim, ctx.index = dim, index
-        out = _as1(a.data).copy()
+        out = _as1(a._data).copy()
         out[scatter_key(_as1(index), dim)] = value
-        return out.reshape(a.data.shape)
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -167,15 +167,15 @@ class ScatterReduceNotImplemented(Function):
     def forward(
         ctx: Any, a: Tensor, src: Any, *, dim: int, index: np.ndarray, reduce: str
     ) -> np.ndarray:
-        out = _as1(a.data).copy()
+        out = _as1(a._data).copy()
         idx = _as1(index)
-        values = src.data if isinstance(src, Tensor) else np.asarray(src, out.dtype)
+        values = src._data if isinstance(src, Tensor) else np.asarray(src, out.dtype)
         values = (
             np.broadcast_to(values, idx.shape) if values.ndim == 0 else _window(values, idx.shape)
         )
         with np.errstate(all="ignore"):
             (np.add if reduce == "add" else np.multiply).at(out, scatter_key(idx, dim), values)
-        return out.reshape(a.data.shape)
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -221,11 +221,11 @@ def scatter(
     d = normalize_dim(dim, a.ndim)
     idx = _index(index, "scatter")
     is_tensor = isinstance(src, Tensor)
-    if is_tensor and src.data.dtype != a.data.dtype:
+    if is_tensor and src._data.dtype != a._data.dtype:
         raise DtypeMismatchError("scatter(): Expected self.dtype to be equal to src.dtype")
     if not is_tensor and not isinstance(src, (int, float, bool, np.number)):
         raise BadArgumentsError("scatter(): src must be a Tensor or a number")
-    _check_scatter(a.data, d, idx, src.data if is_tensor else None, "scatter")
+    _check_scatter(a._data, d, idx, src._data if is_tensor else None, "scatter")
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise BadArgumentsError("reduce argument must be either add or multiply.")
@@ -253,12 +253,12 @@ class ScatterAdd(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, src: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(index)
-        ctx.dim, ctx.src_shape = dim, src.data.shape
-        out = _as1(a.data).copy()
+        ctx.dim, ctx.src_shape = dim, src._data.shape
+        out = _as1(a._data).copy()
         idx = _as1(index)
         with np.errstate(all="ignore"):
-            np.add.at(out, scatter_key(idx, dim), _window(_as1(src.data), idx.shape))
-        return out.reshape(a.data.shape)
+            np.add.at(out, scatter_key(idx, dim), _window(_as1(src._data), idx.shape))
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -296,9 +296,9 @@ def _scatter_check(
     d = normalize_dim(dim, a.ndim)
     idx = _index(index, op)
     s = as_tensor(src)
-    if s.data.dtype != a.data.dtype:
+    if s._data.dtype != a._data.dtype:
         raise DtypeMismatchError(f"{op}(): Expected self.dtype to be equal to src.dtype")
-    _check_scatter(a.data, d, idx, s.data, op)
+    _check_scatter(a._data, d, idx, s._data, op)
     return d, idx, s
 
 
@@ -359,7 +359,7 @@ class ScatterReduceBackward0(Function):
         ctx.save_for_backward(a, src, index)
         ctx.save_result()
         ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
-        return _reduce_np(a.data, dim, index, src.data, reduce, include_self)
+        return _reduce_np(a._data, dim, index, src._data, reduce, include_self)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -373,22 +373,22 @@ class ScatterReduceBackward0(Function):
         if reduce == "sum":
             ga, gs = g, gather(g, dim, idx_t)
         elif reduce == "mean":
-            n = np.full(a.data.shape, 1.0 if include_self else 0.0, g.dtype)
-            n = _reduce_np(n, dim, index, np.ones(src.data.shape, g.dtype), "sum", True)
+            n = np.full(a._data.shape, 1.0 if include_self else 0.0, g.dtype)
+            n = _reduce_np(n, dim, index, np.ones(src._data.shape, g.dtype), "sum", True)
             n[n == 0] = 1
             ga = g / const(n)
             gs = gather(g, dim, idx_t) / const(
                 np.take_along_axis(_as1(n), _as1(index), dim).reshape(index.shape)
             )
         elif reduce == "prod":
-            masked_self = where(const(a.data == 0), 1.0, a)
+            masked_self = where(const(a._data == 0), 1.0, a)
             masked_self_result = scatter_reduce(
                 masked_self, dim, idx_t, src, "prod", include_self=include_self
             )
             ga = g * masked_self_result / masked_self
-            src_zero = src.data == 0
+            src_zero = src._data == 0
             zeros_at = _reduce_np(
-                np.zeros(a.data.shape), dim, index, src_zero.astype(float), "sum", True
+                np.zeros(a._data.shape), dim, index, src_zero.astype(float), "sum", True
             )
             num_zeros = np.take_along_axis(_as1(zeros_at), _as1(index), dim).reshape(index.shape)
             single = src_zero & (num_zeros == 1)
@@ -402,18 +402,18 @@ class ScatterReduceBackward0(Function):
                 gather(g * result, dim, idx_t) / where(const(src_zero), 1.0, src),
             )
         else:  # amax, amin: ties share the gradient evenly
-            value = np.take_along_axis(_as1(result.data), _as1(index), dim).reshape(index.shape)
-            self_is = a.data == result.data
-            src_is = src.data == value
+            value = np.take_along_axis(_as1(result._data), _as1(index), dim).reshape(index.shape)
+            self_is = a._data == result._data
+            src_is = src._data == value
             n = _reduce_np(self_is.astype(g.dtype), dim, index, src_is.astype(g.dtype), "sum", True)
             distributed = g / const(n)
             ga = where(const(self_is), distributed, 0.0)
             gs = where(const(src_is), gather(distributed, dim, idx_t), 0.0)
         if not include_self:
             ga = _scatter_value(ga, dim, index, 0.0)
-        if gs.data.shape != src.data.shape:
-            key = tuple(slice(0, n) for n in gs.data.shape)
-            gs = SliceBackwardBackward0.apply(gs, shape=src.data.shape, key=key)
+        if gs._data.shape != src._data.shape:
+            key = tuple(slice(0, n) for n in gs._data.shape)
+            gs = SliceBackwardBackward0.apply(gs, shape=src._data.shape, key=key)
         return ga, gs
 
 
@@ -478,7 +478,7 @@ def _vector_index(index: Any, op: str, x: np.ndarray, dim: int) -> np.ndarray:
     """A vector index with each op's own dtype rule and bounds (only index_fill wraps
     negative indices, as in PyTorch)."""
     t = as_tensor(index)
-    dt = t.data.dtype
+    dt = t._data.dtype
     if op == "index_fill" and dt != dtypes.int64:
         raise DtypeMismatchError("index_fill_(): Expected dtype int64 for index.")
     if op == "index_copy" and dt != dtypes.int64:
@@ -487,9 +487,9 @@ def _vector_index(index: Any, op: str, x: np.ndarray, dim: int) -> np.ndarray:
         )
     if dt.kind not in "iu":
         raise DtypeMismatchError(f"{op}_(): Expected dtype int32/int64 for index")
-    if t.data.ndim > 1:
+    if t._data.ndim > 1:
         raise BadArgumentsError(f"{op}_(): Index is supposed to be a vector")
-    idx = t.data.reshape(-1).astype(np.int64)
+    idx = t._data.reshape(-1).astype(np.int64)
     size = x.shape[dim] if x.ndim else 1
     low = -size if op == "index_fill" else 0
     bad = (idx < low) | (idx >= size)
@@ -527,12 +527,12 @@ class IndexAdd(Function):
         ctx: Any, a: Tensor, source: Tensor, *, dim: int, index: np.ndarray, alpha: Any
     ) -> np.ndarray:
         ctx.save_for_backward(index)
-        ctx.dim, ctx.alpha, ctx.src_shape = dim, alpha, source.data.shape
-        out = _as1(a.data).copy()
-        values = source.data.reshape(out.shape[:dim] + (index.size,) + out.shape[dim + 1 :])
+        ctx.dim, ctx.alpha, ctx.src_shape = dim, alpha, source._data.shape
+        out = _as1(a._data).copy()
+        values = source._data.reshape(out.shape[:dim] + (index.size,) + out.shape[dim + 1 :])
         with np.errstate(all="ignore"):
             np.add.at(out, _along(dim, index), values * alpha if alpha != 1 else values)
-        return out.reshape(a.data.shape)
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -574,9 +574,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """``input`` with ``alpha * source`` slices added at ``index`` along ``dim``."""
     a, s = as_tensor(input), as_tensor(source)
     d = normalize_dim(dim, a.ndim)
-    idx = _vector_index(index, "index_add", a.data, d)
-    _check_source(a.data, d, idx, s.data, "index_add")
-    if s.data.dtype != a.data.dtype:
+    idx = _vector_index(index, "index_add", a._data, d)
+    _check_source(a._data, d, idx, s._data, "index_add")
+    if s._data.dtype != a._data.dtype:
         raise DtypeMismatchError("index_add_(): self and source must have the same scalar type")
     return IndexAdd.apply(a, s, dim=d, index=idx, alpha=alpha)
 
@@ -587,12 +587,12 @@ class IndexCopyBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, source: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(index)
-        ctx.dim, ctx.src_shape = dim, source.data.shape
-        out = _as1(a.data).copy()
-        out[_along(dim, index)] = source.data.reshape(
+        ctx.dim, ctx.src_shape = dim, source._data.shape
+        out = _as1(a._data).copy()
+        out[_along(dim, index)] = source._data.reshape(
             out.shape[:dim] + (index.size,) + out.shape[dim + 1 :]
         )
-        return out.reshape(a.data.shape)
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -620,9 +620,9 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     """``input`` with the slices of ``source`` copied to positions ``index`` along ``dim``."""
     a, s = as_tensor(input), as_tensor(source)
     d = normalize_dim(dim, a.ndim)
-    idx = _vector_index(index, "index_copy", a.data, d)
-    _check_source(a.data, d, idx, s.data, "index_copy")
-    if s.data.dtype != a.data.dtype:
+    idx = _vector_index(index, "index_copy", a._data, d)
+    _check_source(a._data, d, idx, s._data, "index_copy")
+    if s._data.dtype != a._data.dtype:
         raise DtypeMismatchError("index_copy_(): self and source expected to have the same dtype")
     return IndexCopyBackward0.apply(a, s, dim=d, index=idx)
 
@@ -633,9 +633,9 @@ class IndexFillBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
         ctx.dim, ctx.index = dim, index
-        out = _as1(a.data).copy()
+        out = _as1(a._data).copy()
         out[_along(dim, index)] = value
-        return out.reshape(a.data.shape)
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -650,9 +650,9 @@ class IndexFillBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, value: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
         ctx.dim, ctx.index = dim, index
-        out = _as1(a.data).copy()
-        out[_along(dim, index)] = value.data
-        return out.reshape(a.data.shape)
+        out = _as1(a._data).copy()
+        out[_along(dim, index)] = value._data
+        return out.reshape(a._data.shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -681,12 +681,12 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """``input`` with the slices at ``index`` along ``dim`` set to ``value``."""
     a = as_tensor(input)
     d = normalize_dim(dim, a.ndim)
-    idx = _vector_index(index, "index_fill", a.data, d)
+    idx = _vector_index(index, "index_fill", a._data, d)
     if isinstance(value, Tensor):
-        if value.data.ndim:
+        if value._data.ndim:
             raise BadArgumentsError(
                 "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value.data.ndim} dimension(s)."
+                f"{value._data.ndim} dimension(s)."
             )
         return IndexFillBackward1.apply(a, value, dim=d, index=idx)
     return IndexFillBackward0.apply(a, dim=d, index=idx, value=value)
@@ -700,11 +700,11 @@ TakeBackward0 = gather_flat("TakeBackward0", saves=True)
 
 def _bool_mask(mask: Any, op: str) -> Tensor:
     m = as_tensor(mask)
-    if m.data.dtype != dtypes.bool_:
+    if m._data.dtype != dtypes.bool_:
         if op == "masked_select":
             raise DtypeMismatchError("masked_select: expected BoolTensor for mask")
         raise DtypeMismatchError(
-            f"{op}_ only supports boolean masks, but got mask with dtype {_torch_type(m.data.dtype)}"
+            f"{op}_ only supports boolean masks, but got mask with dtype {_torch_type(m._data.dtype)}"
         )
     return m
 
@@ -712,10 +712,10 @@ def _bool_mask(mask: Any, op: str) -> Tensor:
 def _broadcast(a: Tensor, m: Tensor) -> tuple[Tensor, np.ndarray]:
     from .shape import expand
 
-    shape = broadcast_shape(a.data.shape, m.data.shape)
-    if a.data.shape != shape:
+    shape = broadcast_shape(a._data.shape, m._data.shape)
+    if a._data.shape != shape:
         a = expand(a, shape)
-    return a, np.broadcast_to(m.data, shape)
+    return a, np.broadcast_to(m._data, shape)
 
 
 class MaskedScatterBackward0(Function):
@@ -724,9 +724,9 @@ class MaskedScatterBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, source: Tensor, *, mask: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(mask)
-        ctx.src_shape = source.data.shape
-        out = a.data.copy()
-        out[mask] = source.data.reshape(-1)[: int(mask.sum())]
+        ctx.src_shape = source._data.shape
+        out = a._data.copy()
+        out[mask] = source._data.reshape(-1)[: int(mask.sum())]
         return out
 
     @staticmethod
@@ -742,7 +742,7 @@ class MaskedScatterBackward0(Function):
             picked = MaskedSelectBackward0.apply(g, index=np.flatnonzero(mask))
             n = int(np.prod(ctx.src_shape))
             gs = reshape(
-                Put.apply(picked, index=np.arange(picked.data.size), shape=(n,)), ctx.src_shape
+                Put.apply(picked, index=np.arange(picked._data.size), shape=(n,)), ctx.src_shape
             )
         return ga, gs
 
@@ -770,9 +770,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     a, s = as_tensor(input), as_tensor(source)
     m = _bool_mask(mask, "masked_scatter")
     a, mk = _broadcast(a, m)
-    if s.data.size < int(mk.sum()):
+    if s._data.size < int(mk.sum()):
         raise ShapeMismatchError("Number of elements of source < number of ones in mask")
-    if s.data.dtype != a.data.dtype:
+    if s._data.dtype != a._data.dtype:
         raise DtypeMismatchError("masked_scatter_: expected self and source to have same dtypes")
     return MaskedScatterBackward0.apply(a, s, mask=np.ascontiguousarray(mk))
 
@@ -805,17 +805,17 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of the flattened ``input`` at ``index`` (in the index's shape)."""
     a, i = as_tensor(input), as_tensor(index)
-    if i.data.dtype != dtypes.int64:
+    if i._data.dtype != dtypes.int64:
         raise DtypeMismatchError(
-            f"take(): Expected a long tensor for index, but got {_torch_type(i.data.dtype)}"
+            f"take(): Expected a long tensor for index, but got {_torch_type(i._data.dtype)}"
         )
-    n = a.data.size
-    bad = (i.data < -n) | (i.data >= n)
+    n = a._data.size
+    bad = (i._data < -n) | (i._data >= n)
     if bad.any():
         raise IndexOutOfRangeError(
-            f"out of range: tried to access index {int(i.data[bad].flat[0])} on a tensor of {n} elements."
+            f"out of range: tried to access index {int(i._data[bad].flat[0])} on a tensor of {n} elements."
         )
-    return TakeBackward0.apply(a, index=i.data % max(n, 1))
+    return TakeBackward0.apply(a, index=i._data % max(n, 1))
 
 
 @register(
@@ -831,10 +831,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     from .shape import expand, reshape
 
     a, i = as_tensor(input), as_tensor(indices)
-    if i.data.dtype.kind not in "iu":
+    if i._data.dtype.kind not in "iu":
         raise DtypeMismatchError(
             "torch.take_along_dim(): dtype of indices should be int but got "
-            + _torch_type(i.data.dtype)
+            + _torch_type(i._data.dtype)
         )
     if dim is None:
         return gather(reshape(a, -1), 0, reshape(i, -1))
@@ -844,14 +844,14 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             "torch.take_along_dim(): input and indices should have the same number of dimensions, "
             f"but got {a.ndim} dimensions for input, and {i.ndim} dimensions for indices"
         )
-    sizes = list(a.data.shape)
-    sizes[d] = i.data.shape[d]
-    shape = broadcast_shape(tuple(sizes), i.data.shape)
-    if i.data.shape != shape:
-        i = Tensor._make(np.ascontiguousarray(np.broadcast_to(i.data, shape)))
+    sizes = list(a._data.shape)
+    sizes[d] = i._data.shape[d]
+    shape = broadcast_shape(tuple(sizes), i._data.shape)
+    if i._data.shape != shape:
+        i = Tensor._make(np.ascontiguousarray(np.broadcast_to(i._data, shape)))
     sizes = list(shape)
-    sizes[d] = a.data.shape[d]
-    if a.data.shape != tuple(sizes):
+    sizes[d] = a._data.shape[d]
+    if a._data.shape != tuple(sizes):
         a = expand(a, tuple(sizes))
     return gather(a, d, i)
 
@@ -870,6 +870,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """The indices of the non-zero elements: an (n, ndim) int64 tensor, or one vector per dim."""
     a = as_tensor(input)
     if as_tuple:
-        x = a.data.reshape(1) if a.ndim == 0 else a.data
+        x = a._data.reshape(1) if a.ndim == 0 else a._data
         return tuple(Tensor._make(p.astype(np.int64)) for p in np.nonzero(x))
-    return Tensor._make(np.argwhere(a.data).astype(np.int64))
+    return Tensor._make(np.argwhere(a._data).astype(np.int64))

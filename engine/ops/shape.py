@@ -62,8 +62,8 @@ class ViewBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        return a.data.reshape(shape)
+        ctx.in_shape = a._data.shape
+        return a._data.reshape(shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -102,10 +102,10 @@ def _reshape_samples(rng: np.random.Generator) -> list[Any]:
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one dimension may be -1); a view when possible."""
     a = as_tensor(input)
-    target = _infer_shape(shape_arg(shape), a.data.size)
-    if a.data.flags.c_contiguous:
+    target = _infer_shape(shape_arg(shape), a._data.size)
+    if a._data.flags.c_contiguous:
         return ViewBackward0.apply(a, shape=target)
-    fn = ReshapeAliasBackward0 if _viewable(a.data, target) else UnsafeViewBackward0
+    fn = ReshapeAliasBackward0 if _viewable(a._data, target) else UnsafeViewBackward0
     return fn.apply(a, shape=target)
 
 
@@ -120,8 +120,8 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
 def view(input: Tensor, *shape: Any) -> Tensor:
     """``reshape`` that PyTorch allows only when the result can share the input's memory."""
     a = as_tensor(input)
-    target = _infer_shape(shape_arg(shape), a.data.size)
-    if not _viewable(a.data, target):
+    target = _infer_shape(shape_arg(shape), a._data.size)
+    if not _viewable(a._data, target):
         raise ShapeMismatchError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -144,7 +144,7 @@ def _flatten_samples(rng: np.random.Generator) -> list[Any]:
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` into one (a 0-d tensor becomes shape (1,))."""
     a = as_tensor(input)
-    nd = a.data.ndim
+    nd = a._data.ndim
     start, end = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
     if start > end:
         raise BadArgumentsError("flatten() has invalid args: start_dim cannot come after end_dim")
@@ -152,9 +152,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return reshape(a, (1,))
     if start == end:
         return a  # PyTorch returns the input itself
-    shape = a.data.shape
+    shape = a._data.shape
     target = shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :]
-    if a.data.flags.c_contiguous:
+    if a._data.flags.c_contiguous:
         return ViewBackward0.apply(a, shape=target)
     return reshape(a, target)
 
@@ -173,8 +173,8 @@ class SqueezeBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...]) -> np.ndarray:
-        ctx.dims, ctx.in_shape = dims, a.data.shape
-        return a.data.squeeze(axis=dims) if dims else a.data.view()
+        ctx.dims, ctx.in_shape = dims, a._data.shape
+        return a._data.squeeze(axis=dims) if dims else a._data.view()
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -213,7 +213,7 @@ def _squeeze_samples(rng: np.random.Generator) -> list[Any]:
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """Drop size-1 dimensions: all of them, or those among ``dim`` (an int or a tuple)."""
     a = as_tensor(input)
-    shape = a.data.shape
+    shape = a._data.shape
     if dim is None:
         return SqueezeBackward0.apply(a, dims=tuple(i for i, s in enumerate(shape) if s == 1))
     if isinstance(dim, (list, tuple)):
@@ -234,7 +234,7 @@ class UnsqueezeBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int) -> np.ndarray:
         ctx.dim = dim
-        return np.expand_dims(a.data, dim)
+        return np.expand_dims(a._data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -267,7 +267,7 @@ class PermuteBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...]) -> np.ndarray:
         ctx.dims = dims
-        return a.data.transpose(dims)
+        return a._data.transpose(dims)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -316,11 +316,11 @@ class ExpandBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a.data.shape
-        out = np.broadcast_to(a.data, shape)
-        if all(s or n < 2 for s, n in zip(out.strides, out.shape)) and a.data.flags.writeable:
+        ctx.in_shape = a._data.shape
+        out = np.broadcast_to(a._data, shape)
+        if all(s or n < 2 for s, n in zip(out.strides, out.shape)) and a._data.flags.writeable:
             # no element repeated: a writable alias, so an in-place write reaches the input
-            out = np.lib.stride_tricks.as_strided(a.data, out.shape, out.strides)
+            out = np.lib.stride_tricks.as_strided(a._data, out.shape, out.strides)
         return out
 
     @staticmethod
@@ -342,7 +342,7 @@ def _legacy_name(dtype: np.dtype) -> str:
 
 
 def _expand_shape(a: Tensor, sizes: tuple[int, ...]) -> tuple[int, ...]:
-    in_shape = a.data.shape
+    in_shape = a._data.shape
     if len(sizes) < len(in_shape):
         raise ShapeMismatchError(
             f"expand({_legacy_name(a.dtype)}{{{_sizes(in_shape)}}}, size={_sizes(sizes)}): the "
@@ -410,8 +410,8 @@ class ToCopyBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
-        ctx.in_dtype = a.data.dtype
-        return a.data.astype(dtype)
+        ctx.in_dtype = a._data.dtype
+        return a._data.astype(dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -426,10 +426,10 @@ def to_dtype(input: Tensor, dtype: Any) -> Tensor:
     """Cast to another dtype (differentiable between float dtypes)."""
     a = as_tensor(input)
     dt = dtypes.to_dtype(dtype)
-    if a.data.dtype == dt:
+    if a._data.dtype == dt:
         return a
     if not dtypes.is_floating(dt):
-        return Tensor._make(a.data.astype(dt))
+        return Tensor._make(a._data.astype(dt))
     return ToCopyBackward0.apply(a, dtype=dt)
 
 
@@ -451,7 +451,7 @@ class CloneBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
         # clone keeps the input's layout (PyTorch's preserve_format); contiguous() does not
-        return np.ascontiguousarray(a.data) if contiguous else a.data.copy(order="K")
+        return np.ascontiguousarray(a._data) if contiguous else a._data.copy(order="K")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -472,7 +472,7 @@ def clone(input: Tensor) -> Tensor:
 def contiguous(input: Tensor) -> Tensor:
     """The input itself when its memory is in row-major order, else a row-major copy."""
     a = as_tensor(input)
-    if a.data.flags.c_contiguous:
+    if a._data.flags.c_contiguous:
         return a
     return CloneBackward0.apply(a, contiguous=True)
 
@@ -517,8 +517,8 @@ class CatBackward0(Function):
     def forward(ctx: Any, *tensors: Tensor, dim: int, dtype: np.dtype) -> np.ndarray:
         # 1-D empty tensors are skipped, as PyTorch's legacy rule allows
         ctx.dim = dim
-        ctx.sizes = sizes = [t.data.shape[dim] if t.data.shape != (0,) else -1 for t in tensors]
-        arrays = [t.data for t, s in zip(tensors, sizes) if s >= 0]
+        ctx.sizes = sizes = [t._data.shape[dim] if t._data.shape != (0,) else -1 for t in tensors]
+        arrays = [t._data for t, s in zip(tensors, sizes) if s >= 0]
         if not arrays:
             return np.empty((0,), dtype)
         return np.concatenate(arrays, axis=dim, dtype=dtype, casting="unsafe")
@@ -569,18 +569,18 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
     if not ts:
         raise BadArgumentsError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(ts):
-        if t.data.ndim == 0:
+        if t._data.ndim == 0:
             raise BadArgumentsError(
                 f"zero-dimensional tensor (at position {i}) cannot be concatenated"
             )
     dtype = dtypes.result_type(*ts)
-    ref_i = next((i for i, t in enumerate(ts) if t.data.shape != (0,)), None)
+    ref_i = next((i for i, t in enumerate(ts) if t._data.shape != (0,)), None)
     if ref_i is None:
         return CatBackward0.apply(*ts, dim=0, dtype=dtype)
-    ref = ts[ref_i].data.shape
+    ref = ts[ref_i]._data.shape
     d = normalize_dim(dim, len(ref))
     for i, t in enumerate(ts):
-        shape = t.data.shape
+        shape = t._data.shape
         if shape == (0,):
             continue
         if len(shape) != len(ref):
@@ -602,7 +602,7 @@ class StackBackward0(Function):
     @staticmethod
     def forward(ctx: Any, *tensors: Tensor, dim: int, dtype: np.dtype) -> np.ndarray:
         ctx.dim = dim
-        return np.stack([t.data for t in tensors], axis=dim, dtype=dtype, casting="unsafe")
+        return np.stack([t._data for t in tensors], axis=dim, dtype=dtype, casting="unsafe")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
@@ -638,12 +638,12 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
     ts = _tensor_list(tensors, "stack")
     if not ts:
         raise BadArgumentsError("stack expects a non-empty TensorList")
-    ref = ts[0].data.shape
+    ref = ts[0]._data.shape
     for i, t in enumerate(ts):
-        if t.data.shape != ref:
+        if t._data.shape != ref:
             raise ShapeMismatchError(
                 f"stack expects each tensor to be equal size, but got {_sizes(ref)} at entry 0 "
-                f"and {_sizes(t.data.shape)} at entry {i}"
+                f"and {_sizes(t._data.shape)} at entry {i}"
             )
     d = normalize_dim(dim, len(ref) + 1)
     return StackBackward0.apply(*ts, dim=d, dtype=dtypes.result_type(*ts))
@@ -657,7 +657,7 @@ class SplitBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
         ctx.dim = dim
         bounds = np.cumsum(sizes)[:-1].tolist()
-        return tuple(np.split(a.data, bounds, axis=dim))
+        return tuple(np.split(a._data, bounds, axis=dim))
 
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> Tensor:
@@ -675,7 +675,7 @@ class SplitWithSizesBackward0(SplitBackward0):
 
 
 def _at_least_1d(a: Tensor, op: str) -> None:
-    if a.data.ndim == 0:
+    if a._data.ndim == 0:
         raise BadArgumentsError(f"{op} expects at least a 1-dimensional tensor")
 
 
@@ -695,7 +695,7 @@ def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Ten
     a = as_tensor(input)
     _at_least_1d(a, "split")
     d = normalize_dim(dim, a.ndim)
-    n = a.data.shape[d]
+    n = a._data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = shape_arg((split_size_or_sections,))
         if any(s < 0 for s in sizes):
@@ -742,7 +742,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if chunks <= 0:
         raise BadArgumentsError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, a.ndim)
-    n = a.data.shape[d]
+    n = a._data.shape[d]
     size = -(-n // chunks)
     if size == 0 and n == 0:
         return SplitWithSizesBackward0.apply(a, sizes=(0,) * int(chunks), dim=d)

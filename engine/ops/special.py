@@ -41,7 +41,7 @@ _LN10 = math.log(10.0)
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
+    return Tensor._make(np.zeros(t._data.shape, t._data.dtype))
 
 
 # -- erfc and erfinv in float64 ---------------------------------------------------------
@@ -211,7 +211,7 @@ def _sinc(x: np.ndarray) -> np.ndarray:
 def _sinc_grad(g: Tensor, x: Tensor) -> Tensor:
     px = x * math.pi
     d = (px * cos(px) - sin(px)) / (px * x)
-    return g * where(Tensor._make(x.data == 0), 0.0, d)
+    return g * where(Tensor._make(x._data == 0), 0.0, d)
 
 
 SincBackward0 = _unary_function("SincBackward0", _sinc, _sinc_grad)
@@ -224,7 +224,7 @@ class _ZeroGrad(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, kernel: Any) -> np.ndarray:
-        return np.asarray(kernel(a.data))
+        return np.asarray(kernel(a._data))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -311,7 +311,7 @@ def _away_from_integers(rng: np.random.Generator, *shape: int) -> np.ndarray:
 def trunc(input: Tensor) -> Tensor:
     """Elementwise rounding toward zero; zero gradient."""
     a = as_tensor(input)
-    kernel = np.trunc if a.data.dtype.kind == "f" else np.copy
+    kernel = np.trunc if a._data.dtype.kind == "f" else np.copy
     return TruncBackward0.apply(a, kernel=kernel)
 
 
@@ -319,8 +319,8 @@ def trunc(input: Tensor) -> Tensor:
 def frac(input: Tensor) -> Tensor:
     """Elementwise fractional part ``x - trunc(x)`` (floating dtypes only)."""
     a = as_tensor(input)
-    if a.data.dtype.kind != "f":
-        raise not_implemented_for("frac_cpu", a.data.dtype)
+    if a._data.dtype.kind != "f":
+        raise not_implemented_for("frac_cpu", a._data.dtype)
     return FracBackward0.apply(a)
 
 
@@ -331,7 +331,7 @@ POSITIVE_BOOL_MESSAGE = "The `+` operator, on a bool tensor is not supported."
 def positive(input: Tensor) -> Tensor:
     """``+x``: the input itself (PyTorch refuses it on bool)."""
     a = as_tensor(input)
-    if a.data.dtype == dtypes.bool_:
+    if a._data.dtype == dtypes.bool_:
         raise DtypeMismatchError(POSITIVE_BOOL_MESSAGE)
     return a
 
@@ -352,7 +352,7 @@ class LogitBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        x = a.data
+        x = a._data
         if ctx.eps is None:
             outside, fill = (x < 0) | (x > 1), float("nan")
         else:
@@ -392,25 +392,25 @@ def _predicate_samples(rng: np.random.Generator) -> list[Any]:
 @register(samples=_predicate_samples, differentiable=False)
 def isnan(input: Tensor) -> Tensor:
     """Elementwise ``x != x``, as bool."""
-    return Tensor._make(np.isnan(as_tensor(input).data))
+    return Tensor._make(np.isnan(as_tensor(input)._data))
 
 
 @register(samples=_predicate_samples, differentiable=False)
 def isinf(input: Tensor) -> Tensor:
     """Elementwise: is ±infinity, as bool."""
-    return Tensor._make(np.isinf(as_tensor(input).data))
+    return Tensor._make(np.isinf(as_tensor(input)._data))
 
 
 @register(samples=_predicate_samples, differentiable=False)
 def isfinite(input: Tensor) -> Tensor:
     """Elementwise: neither infinite nor NaN, as bool."""
-    return Tensor._make(np.isfinite(as_tensor(input).data))
+    return Tensor._make(np.isfinite(as_tensor(input)._data))
 
 
 @register(samples=_predicate_samples, differentiable=False)
 def signbit(input: Tensor) -> Tensor:
     """Elementwise: the sign bit is set (true for -0.0), as bool."""
-    return Tensor._make(np.signbit(as_tensor(input).data))
+    return Tensor._make(np.signbit(as_tensor(input)._data))
 
 
 def _isclose_samples(rng: np.random.Generator) -> list[Any]:
@@ -431,15 +431,15 @@ def isclose(
     """Elementwise ``|input - other| <= atol + rtol·|other|`` (infinities equal only to
     themselves; NaN equal to NaN only with ``equal_nan``)."""
     a, b = as_tensor(input), as_tensor(other)
-    if a.data.dtype != b.data.dtype:
+    if a._data.dtype != b._data.dtype:
         raise DtypeMismatchError(
-            f"{dtypes.type_name(a.data.dtype)} did not match {dtypes.type_name(b.data.dtype)}"
+            f"{dtypes.type_name(a._data.dtype)} did not match {dtypes.type_name(b._data.dtype)}"
         )
     if rtol < 0:
         raise BadArgumentsError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
         raise BadArgumentsError(f"atol must be greater than or equal to zero, but got {atol}")
-    x, y = a.data, b.data
+    x, y = a._data, b._data
     broadcast_shape(x.shape, y.shape)
     if x.dtype.kind == "b":
         return Tensor._make(np.asarray(np.equal(x, y)))
@@ -454,7 +454,7 @@ class NanToNumBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, nan: float, posinf: Any, neginf: Any) -> np.ndarray:
         ctx.save_for_backward(a)
-        x = a.data
+        x = a._data
         if x.dtype.kind != "f":
             return x.copy()
         info = np.finfo(x.dtype)
@@ -468,7 +468,7 @@ class NanToNumBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        return g * Tensor._make(np.isfinite(a.data))
+        return g * Tensor._make(np.isfinite(a._data))
 
 
 @register(
@@ -501,7 +501,7 @@ def _tensor_pair(input: Any, other: Any) -> tuple[np.dtype, Tensor, Tensor]:
     PyTorch wraps them: 0-d tensors of the result dtype)."""
     rt, (a, b) = operands(as_tensor(input), other)
     b = b if isinstance(b, Tensor) else as_tensor(b, rt)
-    broadcast_shape(a.data.shape, b.data.shape)
+    broadcast_shape(a._data.shape, b._data.shape)
     return rt, a, b
 
 
@@ -543,7 +543,7 @@ def _binary_function(
 def _atan2_grad(g: Tensor, a: Tensor, b: Tensor, out: Tensor) -> tuple[Tensor, Tensor]:
     # PyTorch's gradient at the origin is 0, not 0/0
     d = a * a + b * b
-    r = where(Tensor._make(d.data == 0), 0.0, d.reciprocal())
+    r = where(Tensor._make(d._data == 0), 0.0, d.reciprocal())
     return g * b * r, g * -a * r
 
 
@@ -644,8 +644,8 @@ class FmaxBackward0(Function):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         with _quiet():
-            to_a = np.logical_or(cls.wins(a.data, b.data), np.isnan(b.data))
-        shape = np.broadcast_shapes(a.data.shape, b.data.shape)
+            to_a = np.logical_or(cls.wins(a._data, b._data), np.isnan(b._data))
+        shape = np.broadcast_shapes(a._data.shape, b._data.shape)
         to_a = Tensor._make(np.broadcast_to(to_a, shape))
         return (
             where(to_a, g, 0.0) if need_a else None,
@@ -705,7 +705,7 @@ class CopysignBackward0(Function):
         need_a, need_b = ctx.needs_input_grad
         ga = None
         if need_a:
-            ratio = where(Tensor._make(a.data == 0), 0.0, ctx.result / a)
+            ratio = where(Tensor._make(a._data == 0), 0.0, ctx.result / a)
             ga = g * ratio
         return ga, (_zeros_like(g) if need_b else None)
 
@@ -724,7 +724,7 @@ class CopysignBackward1(CopysignBackward0):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:  # type: ignore[override]
         (a,) = ctx.saved_tensors
-        return g * where(Tensor._make(a.data == 0), 0.0, ctx.result / a)
+        return g * where(Tensor._make(a._data == 0), 0.0, ctx.result / a)
 
 
 @register(
@@ -767,7 +767,7 @@ class XlogyBackward0(Function):
         ga = gb = None
         if need_a:
             bt = as_tensor(b)
-            dead = np.asarray((np.asarray(arr(a, g.dtype)) == 0) & (bt.data <= 0))
+            dead = np.asarray((np.asarray(arr(a, g.dtype)) == 0) & (bt._data <= 0))
             ga = where(Tensor._make(dead), 0.0, xlogy(g, bt))
         if need_b:
             gb = g * a / b
@@ -890,23 +890,23 @@ def _lerp_samples(rng: np.random.Generator) -> list[Any]:
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """Elementwise ``input + weight·(end - input)`` (weight a number or a tensor)."""
     a, b = as_tensor(input), as_tensor(end)
-    if a.data.dtype != b.data.dtype:
+    if a._data.dtype != b._data.dtype:
         raise DtypeMismatchError(
-            f"expected dtype {_c_name(a.data.dtype)} for `end` but got dtype "
-            f"{_c_name(b.data.dtype)}"
+            f"expected dtype {_c_name(a._data.dtype)} for `end` but got dtype "
+            f"{_c_name(b._data.dtype)}"
         )
-    if a.data.dtype.kind != "f":
-        raise not_implemented_for("lerp_kernel_scalar", a.data.dtype)
-    broadcast_shape(a.data.shape, b.data.shape)
+    if a._data.dtype.kind != "f":
+        raise not_implemented_for("lerp_kernel_scalar", a._data.dtype)
+    broadcast_shape(a._data.shape, b._data.shape)
     if isinstance(weight, Tensor):
-        if weight.data.dtype != a.data.dtype:
+        if weight._data.dtype != a._data.dtype:
             raise DtypeMismatchError(
-                f"expected dtype {_c_name(a.data.dtype)} for `weight` but got dtype "
-                f"{_c_name(weight.data.dtype)}"
+                f"expected dtype {_c_name(a._data.dtype)} for `weight` but got dtype "
+                f"{_c_name(weight._data.dtype)}"
             )
-        broadcast_shape(a.data.shape, b.data.shape, weight.data.shape)
-        return LerpBackward1.apply(a, b, weight, dtype=a.data.dtype)
-    return LerpBackward0.apply(a, b, weight=float(weight), dtype=a.data.dtype)
+        broadcast_shape(a._data.shape, b._data.shape, weight._data.shape)
+        return LerpBackward1.apply(a, b, weight, dtype=a._data.dtype)
+    return LerpBackward0.apply(a, b, weight=float(weight), dtype=a._data.dtype)
 
 
 @register(
@@ -925,11 +925,11 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
             f"{type(values).__name__}"
         )
     a = as_tensor(input)
-    if a.data.dtype != values.data.dtype:
+    if a._data.dtype != values._data.dtype:
         raise DtypeMismatchError(
             "heaviside is not yet implemented for tensors with different dtypes."
         )
-    x, v = a.data, values.data
+    x, v = a._data, values._data
     broadcast_shape(x.shape, v.shape)
     # PyTorch's kernel: x == 0 ? values : x > 0 (so NaN gives 0, where numpy gives NaN)
     return Tensor._make(np.asarray(np.where(x == 0, v, x > 0), x.dtype))

@@ -34,7 +34,7 @@ async def export_session(call: CallDep) -> Response:
     reads it)."""
     session = call.session
     async with session.lock:
-        weight = sum(t.data.size for t in session.tensors.values())
+        weight = sum(t._data.size for t in session.tensors.values())
         raw = await offload.run(call.settings, weight, transfers.export_session, session)
     return Response(
         raw,

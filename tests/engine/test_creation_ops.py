@@ -121,7 +121,7 @@ def test_like_ops_have_no_history() -> None:
 
 def test_results_are_writable_leaves() -> None:
     for t in (E.zeros(2), E.full((2,), 1.0), E.eye(2), E.arange(3.0), E.rand(2, seed=0)):
-        assert t.data.flags.writeable and t.data.flags.owndata
+        assert t._data.flags.writeable and t._data.flags.owndata
     w = E.zeros(3, requires_grad=True)
     with E.no_grad():
         w.add_(1.0)

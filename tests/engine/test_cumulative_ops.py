@@ -195,9 +195,9 @@ def test_ties_pick_equal_values() -> None:
         mine = getattr(E, name)(E.tensor(x), *args)
         theirs = getattr(torch, name)(torch.from_numpy(x), *args)
         assert_same(mine.values, theirs.values)
-        idx = mine.indices.data.reshape(2, -1)
+        idx = mine.indices._data.reshape(2, -1)
         np.testing.assert_array_equal(
-            np.take_along_axis(x, idx, -1), mine.values.data.reshape(2, -1)
+            np.take_along_axis(x, idx, -1), mine.values._data.reshape(2, -1)
         )
 
 
@@ -257,7 +257,7 @@ def test_views_share_memory_and_version() -> None:
         *E.unbind(base, 0),
         E.movedim(base, 0, 1),
     ]
-    before = [v.data.copy() for v in views]
+    before = [v._data.copy() for v in views]
     base.add_(1.0)
     for v, old in zip(views, before):
         np.testing.assert_array_equal(v.data, old + 1.0)

@@ -89,7 +89,7 @@ def _check(name: str, left: Any, right: Any) -> None:
     assert got.dtype == want, f"{name}: {got.dtype} != torch {want}"
     assert got.shape == tuple(expected.shape)
     np.testing.assert_allclose(
-        got.data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3, equal_nan=True
+        got._data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3, equal_nan=True
     )
 
 
@@ -154,7 +154,7 @@ def test_python_operators_match_torch(op: str, left: str, right: Any) -> None:
         got = eval(code, {"p": first, "q": second})  # noqa: S307
         assert got.dtype == np.dtype(str(expected.dtype).removeprefix("torch.")), code
         np.testing.assert_allclose(
-            got.data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3
+            got._data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3
         )
 
 

@@ -657,7 +657,7 @@ def test_floor_divide_records_a_node_that_refuses_backward() -> None:
     x, tx = _pair([1.5, -2.5])
     y, ty = x // 2, tx // 2
     _close(y, ty)
-    assert y.requires_grad and y.grad_fn.name == ty.grad_fn.name()
+    assert y.requires_grad and y.grad_fn.name == type(ty.grad_fn).__name__ == "NotImplemented"
     with pytest.raises(RuntimeError) as theirs:
         ty.sum().backward()
     with pytest.raises(E.EngineError) as mine:
@@ -893,8 +893,8 @@ def test_float16_values_and_gradients_match_torch(name: str) -> None:
     ty = torch_fn(tx)
     ty.sum().backward()
     assert y.dtype == np.float16 and x.grad.dtype == np.float16
-    _close(y.data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
-    _close(x.grad.data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
+    _close(y._data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
+    _close(x.grad._data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
 
 
 def _finite(lo: float, hi: float) -> Any:
@@ -929,7 +929,7 @@ def test_new_binary_ops_broadcast_like_torch(name: str) -> None:
         y, ty = _pair(b)
         out, tout = getattr(E, name)(x, y), getattr(torch, name)(tx, ty)
         _close(out, tout)
-        g = np.linspace(-1.0, 1.0, out.data.size).reshape(out.shape)
+        g = np.linspace(-1.0, 1.0, out._data.size).reshape(out.shape)
         out.backward(E.tensor(g, dtype="float64"))
         tout.backward(torch.tensor(g))
         _close(x.grad, tx.grad)

@@ -107,7 +107,7 @@ def test_inputs_that_do_not_require_grad_are_fixed(rng: np.random.Generator) -> 
     seen = []
 
     def fn(a: Tensor, b: Tensor, k: float) -> Tensor:
-        seen.append(b.data.copy())
+        seen.append(b._data.copy())
         return a * b * k
 
     assert gradcheck(fn, (x, c, 3.0))
@@ -136,7 +136,7 @@ def test_given_grad_outputs(rng: np.random.Generator) -> None:
 
 def test_the_inputs_are_left_unchanged(rng: np.random.Generator) -> None:
     x = leaf(rng, 3)
-    before = x.data.copy()
+    before = x._data.copy()
     gradcheck(lambda a: a * a, (x,))
     assert np.array_equal(x.data, before) and x.grad is None and x._version == 0
 

@@ -265,7 +265,7 @@ def test_batch_norm_running_stats_follow_torch(shape: tuple[int, ...], dtype: st
     ye = E.OPS["batch_norm"].fn(xe, rm_e, rv_e, None, None, False)
     yt = F.batch_norm(xt, rm_t, rv_t, None, None, False)
     assert_same(ye, yt)
-    before = rm_e.data.copy()
+    before = rm_e._data.copy()
     g = r(*shape).astype(dtype)
     E.backward(ye, E.tensor(g))
     yt.backward(torch.from_numpy(g))
@@ -288,7 +288,7 @@ def test_instance_norm_running_stats_follow_torch() -> None:
 def test_batch_norm_training_without_running_stats_needs_none() -> None:
     x = leaf(E, r(4, 3))
     y = E.OPS["batch_norm"].fn(x, None, None, training=True)
-    np.testing.assert_allclose(y.data.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(y._data.mean(axis=0), 0, atol=1e-12)
 
 
 # -- einsum ----------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def test_einsum_matches_torch_to_second_order(equation: str, shapes: list[tuple[
     ggt = torch.autograd.grad(score_t, theirs, allow_unused=True)
     for a, b in zip(gge, ggt):
         if b is None:
-            assert a is None or not a.data.any()
+            assert a is None or not a._data.any()
         else:
             assert_same(a, b, graph=False, path="second order")
 
@@ -474,4 +474,4 @@ def test_size_estimates_bound_every_sample(name: str) -> None:
     for s in spec.samples(np.random.default_rng(0)):  # type: ignore[misc]
         args, kwargs, _ = engine_inputs(s, np.float64)
         estimate = spec.estimate(args, kwargs)
-        assert estimate is not None and estimate >= spec.fn(*args, **kwargs).data.size, s.note
+        assert estimate is not None and estimate >= spec.fn(*args, **kwargs)._data.size, s.note

@@ -409,7 +409,7 @@ def test_linear_backward_reuses_buffers() -> None:
     E.sum(out).backward()
     np.testing.assert_allclose(w.grad.data, np.ones((64, 8), np.float32).T @ x.data, rtol=1e-5)
     np.testing.assert_allclose(b.grad.data, np.full(8, 64.0, np.float32))
-    assert w.grad.dtype == np.float32 and w.grad.data.flags.c_contiguous
+    assert w.grad.dtype == np.float32 and w.grad._data.flags.c_contiguous
 
 
 @pytest.mark.parametrize("create_graph", [False, True])

@@ -201,7 +201,7 @@ def test_double_backward_matches_torch(name: str) -> None:
     tggs = torch.autograd.grad(ttotal, txs, allow_unused=True)
     for gg, tgg in zip(ggs, tggs):
         if tgg is None:
-            assert gg is None or not gg.data.any()
+            assert gg is None or not gg._data.any()
         else:
             assert_same(gg, tgg, graph=False)
 

@@ -326,7 +326,7 @@ def _compare_binary(torch: Any, name: str, operands: list[Any], dtype: str) -> N
     assert_same(mine.result, theirs.result)
     if not mine.leaves:
         return
-    g = np.linspace(-1.0, 1.0, mine.result.data.size).reshape(mine.result.shape)
+    g = np.linspace(-1.0, 1.0, mine.result._data.size).reshape(mine.result.shape)
     engine.backward(mine.result, Tensor(g.astype(dtype)))
     theirs.result.backward(torch.from_numpy(g.astype(dtype)))
     for k, (x, tx) in enumerate(zip(mine.leaves, theirs.leaves)):

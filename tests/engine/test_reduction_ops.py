@@ -447,7 +447,7 @@ def test_numpy_keyword_names_match_torch(name: str, data: np.ndarray, kwargs: di
     for m, t in zip(outs, touts):
         assert m.shape == tuple(t.shape) and _name(m) == _name(t)
         assert m.dtype == np.dtype(str(t.dtype).removeprefix("torch."))
-        _close(m.data.astype(np.float64), t.detach().numpy().astype(np.float64), np.float64)
+        _close(m._data.astype(np.float64), t.detach().numpy().astype(np.float64), np.float64)
     floats = [m for m in outs if m.requires_grad]
     if floats:
         E.backward(floats, [E.ones_like(m) for m in floats])

@@ -76,7 +76,7 @@ def _same(a: Any, b: Any) -> None:
 
 def _fresh(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """The arguments with tensors detached and copied (a plain, writable ``self``)."""
-    return tuple(Tensor(a.data.copy()) if isinstance(a, Tensor) else a for a in args)
+    return tuple(Tensor(a._data.copy()) if isinstance(a, Tensor) else a for a in args)
 
 
 def test_every_op_declares_its_forms_consistently() -> None:

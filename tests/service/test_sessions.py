@@ -103,7 +103,7 @@ def test_transaction_rolls_back_bindings_and_in_place_writes() -> None:
     assert w._version == 1
     txn.rollback()
     assert session.tensors == {"w": w}
-    assert w.data.tolist() == [1.0, 2.0] and w._version == 0
+    assert w._data.tolist() == [1.0, 2.0] and w._version == 0
     assert view.tolist() == [1.0]  # views of the buffer see the old values
 
 
