@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import errors
+from . import errors, wire
 from .printing import MAX_ELEMENTS, tensor_repr
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .steps import Remote
 
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -82,6 +82,13 @@ class TensorData(np.ndarray):
             return self
         return self._write(np.zeros_like(self))
 
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self).copy()
+
+    def norm(self, p: float = 2) -> np.floating[Any]:
+        """``y.data.norm()`` of old tutorials (``while y.data.norm() < 1000``)."""
+        return np.linalg.norm(np.asarray(self).reshape(-1), ord=p)  # type: ignore[no-any-return]
+
     def _grad_guard(self) -> None:
         if isinstance(self._owner, GradRef):
             raise NotImplementedError("a remote .grad can only be read and zeroed (zero_())")
@@ -117,7 +124,7 @@ class Tensor:
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * t -> t.__rmul__
     __hash__ = object.__hash__
 
-    def __init__(self, session: Session, name: str, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, session: Remote, name: str, meta: dict[str, Any] | None = None) -> None:
         self._session = session
         self._name = name
         self._meta = meta
@@ -132,7 +139,7 @@ class Tensor:
         return self._name
 
     @property
-    def session(self) -> Session:
+    def session(self) -> Remote:
         return self._session
 
     def _check(self) -> None:
@@ -151,7 +158,7 @@ class Tensor:
             self._session.flush()
             self._check()
         if self._meta is None:
-            self._meta = self._session._get_tensor(self._name, values=False)
+            self._meta = self._session.fetch(self._name, values=False)
         return self._meta
 
     def _set_meta(self, meta: dict[str, Any]) -> None:
@@ -160,9 +167,9 @@ class Tensor:
         grad = meta.pop("grad", None)
         self._meta = meta
         if data is not None:
-            self._value = self._session._decode(data)
+            self._value = wire.decode(data)
         if grad is not None:
-            self._session._grads[self._name] = self._session._decode(grad)
+            self._session.steps.grads[self._name] = wire.decode(grad)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -214,8 +221,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         self._check()
-        self._session.flush()
-        self._meta = self._session._get_tensor(self._name, values=False)
+        self._meta = self._session.fetch(self._name, values=False)
         return int(self._meta["version"])
 
     # --- values --------------------------------------------------------------------------------
@@ -223,10 +229,10 @@ class Tensor:
     def _values(self) -> np.ndarray:
         self._check()
         if self._value is None:
-            self._session.flush()
+            meta = self._session.fetch(self._name, values=True)
             self._check()
-        if self._value is None:
-            self._set_meta(self._session._get_tensor(self._name, values=True))
+            if self._value is None:
+                self._set_meta(meta)
         assert self._value is not None
         return self._value
 
@@ -279,7 +285,7 @@ class Tensor:
 
     def _write_data(self, values: np.ndarray) -> None:
         self._check()
-        self._session._assign_value(self, values)
+        self._session.steps.assign_value(self, values)
 
     def __repr__(self) -> str:
         if self._failed is not None or self._stale:
@@ -305,16 +311,16 @@ class Tensor:
         """``x.grad``: a handle on the remote gradient, or None (with PyTorch's warning for a
         non-leaf that does not retain its grad)."""
         self._check()
-        found, warning = self._session._read_grad(self._name)
+        value, warning = self._session.read_grad(self._name)
         if warning:
             warnings.warn(warning, UserWarning, stacklevel=2)
-        return GradRef(self) if found else None
+        return GradRef(self) if value is not None else None
 
     @grad.setter
     def grad(self, value: None) -> None:
         if value is not None:
             raise NotImplementedError("a remote .grad can only be set to None")
-        self._session._clear_grad(self._name)
+        self._session.clear_grad(self._name)
 
     def backward(
         self,
@@ -332,10 +338,10 @@ class Tensor:
         )
 
     def retain_grad(self) -> None:
-        self._set_meta(self._session._patch(self, {"retain_grad": True}))
+        self._set_meta(self._session.patch(self, {"retain_grad": True}))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self._set_meta(self._session._patch(self, {"requires_grad": requires_grad}))
+        self._set_meta(self._session.patch(self, {"requires_grad": requires_grad}))
         return self
 
     def detach(self) -> Tensor:
@@ -357,11 +363,11 @@ class Tensor:
     # --- ops -------------------------------------------------------------------------------------
 
     def _op(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        return self._session._apply(op, (self, *args), kwargs)
+        return self._session.steps.apply(op, (self, *args), kwargs)
 
     def bind(self, name: str) -> Tensor:
         """Bind this tensor to another session name too (``y = x ** 2`` then ``y.bind("y")``)."""
-        return self._session._apply_expr(self, name)
+        return self._session.steps.bind_as(self, name)
 
     def __getattr__(self, op: str) -> Any:
         # any catalogue op with a method form (x.cumsum(...)) or an in-place form
@@ -369,9 +375,9 @@ class Tensor:
         if op.startswith("_"):
             raise AttributeError(op)
         if op.endswith("_"):
-            self._session._check_op(op[:-1], form="inplace")
+            self._session.steps.check_op(op[:-1], form="inplace")
             return lambda *args, **kwargs: self._inplace(op[:-1], *args, **kwargs)
-        self._session._check_op(op, form="method")
+        self._session.steps.check_op(op, form="method")
         return lambda *args, **kwargs: self._op(op, *args, **kwargs)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
@@ -391,45 +397,45 @@ class Tensor:
         return self._op("permute", *reversed(range(self.ndim)))  # PyTorch: PermuteBackward0
 
     def __getitem__(self, index: Any) -> Tensor:
-        return self._session._index(self, index)
+        return self._session.steps.index(self, index)
 
     # arithmetic operators travel as expressions (``_t1 ** 2``, ``2 - x``, ``w - 0.1 * w.grad``):
     # the server's expression parser records them exactly as PyTorch's operators do
     def __add__(self, other: Any) -> Tensor:
-        return self._session._binary("+", self, other)
+        return self._session.steps.binary("+", self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return self._session._binary("+", other, self)
+        return self._session.steps.binary("+", other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return self._session._binary("-", self, other)
+        return self._session.steps.binary("-", self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return self._session._binary("-", other, self)
+        return self._session.steps.binary("-", other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return self._session._binary("*", self, other)
+        return self._session.steps.binary("*", self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return self._session._binary("*", other, self)
+        return self._session.steps.binary("*", other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return self._session._binary("/", self, other)
+        return self._session.steps.binary("/", self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return self._session._binary("/", other, self)
+        return self._session.steps.binary("/", other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return self._session._binary("**", self, other)
+        return self._session.steps.binary("**", self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return self._session._binary("**", other, self)
+        return self._session.steps.binary("**", other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return self._session._binary("@", self, other)
+        return self._session.steps.binary("@", self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return self._session._binary("@", other, self)
+        return self._session.steps.binary("@", other, self)
 
     def __neg__(self) -> Tensor:
         return self._op("neg")
@@ -469,7 +475,7 @@ class Tensor:
 
     # in place: under no_grad (or on a non-leaf) as PyTorch allows; `w -= lr * w.grad` included
     def _inplace(self, op: str, *args: Any, **kwargs: Any) -> Tensor:
-        self._session._inplace(self, op, args, kwargs)
+        self._session.steps.inplace(self, op, args, kwargs)
         return self
 
     def add_(self, other: Any, *, alpha: float = 1) -> Tensor:
@@ -511,10 +517,10 @@ class GradRef(Tensor):
 
     def _values(self) -> np.ndarray:
         self._owner._check()
-        found, _ = self._session._read_grad(self._name)
-        if not found:
+        value, _ = self._session.read_grad(self._name)
+        if value is None:
             raise RuntimeError(f"{self._name}.grad is None")
-        return self._session._grads[self._name]  # type: ignore[return-value]
+        return value  # type: ignore[no-any-return]
 
     def _metadata(self) -> dict[str, Any]:
         values = self._values()
@@ -551,7 +557,7 @@ class GradRef(Tensor):
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
         """``x.grad.backward()`` (after ``create_graph=True``): through a tensor bound to it."""
-        self._session.expr(f"{self._name}.grad").backward(*args, **kwargs)
+        self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
 
     def retain_grad(self) -> None:
         raise RuntimeError("can't retain_grad on a .grad")
