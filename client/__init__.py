@@ -10,9 +10,20 @@ x.grad.zero_()
 """
 
 from . import errors
+from .aio import AsyncSession, AsyncTensor
 from .errors import GradserveError
 from .local import LocalServer
 from .session import Session
 from .tensor import GradRef, Tensor, TensorData
 
-__all__ = ["GradRef", "GradserveError", "LocalServer", "Session", "Tensor", "TensorData", "errors"]
+__all__ = [
+    "AsyncSession",
+    "AsyncTensor",
+    "GradRef",
+    "GradserveError",
+    "LocalServer",
+    "Session",
+    "Tensor",
+    "TensorData",
+    "errors",
+]

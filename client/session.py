@@ -318,9 +318,7 @@ class Session:
     def manual_seed(self, seed: int) -> None:
         """``torch.manual_seed(seed)`` for this session's generator (a ``manual_seed`` step):
         ``randn``/``rand``/... then draw what PyTorch draws after the same seed."""
-        tmp = self.steps.new_name()
-        self._submit({"out": tmp, "op": "manual_seed", "args": [int(seed)]}, [])
-        self.steps.release([tmp])
+        self._submit({"op": "manual_seed", "args": [int(seed)]}, [])
 
     def save(self, path: str | Path) -> None:
         """Write the session's leaves and their grads to a safetensors file

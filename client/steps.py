@@ -38,12 +38,19 @@ class Remote(Protocol):
     steps: Steps
     name: str
 
-    def flush(self) -> Any: ...
+    def flush(self, fetch: Sequence[str] = ()) -> Any: ...
     def fetch(self, name: str, *, values: bool) -> Any: ...
     def read_grad(self, name: str) -> Any: ...
     def clear_grad(self, name: str) -> Any: ...
     def patch(self, t: Tensor, body: dict[str, Any]) -> Any: ...
-    def backward(self, tensors: Any, grad_tensors: Any = None, **kwargs: Any) -> Any: ...
+    def backward(
+        self,
+        tensors: Any,
+        grad_tensors: Any = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> Any: ...
     def zero_grad(self, set_to_none: bool = False, tensors: Any = None) -> Any: ...
 
 
@@ -61,6 +68,7 @@ class Steps:
         self.catalogue = catalogue
         self.submit_raw = submit
         self.handle = handle
+        self.lazy = False  # True for an async session: metadata is known only once awaited
         self.prefix = f"_t{secrets.token_hex(2)}_"
         self._counter = itertools.count()
         self.made = 0  # generated names handed out so far: _t<hex>_0 .. _t<hex>_<made-1>
@@ -292,7 +300,10 @@ class Steps:
         """``t.<op>_(...)``: an assign step on a leaf (PyTorch's leaf check applied here, since
         an assign always runs under no_grad), or an out-of-place op rebinding a non-leaf's name."""
         t._check()
-        if t.is_leaf and t.requires_grad and self.is_grad_enabled():
+        # a queued result of an async session has no metadata yet: it is no leaf that
+        # requires grad (only s.tensor(..., requires_grad=True) makes one, and that one is known)
+        is_leaf = t.is_leaf if t._meta is not None or not self.lazy else False
+        if is_leaf and t.requires_grad and self.is_grad_enabled():
             raise errors.LeafInplaceError(LEAF_INPLACE_MESSAGE, status=None)
         owned: list[str] = []
         operands = args if op == "clone" else (t, *args)
@@ -303,7 +314,7 @@ class Steps:
         }
         if kwargs:
             step["kwargs"] = {k: self.arg(v, owned) for k, v in kwargs.items()}
-        if t.is_leaf or not self.is_grad_enabled():
+        if is_leaf or not self.is_grad_enabled():
             step["assign"] = True
         t._value = None
         try:

@@ -484,3 +484,30 @@ def test_repr_of_a_large_tensor_fetches_nothing(session: Session) -> None:
     before = session.requests
     assert repr(y) == "tensor([...], size=(100, 50), grad_fn=<MulBackward0>)"
     assert session.requests == before
+
+
+def test_close_unbinds_the_clients_temporaries(server: str) -> None:
+    name = _name()
+    with Session(server, name=name) as s:
+        x = s.tensor([1.0, 2.0], requires_grad=True, name="x")
+        y = x * 2
+        for _ in range(5):
+            y = y + 1
+        y.bind("y")
+        (g,) = s.grad(y.sum(), [x])
+        assert len(s.info()["tensors"]) > 2
+    with Session(server, name=name, create=False) as again:
+        assert sorted(t["name"] for t in again.info()["tensors"]) == ["x", "y"]
+        again.delete()
+
+
+def test_old_tutorial_data_idioms(session: Session) -> None:
+    x = session.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    while y.data.norm() < 1000:  # the doubling tutorial, as written before PyTorch 0.4
+        y = y * 2
+    y.backward(np.float32([1.0, 1.0]))
+    assert float(np.linalg.norm(y.numpy())) >= 1000
+    np.testing.assert_array_equal(x.grad.numpy(), [512.0, 512.0])
+    x.grad.data.zero_()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
