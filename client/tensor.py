@@ -85,6 +85,16 @@ class TensorData(np.ndarray):
     def numpy(self) -> np.ndarray:
         return np.asarray(self).copy()
 
+    def __repr__(self) -> str:
+        return tensor_repr(np.asarray(self))
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:  # as torch.Tensor.__format__: a 0-d tensor formats as its number
+            return format(np.asarray(self).item(), spec)
+        return format(str(self), spec)
+
     def norm(self, p: float = 2) -> np.floating[Any]:
         """``y.data.norm()`` of old tutorials (``while y.data.norm() < 1000``)."""
         return np.linalg.norm(np.asarray(self).reshape(-1), ord=p)  # type: ignore[no-any-return]
@@ -299,6 +309,11 @@ class Tensor:
         return tensor_repr(
             values, grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
         )
+
+    def __format__(self, spec: str) -> str:
+        if self._failed is None and not self._stale and self.ndim == 0:
+            return format(self.item(), spec)  # as torch.Tensor.__format__
+        return format(repr(self), spec)
 
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
