@@ -343,6 +343,9 @@ class AsyncSession:
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
         )
 
+    def grad_pending(self, name: str) -> bool:
+        return True  # x.grad is always a reference here, read when awaited
+
     async def read_grad(self, name: str) -> np.ndarray | None:
         if self._actions:
             got = await self.flush(fetch=[f"{name}.grad"])

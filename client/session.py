@@ -191,6 +191,11 @@ class Session:
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
         )
 
+    def grad_pending(self, name: str) -> bool:
+        """Whether a queued batch-program backward decides ``name``'s grad: ``x.grad`` is then
+        a reference read when used, so ``w -= lr * w.grad`` rides in the same request."""
+        return self.programs and any("backward" in item for item in self._queue)
+
     def read_grad(self, name: str) -> tuple[np.ndarray | None, str | None]:
         """``name``'s grad (cached) or None, and PyTorch's warning if any."""
         cached = self.steps.grads.get(name)

@@ -326,6 +326,8 @@ class Tensor:
         """``x.grad``: a handle on the remote gradient, or None (with PyTorch's warning for a
         non-leaf that does not retain its grad)."""
         self._check()
+        if self._session.grad_pending(self._name):
+            return GradRef(self)  # a queued backward sets it: read when used (one request)
         value, warning = self._session.read_grad(self._name)
         if warning:
             warnings.warn(warning, UserWarning, stacklevel=2)
