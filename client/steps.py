@@ -26,7 +26,16 @@ import numpy as np
 from . import errors, wire
 from .tensor import LEAF_INPLACE_MESSAGE, GradRef, Tensor, count_results
 
-BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow", "@": "matmul"}
+# Python's own table: the dunder each operator symbol calls; which op a dunder is comes
+# from the catalogue (an op's "operators" form)
+DUNDERS = {
+    "+": "__add__",
+    "-": "__sub__",
+    "*": "__mul__",
+    "/": "__truediv__",
+    "**": "__pow__",
+    "@": "__matmul__",
+}
 FORMS = {"function": "op", "method": "method", "inplace": "in-place method"}
 
 Submit = Callable[[dict[str, Any], list[Tensor]], None]
@@ -67,6 +76,7 @@ class Steps:
     ) -> None:
         self.session = session
         self.catalogue = catalogue
+        self._operators: dict[str, str] | None = None
         self.submit_raw = submit
         self.handle = handle
         self.lazy = False  # True for an async session: metadata is known only once awaited
@@ -151,6 +161,19 @@ class Steps:
         if forms is None or not forms.get(form, form == "function"):
             name = op + "_" if form == "inplace" else op
             raise AttributeError(f"gradserve has no {FORMS[form]} {name!r}")
+
+    def operator(self, dunder: str) -> str:
+        """The op a Python operator records (``__lt__`` -> ``lt``), by the catalogue's forms."""
+        if self._operators is None:
+            self._operators = {
+                d: name
+                for name, spec in self.catalogue.items()
+                for d in (spec.get("forms") or {}).get("operators") or ()
+            }
+        op = self._operators.get(dunder)
+        if op is None:
+            raise TypeError(f"gradserve has no op for the operator {dunder}")
+        return op
 
     def results(self, op: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[int, bool]:
         """(results, whether a tuple) by the op's rule in the catalogue; an unknown op
@@ -243,7 +266,7 @@ class Steps:
             # a scalar on the left: PyTorch's reflected operators record rsub (RsubBackward1)
             # and reciprocal-then-mul (MulBackward0); spelled as those ops, not as expressions
             if symbol == "-":
-                return self.apply("rsub", (right, left), {})  # type: ignore[no-any-return]
+                return self.apply(self.operator("__rsub__"), (right, left), {})  # type: ignore[no-any-return]
             if symbol == "/":
                 recip = self.apply("reciprocal", (right,), {})
                 return self.apply("mul", (recip, left), {})  # type: ignore[no-any-return]
@@ -253,7 +276,7 @@ class Steps:
                     left = wire.as_array(left)
                 if not isinstance(right, Tensor | np.ndarray):
                     right = wire.as_array(right)
-                return self.apply(BINARY_OPS[symbol], (left, right), {})  # type: ignore[no-any-return]
+                return self.apply(self.operator(DUNDERS[symbol]), (left, right), {})  # type: ignore[no-any-return]
             return NotImplemented  # type: ignore[no-any-return]
         return self.emit({"expr": f"{a} {symbol} {b}"}, 1, [])  # type: ignore[no-any-return]
 

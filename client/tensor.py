@@ -455,40 +455,40 @@ class Tensor:
         return self._session.steps.binary("@", other, self)
 
     def __neg__(self) -> Tensor:
-        return self._op("neg")
+        return self._op(self._session.steps.operator("__neg__"))
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return self._op("abs")
+        return self._op(self._session.steps.operator("__abs__"))
 
     def __invert__(self) -> Tensor:
-        return self._op("logical_not")
+        return self._op(self._session.steps.operator("__invert__"))
 
     def __and__(self, other: Any) -> Tensor:
-        return self._op("logical_and", other)
+        return self._op(self._session.steps.operator("__and__"), other)
 
     def __or__(self, other: Any) -> Tensor:
-        return self._op("logical_or", other)
+        return self._op(self._session.steps.operator("__or__"), other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return self._op("lt", other)
+        return self._op(self._session.steps.operator("__lt__"), other)
 
     def __le__(self, other: Any) -> Tensor:
-        return self._op("le", other)
+        return self._op(self._session.steps.operator("__le__"), other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return self._op("gt", other)
+        return self._op(self._session.steps.operator("__gt__"), other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return self._op("ge", other)
+        return self._op(self._session.steps.operator("__ge__"), other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._op("eq", other)
+        return self._op(self._session.steps.operator("__eq__"), other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._op("ne", other)
+        return self._op(self._session.steps.operator("__ne__"), other)
 
     # in place: under no_grad (or on a non-leaf) as PyTorch allows; `w -= lr * w.grad` included
     def _inplace(self, op: str, *args: Any, **kwargs: Any) -> Tensor:
@@ -508,16 +508,16 @@ class Tensor:
         return self._inplace("div", other)
 
     def __iadd__(self, other: Any) -> Tensor:
-        return self._inplace("add", other)
+        return self._inplace(self._session.steps.operator("__iadd__"), other)
 
     def __isub__(self, other: Any) -> Tensor:
-        return self._inplace("sub", other)
+        return self._inplace(self._session.steps.operator("__isub__"), other)
 
     def __imul__(self, other: Any) -> Tensor:
-        return self._inplace("mul", other)
+        return self._inplace(self._session.steps.operator("__imul__"), other)
 
     def __itruediv__(self, other: Any) -> Tensor:
-        return self._inplace("div", other)
+        return self._inplace(self._session.steps.operator("__itruediv__"), other)
 
 
 class GradRef(Tensor):
