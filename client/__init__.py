@@ -7,6 +7,10 @@ y = x ** 2
 y.backward([1.0, 1.0], retain_graph=True)
 print(x.grad)              # tensor([2., 4.])
 x.grad.zero_()
+s.close()                  # unbinds the generated names; the session stays
+
+``AsyncSession`` is the same on ``httpx.AsyncClient`` (building queued, reads and backward
+awaited: ``await loss.backward()``, ``await w.numpy()``), for many sessions in one loop.
 """
 
 from . import errors
