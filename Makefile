@@ -7,16 +7,16 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout browser-deps clean
+.PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout test-package browser-deps redis-deps clean
 
 $(VENV)/.serve-installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[server]'
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml $(VENV)/.serve-installed
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[server,test]'
 	touch $@
 
 serve: $(VENV)/.serve-installed
@@ -57,7 +57,16 @@ browser-deps:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
 	    chromium chromium-driver fonts-dejavu-core graphviz; }
 
-test-scaleout: $(VENV)/.test-installed
+# the package installed in fresh virtualenvs, base (engine + client) and [server]
+test-package: $(VENV)/.test-installed
+	$(PY) -m pytest -m package tests/package
+
+# Debian's redis-server for tests/store (they skip without it unless CI_REDIS=1)
+redis-deps:
+	command -v redis-server >/dev/null || { \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server; }
+
+test-scaleout: $(VENV)/.test-installed redis-deps
 	command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; }
 	$(PY) -m pytest -m scaleout tests/deploy
 

@@ -10,7 +10,10 @@ Cases (each forward + backward):
   mlp      one SGD training step, batch 64, 784-256-256-10, float32, relu,
            cross-entropy, update under no_grad, vs PyTorch, the same step written
            by hand in numpy, and HIPS autograd;
-  sum-sq   ``(x*x).sum()`` on 1e6 float32 elements vs PyTorch, numpy, HIPS.
+  sum-sq   ``(x*x).sum()`` on 1e6 float32 elements vs PyTorch, numpy, HIPS;
+  cnn      the digits CNN's conv layers (conv2d, relu, max_pool2d twice), batch 64,
+           vs PyTorch;
+  block    a transformer block (bench/block.py), forward + backward, vs PyTorch.
 
 Every library runs with one thread (torch.set_num_threads(1); BLAS limited via
 threadpoolctl, or the *_NUM_THREADS variables when it is missing) so the
@@ -319,6 +322,32 @@ def hips_sumsq(n: int) -> Callable[[], Any]:
     return lambda: g(x)
 
 
+# -- case 4: the digits CNN's conv layers (examples/digits_cnn.py) ---------------------
+
+CNN_OPS = ("conv2d", "relu", "max_pool2d")
+
+
+def cnn_convs(F: Any, tensor: Callable[..., Any], batch: int) -> Callable[[], Any]:
+    """conv2d(1->8, 3x3, pad 1) -> relu -> max_pool2d(2), then 8->16 the same way, on
+    8x8 images; forward, ``.sum()`` and backward into the four parameters."""
+    rng = np.random.default_rng(0)
+    x = tensor(rng.standard_normal((batch, 1, 8, 8)).astype(np.float32))
+    shapes = ((8, 1, 3, 3), (8,), (16, 8, 3, 3), (16,))
+    w1, b1, w2, b2 = params = [
+        tensor(rng.uniform(-0.3, 0.3, s).astype(np.float32), requires_grad=True) for s in shapes
+    ]
+
+    def step() -> Any:
+        h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=1)), 2)
+        h.sum().backward()
+        for p in params:
+            p.grad = None
+        return h
+
+    return step
+
+
 # -- the table ----------------------------------------------------------------------
 
 IMPLS = ("engine", "torch", "numpy", "HIPS")
@@ -396,7 +425,39 @@ def measure(settings: Settings) -> list[Case]:
         )
     )
     cases.append(big)
+
+    cnn = Case(f"digits CNN convs (batch {s.mlp_batch}, fwd+bwd)", "ms", 1e3, {"torch": 2.5})
+    gaps = missing_ops(*CNN_OPS)
+    if gaps:
+        cnn.notes.append(f"engine: missing ops {', '.join(gaps)}")
+    cnn.times.update(
+        best_times(
+            _available(
+                engine=not gaps and (lambda: cnn_convs(E, E.tensor, s.mlp_batch)),
+                torch=torch and (lambda: cnn_convs(torch.nn.functional, torch.tensor, s.mlp_batch)),
+            ),
+            s,
+        )
+    )
+    cases.append(cnn)
+    cases.append(_block_case(s))
     return cases
+
+
+def _block_case(s: Settings) -> Case:
+    """Transformer block forward + backward (bench/block.py) vs PyTorch, one thread."""
+    from bench import block as tb  # beside this script (a namespace package)
+
+    case = Case("transformer block (8x64x64, 4 heads)", "ms", 1e3, {})
+    gaps = missing_ops(*tb.BLOCK_OPS)
+    if gaps:
+        case.notes.append(f"engine: missing ops {', '.join(gaps)}")
+    makers = {
+        "engine": not gaps and (lambda: tb.engine_block(E)),
+        "torch": torch and (lambda: tb.torch_block(torch)),
+    }
+    case.times.update(best_times(_available(**makers), s))
+    return case
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

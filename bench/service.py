@@ -49,6 +49,7 @@ import asyncio
 import base64
 import importlib.util
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -166,10 +167,18 @@ def _die_with_parent() -> None:
 class Server:
     """A child process serving on a free port, stopped by its pid."""
 
-    def __init__(self, name: str, argv: list[str], port: int, ready_path: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        port: int,
+        ready_path: str,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.name, self.port = name, port
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRADSERVE_")}
         env.update(GRADSERVE_LOG_LEVEL="warning", PYTHONPATH=ROOT)
+        env.update(extra_env or {})
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs
         self.proc = subprocess.Popen(
             argv,
@@ -810,7 +819,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         metavar="LABELS",
-        help="comma-separated case labels to measure (e.g. 'bare step,/ops step')",
+        help="comma-separated case labels to measure (e.g. 'bare step,/ops step'); "
+        "'store' runs only the durable-store section",
     )
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -824,6 +834,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve_profiled(int(args.serve_profiled[0]), args.serve_profiled[1])
         return 0
 
+    if args.only == "store":
+        return store_bench(args.quick)
     cfg = QUICK if args.quick else FULL
     if args.connections:
         cfg.connections = args.connections
@@ -856,6 +868,160 @@ def main(argv: Sequence[str] | None = None) -> int:
         runner.close()
     print_report(cfg, rows, extra)
     print(f"\n(run took {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+# --- durable stores (--only store) ---------------------------------------------------------------
+
+STORE_STEP = orjson.dumps({"out": "y", "op": "mul", "args": ["x", 2.0]})
+
+
+def _start_redis(tmp: str, fsync: str) -> subprocess.Popen[bytes] | None:
+    """Debian's redis-server with an AOF (``appendfsync`` ``fsync``), or None if not
+    installed."""
+    import shutil
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        return None
+    port = free_port()
+    os.makedirs(f"{tmp}/{fsync}")
+    argv = [exe, "--port", str(port), "--bind", HOST, "--dir", f"{tmp}/{fsync}",
+            "--appendonly", "yes", "--appendfsync", fsync, "--save", ""]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+    proc.port = port  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((HOST, port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    return None
+
+
+async def _step_rate(port: int, connections: int, seconds: float) -> float:
+    """Single /ops steps per second over ``connections`` closed loops, one session each."""
+    conns = [await Conn.open(port) for _ in range(connections)]
+    tag = os.urandom(4).hex()
+    for i, c in enumerate(conns):
+        name = f"rate{i}-{tag}"
+        await c.send(request_bytes("POST", port, "/v1/sessions", orjson.dumps({"name": name})))
+        leaf = orjson.dumps({"data": [1.0, 2.0, 3.0], "requires_grad": True})
+        await c.send(request_bytes("PUT", port, f"/v1/sessions/{name}/tensors/x", leaf))
+    raws = [request_bytes("POST", port, f"/v1/sessions/rate{i}-{tag}/ops", STORE_STEP)
+            for i in range(connections)]  # fmt: skip
+    count = 0
+    stop_at = 0.0
+
+    async def loop(c: Conn, raw: bytes) -> None:
+        nonlocal count
+        while time.perf_counter() < stop_at:
+            await c.send(raw)
+            count += 1
+
+    for warm in (True, False):
+        count = 0
+        stop_at = time.perf_counter() + (0.5 if warm else seconds)
+        t0 = time.perf_counter()
+        await asyncio.gather(*(loop(c, r) for c, r in zip(conns, raws)))
+        elapsed = time.perf_counter() - t0
+    for c in conns:
+        c.close()
+    return count / elapsed
+
+
+async def _journal_of(port: int, records: int) -> None:
+    """A session of ``records`` journal records that always holds a graph (no checkpoint)."""
+    c = await Conn.open(port)
+    await c.send(request_bytes("POST", port, "/v1/sessions", orjson.dumps({"name": "long"})))
+    leaf = orjson.dumps({"data": [1.0, 2.0, 3.0], "requires_grad": True})
+    await c.send(request_bytes("PUT", port, "/v1/sessions/long/tensors/x", leaf))
+    await c.send(request_bytes("POST", port, "/v1/sessions/long/ops",
+                               orjson.dumps({"out": "y", "expr": "x * 1.0"})))  # fmt: skip
+    step = request_bytes("POST", port, "/v1/sessions/long/ops",
+                         orjson.dumps({"out": "y", "expr": "y * 1.0001 + x"}))  # fmt: skip
+    for _ in range(records - 3):
+        await c.send(step)
+    c.close()
+
+
+def store_bench(quick: bool) -> int:
+    """Single-step rates with each store against memory, and the time a session of
+    10,000 journal records takes to come back after ``kill -9``. Prints, never asserts."""
+    tmp = tempfile.mkdtemp(prefix="gradserve-bench-")
+    seconds, records, connections = (1.0, 1000, 2) if quick else (4.0, 10_000, 4)
+    redises = [r for r in (_start_redis(tmp, "always"), _start_redis(tmp, "everysec")) if r]
+    stores = {"memory": "memory", "memory/api": "memory", "sqlite": f"sqlite:///{tmp}/bench.db"}
+    for label, r in zip(("redis", "redis/1s"), redises):
+        stores[label] = f"redis://{HOST}:{r.port}/0"  # type: ignore[attr-defined]
+    # memory/api: the memory store without the fast lane, i.e. through FastAPI's router
+    # like the durable stores (service/app.py turns the fast lane off for them)
+    runner = asyncio.Runner(loop_factory=_loop_factory())
+    rates: dict[str, list[float]] = {k: [] for k in stores}
+    recovery: dict[str, tuple[float, float]] = {}
+    argv = [sys.executable, "-m", "service", "serve", "--host", HOST, "--port"]
+    try:
+        servers = {}
+        for label, url in stores.items():
+            port = free_port()
+            env = {"GRADSERVE_STORE": url, "GRADSERVE_LEASE_SECONDS": "1"}
+            if label == "memory/api":
+                env["GRADSERVE_FAST_LANE"] = "false"
+            servers[label] = Server(label, [*argv, str(port)], port, "/healthz", env)
+        for _ in range(2 if quick else 3):  # rounds: load from elsewhere shifts them alike
+            for label, server in servers.items():
+                rates[label].append(runner.run(_step_rate(server.port, connections, seconds)))
+        for label, server in servers.items():
+            if label.startswith("memory"):
+                continue
+            runner.run(_journal_of(server.port, records))
+            os.kill(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
+            port = free_port()
+            env = {"GRADSERVE_STORE": stores[label], "GRADSERVE_LOG_LEVEL": "info"}
+            servers[label] = server = Server(label, [*argv, str(port)], port, "/healthz", env)
+            raw = request_bytes("GET", port, "/v1/sessions/long/tensors/y?values=false")
+
+            async def first_read(raw: bytes = raw, port: int = port) -> float:
+                c = await Conn.open(port)
+                t0 = time.perf_counter()
+                await c.send(raw)
+                elapsed = time.perf_counter() - t0
+                c.close()
+                return elapsed
+
+            first = runner.run(first_read())
+            found = re.search(
+                r"rebuilt from the store: (\d+) records in ([0-9.]+) s", server.output()
+            )
+            recovery[label] = (first, float(found.group(2)) if found else float("nan"))
+        for server in servers.values():
+            server.stop()
+    finally:
+        runner.close()
+        for r in redises:
+            r.kill()
+            r.wait()
+    best = {k: max(v) for k, v in rates.items()}
+    print(f"\ndurable stores ({connections} connections, one session each; best of rounds)")
+    print(f"{'store':<10} {'steps/s':>9} {'x memory':>9} {'x m/api':>8}  target")
+    targets = {"sqlite": 0.7, "redis": 0.5, "redis/1s": 0.5}
+    for label, rate in best.items():
+        ratio, api = rate / best["memory"], rate / best["memory/api"]
+        target = targets.get(label)
+        verdict = "" if target is None else f">= {target} {'met' if ratio >= target else 'MISSED'}"
+        print(f"{label:<10} {rate:>9.0f} {ratio:>9.2f} {api:>8.2f}  {verdict}")
+    for label, (first, replay) in recovery.items():
+        verdict = "met" if first <= 2.0 else "MISSED"
+        print(f"recovery {label}: {records} records; first answer after restart {first:.2f} s "
+              f"(replay {replay:.2f} s; target <= 2 s: {verdict})")  # fmt: skip
+    print("redis: appendfsync always (each acknowledged change on disk); redis/1s: everysec")
+    if not redises:
+        print("redis: redis-server not installed (make redis-deps), not measured")
     return 0
 
 

@@ -13,6 +13,8 @@ s.close()                  # unbinds the generated names; the session stays
 awaited: ``await loss.backward()``, ``await w.numpy()``), for many sessions in one loop.
 """
 
+from engine.version import __version__
+
 from . import errors
 from .aio import AsyncSession, AsyncTensor
 from .errors import GradserveError
@@ -21,6 +23,7 @@ from .session import Session
 from .tensor import GradRef, Tensor, TensorData
 
 __all__ = [
+    "__version__",
     "AsyncSession",
     "AsyncTensor",
     "GradRef",

@@ -44,6 +44,10 @@ def count_results(
         if value is None or (hasattr(value, "shape") and not isinstance(value, list | tuple)):
             return 1, False
         return int(rule["count"]), True
+    if kind == "flag":
+        return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
+    if kind == "flag_ndim":
+        return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
     size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
     if kind == "dim_size":
         return int(size), True

@@ -26,11 +26,13 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .random import Generator, default_generator, manual_seed
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
+from .version import __version__
 
 _methods.bind()
 globals().update({name: spec.fn for name, spec in OPS.items() if name not in globals()})
 
 __all__ = [
+    "__version__",
     "OPS",
     "NONLEAF_GRAD_WARNING",
     "EngineError",

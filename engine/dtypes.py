@@ -1,8 +1,11 @@
 """Supported dtypes and PyTorch's type promotion.
 
-NumPy 2 promotes a float32 array with a float64 0-d array to float64; PyTorch
-keeps float32 because 0-d tensors and Python scalars rank below dimensioned
-tensors of the same category. ``result_type`` implements PyTorch's three tiers.
+NumPy 2 promotes a float32 array with a float64 0-d array to float64, and an
+int64 array with a float16 array to float64; PyTorch keeps float32 and float16:
+0-d tensors and Python scalars rank below dimensioned tensors of the same
+category (bool < integer < floating), and an integer never widens a float.
+``result_type`` implements PyTorch's three tiers (dimensioned tensors, 0-d
+tensors, wrapped Python numbers) and ``promote`` its lattice within one tier.
 """
 
 from __future__ import annotations
@@ -13,39 +16,79 @@ import numpy as np
 
 from .errors import InvalidTensorError
 
+float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+uint8 = np.dtype(np.uint8)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
 
 DTYPES: dict[str, np.dtype] = {
+    "float16": float16,
     "float32": float32,
     "float64": float64,
+    "uint8": uint8,
+    "int8": int8,
+    "int16": int16,
+    "int32": int32,
     "int64": int64,
     "bool": bool_,
 }
+# PyTorch's other spellings of the same dtypes (``torch.half``, ``torch.long`` ...)
+_ALIASES: dict[str, np.dtype] = {
+    "half": float16,
+    "float": float32,
+    "double": float64,
+    "short": int16,
+    "int": int32,
+    "long": int64,
+}
 DEFAULT_FLOAT = float32
-FLOATING = (float32, float64)
+FLOATING = (float16, float32, float64)
 
-_TORCH_NAMES = {float32: "float32", float64: "float64", int64: "int64", bool_: "bool"}
-_CATEGORY = {bool_: 0, int64: 1, float32: 2, float64: 2}
-_PROMOTE_ORDER = [bool_, int64, float32, float64]
+_TORCH_NAMES = {dt: name for name, dt in DTYPES.items()}
+# The names in PyTorch's messages: "not implemented for 'Long'", "torch.LongTensor"
+TYPE_NAMES = {
+    float16: "Half",
+    float32: "Float",
+    float64: "Double",
+    uint8: "Byte",
+    int8: "Char",
+    int16: "Short",
+    int32: "Int",
+    int64: "Long",
+    bool_: "Bool",
+}
+_CATEGORY = {bool_: 0, uint8: 1, int8: 1, int16: 1, int32: 1, int64: 1}
+_CATEGORY.update({f: 2 for f in FLOATING})
 
 
 def to_dtype(dtype: Any) -> np.dtype:
-    """Normalize a dtype name or numpy dtype to one of the supported dtypes."""
+    """Normalize a dtype name (``"float16"``, ``"torch.half"``) or numpy dtype to a
+    supported dtype; numpy's others map to the nearest PyTorch has."""
     if dtype is None:
         return DEFAULT_FLOAT
     if isinstance(dtype, str):
         key = dtype.removeprefix("torch.")
         if key in DTYPES:
             return DTYPES[key]
+        if key in _ALIASES:
+            return _ALIASES[key]
         raise InvalidTensorError(
             f"unsupported dtype {dtype!r}; expected one of {', '.join(DTYPES)}"
         )
+    if dtype is float:
+        return float64
+    if dtype is int:
+        return int64
+    if dtype is bool:
+        return bool_
     dt = np.dtype(dtype)
     if dt in _CATEGORY:
-        return dt
+        return DTYPES[_TORCH_NAMES[dt]]
     if dt.kind == "f":
         return float64 if dt.itemsize > 4 else float32
     if dt.kind in "iu":
@@ -57,17 +100,32 @@ def torch_name(dtype: np.dtype) -> str:
     return _TORCH_NAMES.get(dtype, str(dtype))
 
 
+def type_name(dtype: np.dtype) -> str:
+    """PyTorch's scalar type name in messages (``Long``, ``Half``, ``Bool``)."""
+    return TYPE_NAMES.get(dtype, str(dtype))
+
+
 def is_floating(dtype: np.dtype) -> bool:
-    return dtype is float32 or dtype is float64 or dtype in FLOATING
+    return dtype.kind == "f"
+
+
+def category(dtype: np.dtype) -> int:
+    """0 for bool, 1 for integers, 2 for floating."""
+    return _CATEGORY[dtype]
 
 
 def promote(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
-    """Promotion within one tier (bool < int64 < float32 < float64)."""
+    """PyTorch's ``promoteTypes``: within a category the wider type (uint8 with int8 is
+    int16); across categories the higher category's type, unchanged (int64 with
+    float16 is float16, where numpy says float64)."""
     if a is None:
         return b
     if b is None or a == b:
         return a
-    return _PROMOTE_ORDER[max(_PROMOTE_ORDER.index(a), _PROMOTE_ORDER.index(b))]
+    ca, cb = _CATEGORY[a], _CATEGORY[b]
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
 
 
 def scalar_dtype(value: Any) -> np.dtype:
@@ -80,6 +138,7 @@ def scalar_dtype(value: Any) -> np.dtype:
 
 
 def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
+    """A higher tier's type wins unless the lower tier is of a higher category."""
     if higher is None:
         return lower
     if lower is None:

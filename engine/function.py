@@ -40,8 +40,17 @@ def _wrap(data: np.ndarray) -> Tensor:
     return _tensor_cls._make(data)
 
 
+class _NoGrads:
+    """``needs_input_grad`` when nothing is recorded: no input needs a gradient."""
+
+    def __getitem__(self, index: int) -> bool:
+        return False
+
+
 class _NoCtx:
     """The context handed to forward when nothing is recorded: saves are no-ops."""
+
+    needs_input_grad = _NoGrads()
 
     def save_for_backward(self, *items: Any) -> None:
         pass
@@ -83,7 +92,11 @@ class Node:
     _result: list[tuple[np.ndarray, Any, int]] | None = None
     freed = False
     freed_by: Any = None
-    tensor_refs: list[tuple[int, weakref.ref[Tensor]]] | None = None
+    tensor_refs: list[tuple[int, Callable[[], Tensor | None]]] | None = None
+    inner: Node | None = None  # the in-place op's node a CopySlices wraps
+    # output nr -> the view an in-place op wrote its saved result into: while it lives,
+    # a version error names its history (AsStrided), as PyTorch's does, not this node
+    result_views: dict[int, weakref.ref[Tensor]] | None = None
 
     def __init__(self, fn: type[Function]) -> None:
         self.fn = fn
@@ -134,10 +147,13 @@ class Node:
         if saved is None:
             return ()
         for t, version in zip(saved, self._versions):
-            if type(t) is _tensor_cls and t._vc[0] != version:
-                raise VersionMismatchError(
-                    _version_message(t, t._vc[0], version), node=self, tensor=t
-                )
+            if type(t) is _tensor_cls:
+                if t._vc[0] != version:
+                    raise VersionMismatchError(
+                        _version_message(t, t._vc[0], version), node=self, tensor=t
+                    )
+                if t._output_nr < 0 and self.seq < -t._output_nr:
+                    raise VersionMismatchError(DETACHED_MESSAGE, node=self, tensor=t)
         return saved
 
     @property
@@ -151,8 +167,10 @@ class Node:
         out = []
         for nr, (data, vc, version) in enumerate(self._result or ()):
             if vc[0] != version:
+                ref = self.result_views.get(nr) if self.result_views else None
+                view = ref() if ref is not None else None
                 t = _tensor_cls._make(data)
-                t.grad_fn = self
+                t.grad_fn = view._grad_fn if view is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
             t = _tensor_cls._make(data, True, self, nr)
             t._vc = vc
@@ -170,6 +188,8 @@ class Node:
             self._result = None
             self.freed = True
             self.freed_by = tag
+        if self.inner is not None:
+            self.inner.release(tag)
 
     # -- introspection (PyTorch's grad_fn API) ------------------------------
     @property
@@ -206,6 +226,19 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead"
+)
+
+
+def detached_marker() -> int:
+    """What ``detach_`` stores in ``_output_nr`` (meaningless without a grad_fn): minus the
+    next node sequence number, so nodes created before it, which saved the tensor while it
+    had history, refuse to use it."""
+    return -next(_sequence)
 
 
 def _version_message(t: Tensor, now: int, expected: int) -> str:
@@ -261,11 +294,15 @@ class Function:
     def apply(cls, *inputs: Any, **params: Any) -> Any:
         """Run forward; record a node when grad mode is on and an input requires grad.
         Inputs are Tensors, or Python numbers that act as constants."""
-        if _enabled.get():
+        grad_on = _enabled.get()
+        if grad_on:
             T = _tensor_cls
             for t in inputs:
-                if type(t) is T and t.requires_grad_flag:
-                    return cls._record(inputs, params)
+                if type(t) is T:
+                    if t._view is not None:
+                        t.grad_fn  # noqa: B018 - a stale view regenerates its history first
+                    if t.requires_grad_flag:
+                        return cls._record(inputs, params)
         try:
             out = cls.forward(_NoCtx(), *inputs, **params)
         except ValueError as exc:
@@ -273,47 +310,58 @@ class Function:
         if type(out) is tuple:
             results = tuple(_wrap(o) for o in out)
             if cls.is_view:
-                for r in results:
-                    r._view_of(inputs[0])
+                for nr, r in enumerate(results):
+                    r._view_of(inputs[0], cls, params, nr, grad_on)
             return results
         if cls.is_view:
-            return _wrap(out)._view_of(inputs[0])
+            return _wrap(out)._view_of(inputs[0], cls, params, None, grad_on)
         return _wrap(out)
 
     @classmethod
     def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        # Edges first, node second: reading a stale view's ``grad_fn`` regenerates it,
+        # and a node must be created after the nodes it points to (see ``Node.seq``).
+        # A forward may read ``ctx.needs_input_grad`` to save only what is needed.
+        T = _tensor_cls
+        edges: tuple[tuple[Any, int] | None, ...]
+        if len(inputs) == 1:  # apply refreshed it if it is a view
+            t = inputs[0]
+            fn = t._grad_fn
+            edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
+        elif len(inputs) == 2:  # binary ops, unrolled (hot path)
+            a, b = inputs
+            edge_a = edge_b = None
+            if type(a) is T:
+                fn = a._grad_fn if a._view is None else a.grad_fn
+                if fn is not None:
+                    edge_a = (fn, a._output_nr)
+                elif a.requires_grad_flag:
+                    edge_a = (a, 0)
+            if type(b) is T:
+                fn = b._grad_fn if b._view is None else b.grad_fn
+                if fn is not None:
+                    edge_b = (fn, b._output_nr)
+                elif b.requires_grad_flag:
+                    edge_b = (b, 0)
+            edges = (edge_a, edge_b)
+        else:
+            listed: list[tuple[Any, int] | None] = []
+            for t in inputs:
+                edge = None
+                if type(t) is T:
+                    fn = t._grad_fn if t._view is None else t.grad_fn
+                    if fn is not None:
+                        edge = (fn, t._output_nr)
+                    elif t.requires_grad_flag:
+                        edge = (t, 0)
+                listed.append(edge)
+            edges = tuple(listed)
         node = Node(cls)
+        node.next_edges = edges
         try:
             out = cls.forward(node, *inputs, **params)
         except ValueError as exc:
             raise _shape_error(cls, inputs, exc) from None
-        T = _tensor_cls
-        if len(inputs) == 1:
-            t = inputs[0]
-            fn = t.grad_fn
-            node.next_edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
-        elif len(inputs) == 2:  # binary ops, unrolled (hot path)
-            a, b = inputs
-            if type(a) is T and a.requires_grad_flag:
-                fn = a.grad_fn
-                edge_a = (fn, a._output_nr) if fn is not None else (a, 0)
-            else:
-                edge_a = None
-            if type(b) is T and b.requires_grad_flag:
-                fn = b.grad_fn
-                edge_b = (fn, b._output_nr) if fn is not None else (b, 0)
-            else:
-                edge_b = None
-            node.next_edges = (edge_a, edge_b)
-        else:
-            edges: list[tuple[Any, int] | None] = []
-            for t in inputs:
-                if type(t) is _tensor_cls and t.requires_grad_flag:
-                    fn = t.grad_fn
-                    edges.append((fn, t._output_nr) if fn is not None else (t, 0))
-                else:
-                    edges.append(None)
-            node.next_edges = tuple(edges)
         make = _tensor_cls._make
         if type(out) is not tuple:
             if type(out) is not np.ndarray:
@@ -321,7 +369,7 @@ class Function:
             dtype = out.dtype
             result = make(out, True, node, 0) if dtype.kind == "f" else make(out)
             if cls.is_view:
-                result._view_of(inputs[0])
+                result._view_of(inputs[0], cls, params, None, True)
             node.out_shape = out.shape
             node.out_dtype = dtype
             if node._saved_result:
@@ -334,7 +382,7 @@ class Function:
             differentiable = arr.dtype.kind == "f"
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
-                results[-1]._view_of(inputs[0])
+                results[-1]._view_of(inputs[0], cls, params, nr, True)
         node.output_meta = tuple((r.data.shape, r.data.dtype) for r in results)
         node.n_outputs = len(results)
         if node._saved_result:

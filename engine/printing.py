@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import dtypes
+from .errors import EngineError
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -172,8 +173,13 @@ def tensor_repr(t: Tensor, opts: PrintOptions = DEFAULT_OPTIONS) -> str:
     elif data.dtype not in _DEFAULT_DTYPES:
         suffixes.append(dtype_suffix)
     body = _body(data, indent, opts)
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name}>")
+    try:
+        fn = t.grad_fn
+    except EngineError:  # a stale view that may not regenerate (PyTorch prints the same)
+        suffixes.append("grad_fn=<Invalid>")
+        return _add_suffixes(prefix + body, suffixes, indent, opts)
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn.name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent, opts)

@@ -50,17 +50,23 @@ class Results:
     tensor, else one (``max(x)`` and ``max(x, other)`` one, ``max(x, dim)`` two).
     ``dim_size``: one per index of ``input`` along ``dim`` (``unbind``).
     ``split``: pieces of ``arg`` elements (or one per listed size) along ``dim``.
-    ``chunk``: PyTorch's ``chunk`` count for ``arg`` chunks along ``dim``."""
+    ``chunk``: PyTorch's ``chunk`` count for ``arg`` chunks along ``dim``.
+    ``flag``: ``count`` results (a tuple) when argument ``arg`` is true, else one
+    (``max_pool2d(..., return_indices=True)``).
+    ``flag_ndim``: one result per dim of ``input`` (at least one, a tuple) when ``arg``
+    is true, else one (``nonzero(x, as_tuple=True)``)."""
 
-    kind: str  # "given" | "dim_size" | "split" | "chunk"
+    kind: str  # "given" | "dim_size" | "split" | "chunk" | "flag" | "flag_ndim"
     arg: str = ""
     dim: str = "dim"
     count: int = 2
 
     def rule(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.kind, "dim": self.dim}
-        if self.kind == "given":
+        if self.kind in ("given", "flag"):
             return {"rule": self.kind, "arg": self.arg, "count": self.count}
+        if self.kind == "flag_ndim":
+            return {"rule": self.kind, "arg": self.arg}
         if self.arg:
             out["arg"] = self.arg
         return out
@@ -87,6 +93,10 @@ def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, 
         if value is None or is_tensor(value):
             return 1, False
         return int(rule["count"]), True
+    if kind == "flag":
+        return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
+    if kind == "flag_ndim":
+        return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
     size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
     if kind == "dim_size":
         return int(size), True
@@ -186,6 +196,9 @@ def register(
         key = name or fn.__name__.rstrip("_")
         if key in OPS:
             raise RuntimeError(f"op {key!r} registered twice")
+        if isinstance(results, bool) or not isinstance(results, int | Results):
+            # a client evaluates the rule from GET /v1/ops: it must be data, not code
+            raise TypeError(f"op {key!r}: results= takes an int or a Results rule")
         OPS[key] = OpSpec(
             name=key,
             fn=fn,

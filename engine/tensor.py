@@ -8,17 +8,16 @@ this module holds only state and the rules about that state (leaf flags,
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes, function
+from . import dtypes, function, views
 from .errors import (
-    LEAF_INPLACE_MESSAGE,
+    BadArgumentsError,
     DtypeNotDifferentiableError,
-    InplaceViewError,
-    LeafInplaceError,
     NoGradFnError,
     NotLeafError,
     ShapeMismatchError,
@@ -36,14 +35,6 @@ REQUIRES_GRAD_CONSTRUCT_MESSAGE = (
     "Only Tensors of floating point and complex dtype can require gradients"
 )
 REQUIRES_GRAD_DTYPE_MESSAGE = "only Tensors of floating point dtype can require gradients"
-VIEW_OF_LEAF_INPLACE_MESSAGE = (
-    "a view of a leaf Variable that requires grad is being used in an in-place operation."
-)
-INPLACE_VIEW_MESSAGE = (
-    "this tensor was modified in place through one of its views while recording a graph; "
-    "gradserve does not differentiate through such a write (PyTorch's CopySlices). Use the "
-    "out-of-place op on the view, or write under no_grad."
-)
 NOT_LEAF_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
@@ -69,12 +60,12 @@ class Tensor:
         "data",
         "requires_grad_flag",
         "_grad",
-        "grad_fn",
+        "_grad_fn",
         "_output_nr",
         "_retains_grad",
         "_vc",
         "_hooks",
-        "_base",
+        "_view",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -86,12 +77,12 @@ class Tensor:
         )
         self.requires_grad_flag = False
         self._grad: Tensor | None = None
-        self.grad_fn: function.Node | None = None
+        self._grad_fn: function.Node | None = None
         self._output_nr = 0
         self._retains_grad = False
         self._vc = [0]
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
-        self._base: Tensor | None = None
+        self._view: views.ViewInfo | None = None
         if requires_grad:
             if not dtypes.is_floating(arr.dtype):
                 raise DtypeNotDifferentiableError(REQUIRES_GRAD_CONSTRUCT_MESSAGE)
@@ -112,17 +103,41 @@ class Tensor:
         t.data = data
         t.requires_grad_flag = requires_grad
         t._grad = None
-        t.grad_fn = grad_fn
+        t._grad_fn = grad_fn
         t._output_nr = output_nr
         t._retains_grad = False
         t._vc = [0]
         t._hooks = None
-        t._base = None
+        t._view = None
         return t
 
     # -- autograd flags -----------------------------------------------------
     @property
+    def grad_fn(self) -> function.Node | None:
+        """The node that made this tensor. A view whose base (or a sibling view) was
+        written in place since regenerates it from the base's new history first."""
+        info = self._view
+        if info is not None and info.attr_version != self._vc[0]:
+            views.refresh(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value: function.Node | None) -> None:
+        self._grad_fn = value
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of (PyTorch's ``_base``), or None."""
+        info = self._view
+        return None if info is None else info.base
+
+    def _is_view(self) -> bool:
+        return self._view is not None
+
+    @property
     def requires_grad(self) -> bool:
+        if self._view is not None:
+            self.grad_fn  # noqa: B018 - a stale view may now require grad through its base
         return self.requires_grad_flag
 
     @requires_grad.setter
@@ -268,6 +283,7 @@ class Tensor:
         def __abs__(self) -> Tensor: ...
         def __invert__(self) -> Tensor: ...
         def __getitem__(self, index: Any) -> Tensor: ...
+        def __setitem__(self, index: Any, value: Any) -> None: ...
         def __lt__(self, other: Any) -> Tensor: ...
         def __le__(self, other: Any) -> Tensor: ...
         def __gt__(self, other: Any) -> Tensor: ...
@@ -293,27 +309,32 @@ class Tensor:
         t._vc = self._vc
         return t
 
-    def _view_of(self, base: Tensor) -> Tensor:
-        """Mark this tensor as a view of ``base``: one memory, one version counter."""
-        self._vc = base._vc
-        self._base = base._base if base._base is not None else base
-        return self
+    def _view_of(
+        self,
+        parent: Tensor,
+        cls: type[function.Function],
+        params: dict[str, Any],
+        nr: int | None,
+        grad_on: bool,
+    ) -> Tensor:
+        """Mark this tensor as a view of ``parent`` made by ``cls``: one memory, one
+        version counter, and a way to replay it from the root base."""
+        return views.make_view(self, parent, cls, params, nr, grad_on)
 
     def detach_(self) -> Tensor:
-        self.grad_fn = None
+        """Drop the history in place; a node that saved this tensor notices at backward."""
+        if self._view is not None:
+            raise BadArgumentsError(views.DETACH_VIEW_MESSAGE)
+        if self._grad_fn is not None:
+            self._output_nr = function.detached_marker()
+        self._grad_fn = None
         self.requires_grad_flag = False
         return self
 
     # -- in-place writes -----------------------------------------------------
     def _check_inplace(self) -> None:
-        """PyTorch's rules for writing in place while grad mode is on."""
-        if not _enabled.get():
-            return
-        if self.requires_grad_flag and self.grad_fn is None:
-            raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
-        base = self._base
-        if base is not None and base.requires_grad_flag and base.grad_fn is None:
-            raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
+        """PyTorch's refusals before an in-place write (overlapping memory, leaves, views)."""
+        views.check_inplace(self, _enabled.get())
 
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""
@@ -324,67 +345,98 @@ class Tensor:
         return self
 
     def _inplace(self, result: Tensor) -> Tensor:
-        """Finish an in-place op given its out-of-place result: write, bump, rebase history."""
+        """Finish an in-place op given its out-of-place result: write, bump, rebase history.
+        ``result``'s node read this tensor's pre-write value as its input 0."""
         self._check_inplace()
         if result.data.shape != self.data.shape:
             raise RuntimeError(
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                 f"{list(result.shape)}"
             )
-        self._write(result.data)
-        if result.grad_fn is not None:
-            self.grad_fn = result.grad_fn
-            self._output_nr = result._output_nr
-            self.requires_grad_flag = True
-            if self._hooks:
-                result.grad_fn.register_tensor(result._output_nr, self)
-            if self._base is not None:
-                self._base._history_modified_through_view()
+        fn = result._grad_fn
+        info = self._view
+        if fn is None:
+            self._write(result.data)
+            return self
+        nr = result._output_nr
+        if info is not None:
+            views.check_multi_output(self)
+            if info.no_grad:
+                raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
+            old_edge = views.edge_of(self)
+            self._write(result.data)
+            views.rebase(self, fn, nr, old_edge)
+            self.grad_fn  # noqa: B018 - regenerated now, as PyTorch's rebase_history does
+        else:
+            self._write(result.data)
+            views.set_history(self, fn, nr)
+        if fn._result is not None:
+            # the op saved its result: that is now this tensor, version-checked as such
+            fn._result[nr] = (self.data, self._vc, self._vc[0])
+            if info is not None:
+                fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(self)}
         return self
 
-    def _history_modified_through_view(self) -> None:
-        """This tensor was written through one of its views while recording. PyTorch
-        rebases its history onto a CopySlices node; we record a CopySlices node that
-        refuses to run, so a later backward through this tensor fails loudly instead
-        of using the gradient of values it no longer holds."""
-        node = function.Node(CopySlices)
-        node.next_edges = ()
-        node.out_shape, node.out_dtype = self.data.shape, self.data.dtype
-        self.grad_fn = node
-        self._output_nr = 0
-        self.requires_grad_flag = True
+    def _records(self, *others: Any) -> bool:
+        """Whether an in-place op on this tensor with ``others`` records a node."""
+        if not _enabled.get():
+            return False
+        if self.requires_grad:
+            return True
+        return any(type(o) is Tensor and o.requires_grad for o in others)
 
     def zero_(self) -> Tensor:
         self._check_inplace()
+        if self._records():
+            return self._inplace(views.ZeroBackward0.apply(_snapshot(self)))
         return self._write(np.zeros((), dtype=self.data.dtype))
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
-        return self._write(
-            np.asarray(float(value) if not isinstance(value, Tensor) else value.data)
-        )
+        if isinstance(value, Tensor):
+            if value.data.ndim:
+                raise BadArgumentsError(
+                    "fill_ only supports 0-dimension value tensor but got tensor with "
+                    f"{value.data.ndim} dimensions."
+                )
+            if self._records(value):
+                source = _snapshot(self) if self.requires_grad_flag else self
+                return self._inplace(views.FillBackward3.apply(source, value))
+            return self._write(value.data)
+        if self._records():
+            return self._inplace(views.FillBackward2.apply(_snapshot(self), value=value))
+        return self._write(np.asarray(float(value)))
 
     def copy_(self, src: Tensor | Any) -> Tensor:
-        data = src.data if isinstance(src, Tensor) else np.asarray(src)
+        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor."""
+        s = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src))
         self._check_inplace()
-        np.broadcast_to(data, self.data.shape)
-        return self._write(data)
+        try:
+            np.broadcast_to(s.data, self.data.shape)
+        except ValueError:
+            raise ShapeMismatchError(_copy_shape_message(self.shape, s.shape)) from None
+        if self._records(s):
+            source = _snapshot(self) if self.requires_grad_flag else self
+            return self._inplace(views.CopyBackwards.apply(source, s))
+        return self._write(s.data)
 
 
-class CopySlices(function.Function):
-    """The history of a tensor written in place through a view (see above)."""
-
-    name = "CopySlices"
-
-    @staticmethod
-    def backward(ctx: Any, g: Any) -> Any:
-        raise InplaceViewError(INPLACE_VIEW_MESSAGE)
+def _copy_shape_message(dst: tuple[int, ...], src: tuple[int, ...]) -> str:
+    for i in range(1, max(len(dst), len(src)) + 1):
+        a = dst[-i] if i <= len(dst) else 1
+        b = src[-i] if i <= len(src) else 1
+        if a != b and b != 1:
+            return (
+                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                f"non-singleton dimension {max(len(dst), len(src)) - i}"
+            )
+    return f"expand: the number of sizes provided ({len(dst)}) must be greater or equal"
 
 
 def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t`` that keeps its history: the input to the op an in-place write replaces."""
-    s = Tensor._make(t.data.copy(), t.requires_grad_flag, t.grad_fn, t._output_nr)
-    return s
+    fn = t.grad_fn  # a stale view regenerates first
+    return Tensor._make(t.data.copy(), t.requires_grad_flag, fn, t._output_nr)
 
 
 function._tensor_cls = Tensor

@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, params
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
+from engine.version import __version__
+
+from .bodies import Payload
+from .deps import SESSION_CALL_PARAMETERS, session_call
 from .docs import mount_docs
 from .errors import install_handlers
-from .fastlane import FastLane
-from .observability import BodyLimitMiddleware, Metrics, RequestContextMiddleware
+from .journal import Journal
+from .observability import (
+    BodyLimitMiddleware,
+    Metrics,
+    ProblemCORSMiddleware,
+    RequestContextMiddleware,
+)
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
 from .sessions import SessionStore
 from .settings import Settings, get_settings
 
-VERSION = "0.1.0"
+log = logging.getLogger("gradserve")
+
+VERSION = __version__
 DESCRIPTION = """\
 Reverse-mode automatic differentiation with PyTorch's autograd semantics, over REST.
 
@@ -28,10 +44,15 @@ Build a graph in a named session (leaves with `requires_grad`, steps that record
 """
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """A new app with its own session store; ``settings`` overrides the environment."""
+def create_app(
+    settings: Settings | None = None, dependencies: Sequence[params.Depends] = ()
+) -> FastAPI:
+    """A new app with its own session store; ``settings`` overrides the environment;
+    ``dependencies`` run on every route (FastAPI's app-level dependencies)."""
     settings = settings or get_settings()
     app = FastAPI(
+        lifespan=lifespan,
+        dependencies=list(dependencies),
         title="gradserve",
         version=VERSION,
         description=DESCRIPTION,
@@ -40,18 +61,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.store = SessionStore(settings)
+    app.state.journal = Journal.from_settings(settings, app.state)
+    app.state.journal.install(app)  # opens the store at startup (GRADSERVE_STORE)
+    app.state.swept = 0  # sweeps done by the background task (sweep_forever)
     app.state.metrics = Metrics(lambda: len(app.state.store))
     install_handlers(app)
-    mount_docs(app)
-    for router in ROUTERS:
+    for router in ROUTERS:  # first: the router tries routes in order
         app.include_router(router)
-    if settings.fast_lane:  # innermost middleware: just before the router
-        routes = [route for router in ROUTERS for route in router.routes]
-        app.add_middleware(FastLane, state=app.state, routes=routes)
+    mount_docs(app)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         RequestContextMiddleware, metrics=app.state.metrics, log_requests=settings.access_log
     )
+    if settings.cors_origins:  # outermost: a preflight is answered before anything else
+        app.add_middleware(
+            ProblemCORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["Location", "X-Request-ID", "Gradserve-Dtype", "Gradserve-Shape"],
+            max_age=600,
+        )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -60,6 +90,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """While the app serves: a background task evicts idle sessions, without traffic."""
+    task = asyncio.create_task(sweep_forever(app), name="gradserve-sweep")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def sweep_forever(app: FastAPI) -> None:
+    """``store.sweep()`` every ``sweep_seconds``; ``app.state.swept`` counts the rounds."""
+    while True:
+        await asyncio.sleep(app.state.settings.sweep_seconds)
+        try:
+            app.state.store.sweep()
+        except Exception:  # a sweep that fails must not end the sweeping
+            log.exception("session sweep failed")
+        app.state.swept += 1
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:
@@ -82,6 +135,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         separate_input_output_schemas=False,  # one TensorData, not -Input and -Output
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for payload in Payload.every:  # bodies read by the routes, not declared to FastAPI
+        components.update(payload.components())
+    _session_call_parameters(schema)
     problem = ProblemOut.model_json_schema(ref_template="#/components/schemas/{model}")
     components.update(problem.pop("$defs", {}))
     components["ProblemOut"] = problem
@@ -92,6 +148,22 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     _refer_to_components(schema)
     _optional_auth(schema)
     return schema
+
+
+def _session_call_parameters(schema: dict[str, Any]) -> None:
+    """The path and query parameters ``session_call`` reads, on every route that uses it."""
+    session, *query = SESSION_CALL_PARAMETERS
+    users = {
+        route.operation_id
+        for router in ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute)
+        and any(d.call is session_call for d in route.dependant.dependencies)
+    }
+    for item in schema["paths"].values():
+        for operation in item.values():
+            if operation.get("operationId") in users:
+                operation["parameters"] = [session, *operation.get("parameters", []), *query]
 
 
 def _optional_auth(schema: dict[str, Any]) -> None:

@@ -1,4 +1,7 @@
-"""``gradserve serve [--host H] [--port P]``: run the app under uvicorn."""
+"""``gradserve serve [--host H] [--port P]``: run the app under uvicorn;
+``gradserve --version``. Only ``serve`` needs the server extra
+(``pip install 'gradserve[server]'``), so the script answers ``--version`` and
+explains what is missing on a client-only install."""
 
 from __future__ import annotations
 
@@ -7,8 +10,7 @@ import gc
 import importlib.util
 from collections.abc import Sequence
 
-from .observability import configure_logging
-from .settings import get_settings
+from engine.version import __version__
 
 GC_THRESHOLD = (10_000, 10, 10)
 
@@ -25,31 +27,43 @@ def tune_gc() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    settings = get_settings()
     parser = argparse.ArgumentParser(prog="gradserve", description="gradserve HTTP service")
+    parser.add_argument("--version", action="version", version=f"gradserve {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the HTTP API")
-    serve.add_argument("--host", default=settings.host, help=f"default {settings.host}")
-    serve.add_argument("--port", type=int, default=settings.port, help=f"default {settings.port}")
-    serve.add_argument("--log-level", default=settings.log_level)
+    serve.add_argument("--host", help="default: GRADSERVE_HOST, else 127.0.0.1")
+    serve.add_argument("--port", type=int, help="default: GRADSERVE_PORT, else 8000")
+    serve.add_argument("--log-level", help="default: GRADSERVE_LOG_LEVEL, else info")
     args = parser.parse_args(argv)
 
-    import uvicorn
+    try:
+        import uvicorn
 
-    from .app import create_app
-
-    configure_logging(args.log_level)
+        from .app import create_app
+        from .observability import configure_logging
+        from .settings import get_settings
+    except ImportError as exc:
+        parser.exit(
+            2,
+            f"gradserve serve needs the server extra: pip install 'gradserve[server]' "
+            f"(missing: {exc.name})\n",
+        )
+    settings = get_settings()
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    log_level = args.log_level or settings.log_level
+    configure_logging(log_level)
     app = create_app(settings)
     tune_gc()
     uvicorn.run(
         app,
-        host=args.host,
-        port=args.port,
+        host=host,
+        port=port,
         loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
         http="httptools" if importlib.util.find_spec("httptools") else "h11",
         access_log=False,  # our middleware logs requests (GRADSERVE_ACCESS_LOG=true)
         log_config=None,  # configure_logging: JSON lines
-        log_level=args.log_level,
+        log_level=log_level,
         server_header=False,
     )
     return 0

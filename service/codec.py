@@ -217,6 +217,51 @@ def decode_b64(b64: Any, dtype: str | None, shape: Any, *, max_elements: int) ->
 # --- encoding ---------------------------------------------------------------------------------
 
 
+def shape_param(text: str | None) -> tuple[int, ...] | None:
+    """A shape as a query parameter: comma-separated (``2,3``; empty for a 0-d tensor)."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    if not all(p.isdigit() for p in parts):
+        raise InvalidTensorError(
+            f"shape must be comma-separated non-negative integers, got {text[:80]!r}"
+        )
+    return check_shape([int(p) for p in parts])
+
+
+def decode_raw(
+    raw: bytes, dtype: str | None, shape: tuple[int, ...] | None, *, max_elements: int
+) -> np.ndarray:
+    """Raw little-endian bytes (the body of a binary upload) as an ndarray of ``shape``
+    (flat when None); the length must fit the shape and dtype."""
+    target = dtype_of(dtype)
+    itemsize = target.itemsize
+    if shape is None:
+        if len(raw) % itemsize:
+            raise InvalidTensorError(
+                f"the body holds {len(raw)} bytes, not a multiple of {itemsize} "
+                f"({dtype_name(target)})"
+            )
+        shape = (len(raw) // itemsize,)
+    check_elements(math.prod(shape), max_elements)
+    size = math.prod(shape) * itemsize
+    if len(raw) != size:
+        raise InvalidTensorError(
+            f"the body holds {len(raw)} bytes; shape {list(shape)} of {dtype_name(target)} "
+            f"needs {size}"
+        )
+    if target.kind == "b":
+        return (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(shape)
+    return np.frombuffer(raw, dtype=target.newbyteorder("<")).astype(target).reshape(shape)
+
+
+def raw_bytes(arr: np.ndarray) -> bytes:
+    """An array's values as raw little-endian bytes (bool as one byte each)."""
+    if arr.dtype.kind == "b":
+        return np.ascontiguousarray(arr, dtype=np.uint8).tobytes()
+    return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+
+
 def encode(arr: np.ndarray, encoding: Encoding = "json") -> dict[str, Any]:
     """An ndarray as a wire value; ``orjson`` with ``OPT_SERIALIZE_NUMPY`` renders it.
 

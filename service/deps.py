@@ -6,14 +6,21 @@ which would cost a thread hop per dependency per request."""
 
 import hmac
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .errors import UnauthorizedError
+from .journal import Journal
 from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
 from .sessions import Session, SessionStore, owner_of
 from .settings import Settings
+
+SESSION_DESCRIPTION = "Session name: letters, digits, '_', '.', '-' (1-64)."
+ENCODING_DESCRIPTION = "json: nested lists; base64: raw little-endian bytes."
+VALUES_DESCRIPTION = "false: metadata only, without data and grad."
 
 
 async def app_settings(request: Request) -> Settings:
@@ -35,6 +42,13 @@ async def get_store(request: Request) -> SessionStore:
 StoreDep = Annotated[SessionStore, Depends(get_store)]
 
 
+async def get_journal(request: Request) -> Journal:
+    return request.app.state.journal
+
+
+JournalDep = Annotated[Journal, Depends(get_journal)]
+
+
 async def authenticate(request: Request) -> str | None:
     """The caller's owner id: None without API keys; 401 for a missing or wrong key.
 
@@ -44,7 +58,7 @@ async def authenticate(request: Request) -> str | None:
 
 
 def owner_from_header(settings: Settings, authorization: str | None) -> str | None:
-    """``authenticate`` on the raw header value (the fast lane has no ``Request``)."""
+    """``authenticate`` on the raw header value."""
     keys = settings.api_keys
     if not keys:
         return None
@@ -62,7 +76,7 @@ AuthDep = Annotated[str | None, Depends(authenticate)]
 SessionPath = Annotated[
     str,
     Path(
-        description="Session name: letters, digits, '_', '.', '-' (1-64).",
+        description=SESSION_DESCRIPTION,
         examples=["nb1"],
         json_schema_extra={"pattern": SESSION_NAME_PATTERN},
     ),
@@ -77,10 +91,12 @@ TensorPath = Annotated[
 ]
 
 
-async def get_session(request: Request, session: SessionPath, owner: AuthDep) -> Session:
+async def get_session(request: Request, session: SessionPath) -> Session:
     """The caller's session named in the path (``invalid_name`` / ``session_not_found``)."""
-    store: SessionStore = request.app.state.store
-    return store.get(check_session_name(session), owner)
+    state = request.app.state
+    owner = owner_from_header(state.settings, request.headers.get("authorization"))
+    journal: Journal = state.journal  # the store, or memory
+    return await journal.session(check_session_name(session), owner)
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -93,7 +109,7 @@ async def tensor_name(tensor: TensorPath) -> str:
 TensorNameDep = Annotated[str, Depends(tensor_name)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Output:
     """How tensor values are written in a response."""
 
@@ -101,16 +117,103 @@ class Output:
     values: bool
 
 
-async def output_options(
-    encoding: Annotated[
-        Literal["json", "base64"],
-        Query(description="json: nested lists; base64: raw little-endian bytes."),
-    ] = "json",
-    values: Annotated[
-        bool, Query(description="false: metadata only, without data and grad.")
-    ] = True,
-) -> Output:
-    return Output(encoding, values)
+_OUTPUTS = {(e, v): Output(e, v) for e in ("json", "base64") for v in (True, False)}
+
+EncodingQuery = Annotated[Literal["json", "base64"], Query(description=ENCODING_DESCRIPTION)]
+ValuesQuery = Annotated[bool, Query(description=VALUES_DESCRIPTION)]
+
+
+async def output_options(encoding: EncodingQuery = "json", values: ValuesQuery = True) -> Output:
+    return _OUTPUTS[(encoding, values)]
 
 
 OutputDep = Annotated[Output, Depends(output_options)]
+
+
+class OutputQuery(BaseModel):
+    """``?encoding=`` and ``?values=``, validated as FastAPI validates query parameters."""
+
+    encoding: Literal["json", "base64"] = "json"
+    values: bool = True
+
+
+_OUTPUT_QUERY = TypeAdapter(OutputQuery)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCall:
+    """What a route on one session needs: the session, how to write tensors, the settings,
+    and the request (for a body a ``Payload`` reads)."""
+
+    session: Session
+    out: Output
+    settings: Settings
+    request: Request
+
+
+async def session_call(request: Request) -> SessionCall:
+    """Key, session and output options in one flat dependency with no parameters of its
+    own: FastAPI solves each declared parameter and each nested dependency on every
+    request, and these routes carry a training loop. ``build_openapi`` documents the
+    parameters it reads (``SESSION_CALL_PARAMETERS``)."""
+    state = request.app.state
+    settings: Settings = state.settings
+    owner = owner_from_header(settings, request.headers.get("authorization"))
+    name = check_session_name(request.path_params["session"])
+    journal: Journal = state.journal
+    # the memory store answers at once; a durable one may rebuild or catch the session up
+    found = (
+        state.store.get(name, owner) if not journal.enabled else await journal.session(name, owner)
+    )
+    out = _OUTPUTS[("json", True)]
+    if request.scope["query_string"]:
+        out = _output(request)
+    return SessionCall(found, out, settings, request)
+
+
+def _output(request: Request) -> Output:
+    query = request.query_params
+    given = {k: query[k] for k in ("encoding", "values") if k in query}
+    try:
+        parsed = _OUTPUT_QUERY.validate_python(given)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("query", *e["loc"])} for e in exc.errors(include_url=False)]
+        ) from None
+    return _OUTPUTS[(parsed.encoding, parsed.values)]
+
+
+CallDep = Annotated[SessionCall, Depends(session_call)]
+
+SESSION_CALL_PARAMETERS: list[dict[str, Any]] = [
+    {
+        "description": SESSION_DESCRIPTION,
+        "in": "path",
+        "name": "session",
+        "required": True,
+        "schema": {"$ref": "#/components/schemas/SessionName", "description": SESSION_DESCRIPTION},
+    },
+    {
+        "description": ENCODING_DESCRIPTION,
+        "in": "query",
+        "name": "encoding",
+        "required": False,
+        "schema": {
+            "$ref": "#/components/schemas/Encoding",
+            "default": "json",
+            "description": ENCODING_DESCRIPTION,
+        },
+    },
+    {
+        "description": VALUES_DESCRIPTION,
+        "in": "query",
+        "name": "values",
+        "required": False,
+        "schema": {
+            "default": True,
+            "description": VALUES_DESCRIPTION,
+            "title": "Values",
+            "type": "boolean",
+        },
+    },
+]

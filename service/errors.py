@@ -61,6 +61,11 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
     "version_mismatch": (409, "Saved tensor modified in place"),
     "inplace_view": (409, "Tensor modified in place through a view"),
+    # durable stores (GRADSERVE_STORE, service/journal.py)
+    "store_unavailable": (503, "Session store unavailable"),
+    "session_moved": (503, "Session taken over by another replica"),
+    "session_corrupt": (409, "Session journal cannot be replayed"),
+    "graph_lost": (409, "Graph not kept by the session store"),
     # bugs: answered as problems too, but no test may ever reach them
     "internal_vjp_error": (500, "Internal error in a backward rule"),
     "engine_error": (500, "Internal engine error"),
@@ -149,6 +154,28 @@ class BadArgumentsError(ServiceError):
     code = "bad_arguments"
 
 
+class StoreUnavailableError(ServiceError):
+    """503 with ``Retry-After``: the store did not keep the change (nothing acknowledged)."""
+
+    code = "store_unavailable"
+
+    def __init__(self, detail: str, **kw: Any) -> None:
+        kw.setdefault("hint", "retry after a moment; the change was not kept")
+        super().__init__(detail, headers={"Retry-After": "1"}, **kw)
+
+
+class SessionMovedError(StoreUnavailableError):
+    code = "session_moved"
+
+
+class SessionCorruptError(ServiceError):
+    code = "session_corrupt"
+
+
+class GraphLostError(ServiceError):
+    code = "graph_lost"
+
+
 # --- rendering ------------------------------------------------------------------------------
 
 
@@ -228,8 +255,7 @@ _HTTP_CODES = {
 def known_error_response(exc: BaseException) -> Response | None:
     """The problem for an error the service expects while answering, else None.
 
-    The exception handlers below answer with it; so does ``fastlane``, which runs
-    endpoints outside FastAPI's exception middleware."""
+    The exception handlers below answer with it."""
     if isinstance(exc, ServiceError):
         return problem(
             exc.code, exc.detail, status=exc.status, hint=exc.hint, headers=exc.headers, **exc.extra

@@ -1,56 +1,84 @@
 """Expressions over session tensors, parsed with a whitelist (``ast``, never ``eval``).
 
-Allowed: numbers, tensor names, ``name.grad``, ``+ - * / ** @``, unary minus,
+Allowed: numbers, tensor names, ``name.grad``, ``name.data``, ``+ - * / // % ** @``,
+unary minus, comparisons ``== != < <= > >=`` (one at a time: PyTorch refuses the truth
+value a chained comparison needs), ``& | ^ ~`` (bitwise on integers, logical on bool),
 calls of catalogue ops with keyword arguments (``sum(x, dim=1)``), the same as
-methods (``x.sum(dim=1)``), and indexing (``x[0]``, ``x[:, 1:3]``, ``x[None]``,
-``x[..., 0]``, ``x[[0, 2]]``, ``x[idx]``). Anything else is refused with the
+methods where the op has a method form (``x.sum(dim=1)``, ``x.float()``, ``x.add_(1)``),
+and indexing (``x[0]``, ``x[:, 1:3]``, ``x[None]``, ``x[..., 0]``, ``x[[0, 2]]``,
+``x[idx]``, ``x[x > 0]``). Anything else is refused with the
 position of the offending token. Length and nesting are checked before and
 after ``ast.parse`` so hostile input (10,000 parentheses, 3,000 minus signs)
 is a 422, never a crash; parsing and evaluation recurse at most ``MAX_DEPTH``.
 
-Parsing yields a small tree (``Const``, ``Name``, ``GradOf``, ``Call``, ``Seq``,
-``Slice``) that ``evaluate`` walks with an environment supplying tensors and
+Parsing yields a small tree (``Const``, ``Name``, ``GradOf``, ``DataOf``, ``Call``,
+``Seq``, ``Slice``) that ``evaluate`` walks with an environment supplying tensors and
 op calls, so this module knows nothing of sessions or the engine.
 """
 
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from .errors import ExprInvalidError, UnknownOpError
+from .errors import BadArgumentsError, ExprInvalidError, UnknownOpError
 
 MAX_DEPTH = 200  # AST levels; also bounds bracket nesting checked before parsing
 MAX_BRACKETS = 64
 
-BINARY_OPS: dict[type[ast.operator], tuple[str, str]] = {
-    ast.Add: ("add", "+"),
-    ast.Sub: ("sub", "-"),
-    ast.Mult: ("mul", "*"),
-    ast.Div: ("div", "/"),
-    ast.Pow: ("pow", "**"),
-    ast.MatMult: ("matmul", "@"),
+# Python's operators and the engine ops they call, as torch.Tensor's dunders do: the
+# first op of each entry the catalogue has is used (``&`` is bitwise_and where the engine
+# has it; logical_and, the same on bool, where it has only that).
+OPERATORS: dict[type[ast.AST], tuple[tuple[str, ...], str]] = {
+    ast.Add: (("add",), "+"),
+    ast.Sub: (("sub",), "-"),
+    ast.Mult: (("mul",), "*"),
+    ast.Div: (("div",), "/"),
+    ast.FloorDiv: (("floor_divide",), "//"),
+    ast.Mod: (("remainder",), "%"),
+    ast.Pow: (("pow",), "**"),
+    ast.MatMult: (("matmul",), "@"),
+    ast.BitAnd: (("bitwise_and", "logical_and"), "&"),
+    ast.BitOr: (("bitwise_or", "logical_or"), "|"),
+    ast.BitXor: (("bitwise_xor", "logical_xor"), "^"),
+    ast.Invert: (("bitwise_not", "logical_not"), "~"),
+    ast.Eq: (("eq",), "=="),
+    ast.NotEq: (("ne",), "!="),
+    ast.Lt: (("lt",), "<"),
+    ast.LtE: (("le",), "<="),
+    ast.Gt: (("gt",), ">"),
+    ast.GtE: (("ge",), ">="),
 }
-_OPERATOR_TEXT = {
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.LShift: "<<",
-    ast.RShift: ">>",
-    ast.BitOr: "|",
-    ast.BitXor: "^",
-    ast.BitAnd: "&",
+_LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
+# ``2 < x`` runs ``x.__gt__(2)``: the tensor first, the comparison mirrored
+_MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+_SYMMETRIC = frozenset({"add", "mul", "bitwise_and", "bitwise_or", "bitwise_xor", *_LOGICAL})
+# Tensor cast methods (``x.float()``) and their dtypes: ``to(dtype)`` where the catalogue
+# has no op of that name
+CASTS = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    "bool": "bool",
 }
+_OPERATOR_TEXT: dict[type[ast.AST], str] = {ast.LShift: "<<", ast.RShift: ">>"}
+_TEXT_KIND = {text: kind for kind, (_, text) in OPERATORS.items()}
 _REFUSED = {
     ast.Lambda: "lambda expressions",
     ast.ListComp: "comprehensions",
     ast.SetComp: "comprehensions",
     ast.DictComp: "comprehensions",
     ast.GeneratorExp: "generator expressions",
-    ast.Compare: "comparisons (use the ops eq, lt, gt, ...)",
     ast.BoolOp: "'and'/'or'",
     ast.IfExp: "conditional expressions (use the op where)",
     ast.NamedExpr: "assignment expressions",
@@ -91,6 +119,12 @@ class GradOf:
 
 
 @dataclass(frozen=True, slots=True)
+class DataOf:
+    name: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
 class Call:
     op: str
     args: tuple[Node, ...]
@@ -98,6 +132,7 @@ class Call:
     pos: Pos
     method: bool = False  # written x.op(...): the op must have a method form
     operator: bool = False  # written a + b: a number on the left reflects, as in Python
+    text: str = ""  # the operator's text, for messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +148,7 @@ class Slice:
     step: Node | None
 
 
-Node = Const | Name | GradOf | Call | Seq | Slice
+Node = Const | Name | GradOf | DataOf | Call | Seq | Slice
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -217,12 +252,20 @@ def _attr_pos(node: ast.Attribute, lines: list[str]) -> tuple[int, int]:
     return _char_pos(lines, line, end - len(node.attr.encode("utf-8")))
 
 
-def _operator_pos(node: ast.BinOp, text: str, lines: list[str]) -> tuple[int, int]:
-    """The operator token: the first occurrence of its text after the left operand."""
-    line = node.left.end_lineno or node.lineno
-    start = _unwrapped(line, node.left.end_col_offset or 0)
+def _operator_pos(
+    left: ast.AST, text: str, lines: list[str], *, skip_space: bool = False
+) -> tuple[int, int]:
+    """The operator token after ``left``: the first occurrence of its text, or with
+    ``skip_space`` the first character that is not a space or a closing bracket."""
+    line = getattr(left, "end_lineno", None) or getattr(left, "lineno", 1) or 1
+    start = _unwrapped(line, getattr(left, "end_col_offset", 0) or 0)
     raw = lines[line - 1].encode("utf-8") if 0 < line <= len(lines) else b""
-    found = raw.find(text.encode(), start)
+    if skip_space:
+        found = start
+        while found < len(raw) and raw[found : found + 1] in (b" ", b")", b"\t"):
+            found += 1
+    else:
+        found = raw.find(text.encode(), start) if text else -1
     return _char_pos(lines, line, found if found >= 0 else start)
 
 
@@ -256,38 +299,93 @@ class _Converter:
         return Name(node.id, self.at(node))
 
     def visit_Attribute(self, node: ast.Attribute) -> Node:
-        if node.attr == "grad" and isinstance(node.value, ast.Name):
+        if node.attr in ("grad", "data") and isinstance(node.value, ast.Name):
             self.check_identifier(node.value, node.value.id)
-            return GradOf(node.value.id, self.at(node))
+            kind = GradOf if node.attr == "grad" else DataOf
+            return kind(node.value.id, self.at(node))
         line, col = _attr_pos(node, self.lines)
         raise ExprInvalidError(
-            f"attribute '.{node.attr[:40]}' is not allowed: only 'name.grad' and method calls "
-            "of catalogue ops (x.sum(dim=1))",
+            f"attribute '.{node.attr[:40]}' is not allowed: only 'name.grad', 'name.data' and "
+            "method calls of catalogue ops (x.sum(dim=1))",
             line=line,
             col=col,
         )
 
-    def visit_BinOp(self, node: ast.BinOp) -> Node:
-        entry = BINARY_OPS.get(type(node.op))
+    def operator(self, kind: type[ast.AST], node: ast.AST, text_at: Pos | None = None) -> str:
+        """The engine op a Python operator calls: the first of its entry the catalogue has."""
+        entry = OPERATORS.get(kind)
         if entry is None:
-            text = _OPERATOR_TEXT.get(type(node.op), type(node.op).__name__)
-            line, col = _operator_pos(node, text, self.lines)
+            text = _OPERATOR_TEXT.get(kind, kind.__name__)
+            pos = text_at or self.at(node)
             raise ExprInvalidError(
-                f"operator '{text}' is not allowed (use + - * / ** @)", line=line, col=col
+                f"operator '{text}' is not allowed (use + - * / // % ** @, comparisons, & | ^ ~)",
+                line=pos.line,
+                col=pos.col,
             )
+        names, text = entry
+        for name in names:
+            if self.ops is None or name in self.ops:
+                return name
+        if len(names) == 1:  # the executor reports the missing op, with the position
+            return names[0]
+        pos = text_at or self.at(node)
+        raise UnknownOpError(
+            f"operator '{text}' needs the op {names[0]!r}, which the engine does not have "
+            f"(line {pos.line}, column {pos.col})",
+            hint="GET /v1/ops lists the catalogue",
+            position={"line": pos.line, "col": pos.col},
+        )
+
+    def visit_BinOp(self, node: ast.BinOp) -> Node:
+        kind = type(node.op)
+        text = OPERATORS[kind][1] if kind in OPERATORS else _OPERATOR_TEXT.get(kind, "")
+        at = Pos(*_operator_pos(node.left, text or "?", self.lines))
         left, right = self.convert(node.left), self.convert(node.right)
+        if isinstance(left, Const) and isinstance(right, Const) and kind in OPERATORS:
+            folded = _fold(OPERATORS[kind][0][0], left.value, right.value)
+            if folded is not None:  # two literals: Python's answer, no op needed
+                return Const(folded)
+        op = self.operator(kind, node, at)
+        return Call(op, (left, right), (), self.at(node), operator=True, text=text)
+
+    def visit_Compare(self, node: ast.Compare) -> Node:
+        if len(node.ops) > 1:
+            second = node.comparators[0]
+            line, col = _operator_pos(second, "", self.lines, skip_space=True)
+            raise ExprInvalidError(
+                "chained comparisons are not allowed: PyTorch cannot take the truth value of "
+                "a tensor comparison; write (a < b) & (b < c)",
+                line=line,
+                col=col,
+            )
+        kind = type(node.ops[0])
+        text = OPERATORS[kind][1] if kind in OPERATORS else ""
+        if not text:
+            names = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+            line, col = _operator_pos(node.left, "", self.lines, skip_space=True)
+            raise ExprInvalidError(
+                f"operator '{names.get(kind, kind.__name__)}' is not allowed "
+                "(comparisons are == != < <= > >=)",
+                line=line,
+                col=col,
+            )
+        at = Pos(*_operator_pos(node.left, text, self.lines))
+        left, right = self.convert(node.left), self.convert(node.comparators[0])
         if isinstance(left, Const) and isinstance(right, Const):
-            folded = _fold(entry[0], left.value, right.value)
+            folded = _fold(OPERATORS[kind][0][0], left.value, right.value)
             if folded is not None:
                 return Const(folded)
-        return Call(entry[0], (left, right), (), self.at(node), operator=True)
+        op = self.operator(kind, node, at)
+        return Call(op, (left, right), (), self.at(node), operator=True, text=text)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Node:
         if isinstance(node.op, ast.UAdd):
             return self.convert(node.operand)
+        if isinstance(node.op, ast.Invert):
+            op = self.operator(ast.Invert, node)
+            return Call(op, (self.convert(node.operand),), (), self.at(node), text="~")
         if not isinstance(node.op, ast.USub):
-            text = "not" if isinstance(node.op, ast.Not) else "~"
-            raise self.fail(node, f"operator '{text}' is not allowed (use unary minus)")
+            raise self.fail(node, "operator 'not' is not allowed (use ~ on bool tensors)")
         operand = self.convert(node.operand)
         if isinstance(operand, Const) and _is_number(operand.value):
             return Const(-operand.value)
@@ -306,7 +404,14 @@ class _Converter:
             raise self.fail(node, "only catalogue ops can be called: name(...) or x.name(...)")
         if op.startswith("__") and op.endswith("__"):
             raise ExprInvalidError(f"dunder name {op[:40]!r} is not allowed", line=line, col=col)
-        if self.ops is not None and op not in self.ops:
+        if receiver and op in CASTS and (self.ops is None or op not in self.ops):
+            if node.args or node.keywords:
+                raise ExprInvalidError(f"x.{op}() takes no arguments", line=line, col=col)
+            return Call("to", (receiver[0], Const(CASTS[op])), (), Pos(line, col), method=True)
+        known = self.ops is None or op in self.ops
+        if not known and receiver and op.endswith("_") and op[:-1] in self.ops:  # type: ignore[operator]
+            known = True  # an in-place method (x.add_(1)); the executor checks the op has one
+        if not known:
             raise UnknownOpError(
                 f"unknown op {op!r} (line {line}, column {col})",
                 hint="GET /v1/ops lists the catalogue",
@@ -352,6 +457,9 @@ def _fold(op: str, a: Any, b: Any) -> int | float | None:
     Integers stay integers while small (``2 ** 10`` is 1024); anything that
     could explode (``9 ** 9 ** 9``) is done in float64, which saturates to inf.
     """
+    exact = _EXACT.get(op)
+    if exact is not None:
+        return _fold_exact(op, exact, a, b)
     if not (_is_number(a) and _is_number(b)):
         return None
     if isinstance(a, int) and isinstance(b, int):
@@ -383,12 +491,43 @@ def _fold(op: str, a: Any, b: Any) -> int | float | None:
     return float(out)
 
 
+_EXACT: dict[str, Callable[[Any, Any], Any]] = {
+    "floor_divide": operator.floordiv,
+    "remainder": operator.mod,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor,
+    "logical_and": lambda a, b: bool(a) and bool(b),
+    "logical_or": lambda a, b: bool(a) or bool(b),
+    "logical_xor": lambda a, b: bool(a) != bool(b),
+}
+
+
+def _fold_exact(op: str, fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """Python's own answer for two literals (``7 // 2``, ``1 < 2``, ``6 & 3``); None where
+    Python would raise (a zero divisor, ``&`` on floats), so the engine reports it."""
+    numbers = isinstance(a, int | float) and isinstance(b, int | float)
+    if not numbers or (op.startswith("bitwise") and not isinstance(a + b, int)):
+        return None
+    try:
+        return fn(a, b)
+    except (ZeroDivisionError, OverflowError):
+        return None
+
+
 # --- evaluation -------------------------------------------------------------------------------
 
 
 class Env(Protocol):
     def tensor(self, name: str, pos: Pos) -> Any: ...
     def grad(self, name: str, pos: Pos) -> Any: ...
+    def data(self, name: str, pos: Pos) -> Any: ...
     def call(
         self, op: str, args: list[Any], kwargs: dict[str, Any], pos: Pos, method: bool
     ) -> Any: ...
@@ -398,14 +537,33 @@ def _reflected(node: Call, number: Any, tensor: Any, env: Env) -> Any:
     """``number <op> tensor`` as Python runs it on torch tensors (the reflected operator),
     so the recorded grad_fn matches: ``2 - x`` is RsubBackward1, ``2 / x`` is
     ``x.reciprocal() * 2`` (MulBackward0), ``2 + x`` and ``2 * x`` put the tensor first."""
-    if node.op in ("add", "mul"):
+    if node.op in _SYMMETRIC:
         return env.call(node.op, [tensor, number], {}, node.pos, False)
+    if node.op in _MIRRORED:
+        return env.call(_MIRRORED[node.op], [tensor, number], {}, node.pos, False)
     if node.op == "sub":
         return env.call("rsub", [tensor, number], {}, node.pos, False)
     if node.op == "div":
         inverse = env.call("reciprocal", [tensor], {}, node.pos, False)
         return env.call("mul", [inverse, number], {}, node.pos, False)
     return env.call(node.op, [number, tensor], {}, node.pos, False)
+
+
+def _check_logical(node: Call, args: list[Any]) -> None:
+    """``& | ^ ~`` are bitwise on integers: where the engine has only the logical ops,
+    integers are refused rather than answered with a bool."""
+    for arg in args:
+        dtype = getattr(arg, "dtype", None)
+        if (dtype is not None and np.dtype(dtype).kind != "b") or (
+            _is_number(arg) and type(arg) is not bool
+        ):
+            names = OPERATORS[_TEXT_KIND[node.text]][0]
+            raise BadArgumentsError(
+                f"operator '{node.text}' on numbers needs the op {names[0]!r}, which the engine "
+                f"does not have; it works on bool tensors (line {node.pos.line}, column "
+                f"{node.pos.col})",
+                position={"line": node.pos.line, "col": node.pos.col},
+            )
 
 
 def evaluate(node: Node, env: Env) -> Any:
@@ -416,9 +574,13 @@ def evaluate(node: Node, env: Env) -> Any:
         return env.tensor(node.name, node.pos)
     if isinstance(node, GradOf):
         return env.grad(node.name, node.pos)
+    if isinstance(node, DataOf):
+        return env.data(node.name, node.pos)
     if isinstance(node, Call):
         args = [evaluate(a, env) for a in node.args]
         kwargs = {k: evaluate(v, env) for k, v in node.kwargs}
+        if node.text and node.op in _LOGICAL:
+            _check_logical(node, args)
         if node.operator and _is_number(args[0]) and not _is_number(args[1]):
             return _reflected(node, args[0], args[1], env)
         return env.call(node.op, args, kwargs, node.pos, node.method)

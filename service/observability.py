@@ -13,7 +13,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import problem
@@ -72,6 +75,22 @@ class Metrics:
         )
         gauge = Gauge("gradserve_sessions", "Sessions held in memory", registry=self.registry)
         gauge.set_function(lambda: float(sessions()))
+        # labelled children by (method, route, status): ``labels()`` costs a lock and a
+        # tuple of strings per call, on every request
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def observe(self, method: str, route: str, status: int, elapsed: float) -> None:
+        """Count one request and its latency."""
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = (
+                self.requests.labels(method, route, str(status)),
+                self.latency.labels(route),
+            )
+            self._children[key] = children
+        children[0].inc()
+        children[1].observe(elapsed)
 
 
 class RequestContextMiddleware:
@@ -110,8 +129,7 @@ class RequestContextMiddleware:
         finally:
             elapsed = time.perf_counter() - start
             route = getattr(scope.get("route"), "path", None) or "unmatched"
-            self.metrics.requests.labels(scope["method"], route, str(status)).inc()
-            self.metrics.latency.labels(route).observe(elapsed)
+            self.metrics.observe(scope["method"], route, status, elapsed)
             if self.log_requests or status >= 500:
                 access_log.log(
                     logging.ERROR if status >= 500 else logging.INFO,
@@ -179,3 +197,15 @@ class BodyLimitMiddleware:
             return message
 
         await self.app(scope, limited_receive, send)
+
+
+class ProblemCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS, with a refused preflight answered as a ``bad_request`` problem
+    (Starlette answers it in plain text) like every other error."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        headers = {k: v for k, v in response.headers.items() if k.startswith("access-control-")}
+        return problem("bad_request", bytes(response.body).decode(), status=400, headers=headers)

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from .executor import CREATION_OPS, estimate_elements
+from .limits import CREATION_OPS, estimate_elements
 from .schemas import StepIn
 from .sessions import Session
 from .settings import Settings
@@ -27,12 +27,15 @@ async def run(settings: Settings, weight: int, fn: Callable[..., T], *args: Any)
     return fn(*args)
 
 
-def steps_weight(session: Session, steps: Iterable[StepIn]) -> int:
+def steps_weight(session: Session, steps: Iterable[StepIn | Any]) -> int:
     """Elements the steps read from the session (plus what creation ops will make)."""
     total = 0
     tensors = session.tensors
     for step in steps:
         total += 64
+        if not hasattr(step, "reads"):  # a backward, grad or zero_grad item of a program
+            total += session.work
+            continue
         for name in step.reads:
             if (t := tensors.get(name)) is not None:
                 total += t.data.size

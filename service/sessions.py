@@ -14,6 +14,7 @@ the old data and version, and only a successful batch is committed.
 from __future__ import annotations
 
 import asyncio
+import copy
 import difflib
 import hashlib
 import secrets
@@ -21,10 +22,13 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
+from typing import Any
 
 import numpy as np
 
-from engine import Tensor
+from engine import Generator, Tensor
+from engine.function import Node
 
 from .errors import (
     LimitExceededError,
@@ -79,6 +83,10 @@ class Session:
     # None after anything that may add bytes outside steps (new leaves, grads). Only
     # written under the session's lock.
     bytes_bound: int | None = None
+    # The session's random source: a manual_seed step seeds it, random ops draw from it.
+    generator: Generator = field(default_factory=Generator, repr=False)
+    # Bytes the store's other sessions hold (for GRADSERVE_MAX_TOTAL_BYTES); None outside a store.
+    held_elsewhere: Callable[[], int] | None = field(default=None, repr=False)
 
     @property
     def expires(self) -> float:
@@ -118,6 +126,37 @@ class Transaction:
         self.session = session
         self.bindings = dict(session.tensors)
         self._journal: dict[int, tuple[Tensor, np.ndarray, int]] = {}
+        # for autograd verbs in a batch: grads as they were, nodes before backward freed them
+        self._grads: dict[int, tuple[Tensor, Tensor | None, np.ndarray | None, int, bool]] = {}
+        self._nodes: dict[int, tuple[Node, Any, Any, bool, Any]] = {}
+        self._generator: Generator | None = None
+
+    def before_random(self) -> None:
+        """Record the generator's state before the first draw or seed of the transaction."""
+        if self._generator is None:
+            self._generator = copy.deepcopy(self.session.generator)
+
+    def before_grads(self) -> None:
+        """Record every bound tensor's grad (object, data, version) before a verb writes
+        grads (backward accumulates in place, zero_grad zeroes in place or drops)."""
+        for t in self.bindings.values():
+            if id(t) in self._grads:
+                continue
+            g = t._grad
+            if g is None:
+                self._grads[id(t)] = (t, None, None, 0, False)
+            else:
+                self._grads[id(t)] = (t, g, g.data.copy(), g._vc[0], g.requires_grad)
+
+    def before_backward(self, roots: Iterable[Tensor]) -> None:
+        """Record what a backward from ``roots`` may free: every node it can reach."""
+        stack = [t.grad_fn for t in roots if t.grad_fn is not None]
+        while stack:
+            node = stack.pop()
+            if id(node) in self._nodes:
+                continue
+            self._nodes[id(node)] = (node, node._saved, node._result, node.freed, node.freed_by)
+            stack.extend(e[0] for e in node.next_edges if e is not None and isinstance(e[0], Node))
 
     def before_write(self, t: Tensor) -> None:
         """Record ``t``'s data and version before its first in-place write."""
@@ -127,6 +166,9 @@ class Transaction:
     def commit(self) -> None:
         self.session.tensors = self.bindings
         self._journal.clear()
+        self._grads.clear()
+        self._nodes.clear()
+        self._generator = None
 
     def rollback(self) -> None:
         for t, data, version in self._journal.values():
@@ -136,6 +178,22 @@ class Transaction:
                 t.data = data
             t._vc[0] = version
         self._journal.clear()
+        for t, g, old, version, requires in self._grads.values():
+            t._grad = g
+            if g is not None and old is not None:
+                if g.data.shape == old.shape and g.data.flags.writeable:
+                    np.copyto(g.data, old)
+                else:
+                    g.data = old
+                g._vc[0] = version
+                g.requires_grad_flag = requires
+        self._grads.clear()
+        for node, saved, result, freed, freed_by in self._nodes.values():
+            node._saved, node._result, node.freed, node.freed_by = saved, result, freed, freed_by
+        self._nodes.clear()
+        if self._generator is not None:
+            self.session.generator = self._generator
+            self._generator = None
 
 
 def owner_of(key: str | None) -> str | None:
@@ -153,6 +211,16 @@ class SessionStore:
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def bytes_held(self, exclude: Session | None = None) -> int:
+        """Bytes held by every session but ``exclude``: each one's bound when it has one,
+        else its exact count (read without its lock: a snapshot, good enough for a quota)."""
+        total = 0
+        for s in list(self._sessions.values()):
+            if s is not exclude:
+                bound = s.bytes_bound
+                total += bound if bound is not None else bindings_bytes(list(s.tensors.values()))
+        return total
 
     def sweep(self) -> int:
         """Drop every expired session that no request holds; returns how many."""
@@ -183,6 +251,7 @@ class SessionStore:
             )
         now = self.clock()
         session = Session(name, owner, self.settings.session_ttl_seconds, now, now)
+        session.held_elsewhere = partial(self.bytes_held, session)
         self._sessions[(owner, name)] = session
         return session
 
@@ -213,3 +282,17 @@ class SessionStore:
     def delete(self, name: str, owner: str | None) -> None:
         self.get(name, owner)
         del self._sessions[(owner, name)]
+
+    # hooks of the durable journal (service/journal.py): a cache of the store's sessions
+    def peek(self, name: str, owner: str | None) -> Session | None:
+        """The session held in memory, untouched (no TTL check)."""
+        return self._sessions.get((owner, name))
+
+    def adopt(self, session: Session) -> None:
+        """Hold a session rebuilt from the store."""
+        self._sessions[(session.owner, session.name)] = session
+
+    def forget(self, session: Session) -> None:
+        """Stop holding ``session`` (if it is still the one held under its name)."""
+        if self._sessions.get((session.owner, session.name)) is session:
+            del self._sessions[(session.owner, session.name)]

@@ -30,6 +30,11 @@ class Settings(BaseSettings):
     max_session_bytes: int = Field(
         default=512 * 2**20, ge=1, description="bytes of named tensors and grads per session (507)"
     )
+    max_total_bytes: int = Field(
+        default=8 * 2**30,
+        ge=1,
+        description="bytes of named tensors and grads over all sessions together (507)",
+    )
     max_body_bytes: int = Field(default=64 * 2**20, ge=1, description="request body size (413)")
     max_batch_steps: int = Field(default=10_000, ge=1, description="steps in one batch (413)")
     max_expr_length: int = Field(
@@ -41,19 +46,38 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="comma-separated bearer keys; empty disables auth"
     )
+    sweep_seconds: float = Field(
+        default=60.0, gt=0, description="how often a background task evicts idle sessions"
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="comma-separated origins (or '*') that may call the API from a web page; "
+        "empty disables CORS",
+    )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
     access_log: bool = False
     offload_elements: int = Field(
         default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )
-    fast_lane: bool = Field(
-        default=True,
-        description="answer runOp, runBatch and backward without FastAPI's per-request "
-        "dependency solving (same endpoints, same answers; false routes everything "
-        "through FastAPI)",
+
+    store: str = Field(
+        default="memory",
+        description="where sessions live: memory, sqlite:///path or redis://host:port/db",
+    )
+    journal_max_bytes: int = Field(
+        default=256 * 2**20,
+        ge=1,
+        description="journal bytes a session may hold past its last checkpoint; beyond it "
+        "the graphs are dropped (later backward through them: 409 graph_lost)",
+    )
+    checkpoint_records: int = Field(
+        default=1000, ge=1, description="records after which a checkpoint is attempted"
+    )
+    lease_seconds: float = Field(
+        default=5.0, gt=0, le=10, description="how long a replica holds a session (redis)"
     )
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "cors_origins", mode="before")
     @classmethod
     def _split_keys(cls, value: object) -> object:
         if isinstance(value, str):

@@ -11,4 +11,17 @@ from . import indexing
 from . import loss
 from . import linalg
 from . import creation_ops
+from . import products
+from . import norm
+from . import attention
 from . import random_ops
+from . import rearrange
+from . import cumulative
+from . import ordering
+from . import scatter
+from . import decompositions
+from . import conv
+from . import pooling
+from . import resample
+from . import special
+from . import activations

@@ -17,7 +17,12 @@ def as_tensor(value: Any, dtype: np.dtype | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, np.number, np.bool_)):
-        return Tensor._make(np.asarray(value, dtype=dtype or dtypes.scalar_dtype(value)))
+        target = dtype or dtypes.scalar_dtype(value)
+        if target.kind in "iu" and not isinstance(value, (bool, np.bool_)):
+            # a number beyond a small integer dtype wraps around, as PyTorch's cast does
+            with np.errstate(invalid="ignore", over="ignore"):
+                return Tensor._make(np.asarray(np.asarray(value).astype(target)))
+        return Tensor._make(np.asarray(value, dtype=target))
     if isinstance(value, (list, tuple, np.ndarray)):
         arr = np.asarray(value)
         return Tensor._make(np.asarray(arr, dtype=dtype or dtypes.to_dtype(arr.dtype)))

@@ -9,11 +9,13 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
 from ..function import Function
-from ..registry import register, sample
+from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, cast, operands
+from .elementwise import KernelDtypeError, _quiet
 
 
 def _data(v: Any) -> Any:
@@ -25,6 +27,89 @@ def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
 
 
+def not_implemented_for(kernel: str, dtype: np.dtype) -> KernelDtypeError:
+    return KernelDtypeError(f"\"{kernel}\" not implemented for '{dtypes.type_name(dtype)}'")
+
+
+def _dtype_of(v: Any) -> np.dtype:
+    return v.data.dtype if isinstance(v, Tensor) else dtypes.scalar_dtype(v)
+
+
+BOOL_SUB_MESSAGE = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+    "to invert a mask, use the `~` or `logical_not()` operator instead."
+)
+BOOLS_SUB_MESSAGE = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. "
+    "Use the `^` or `logical_xor()` operator instead."
+)
+BOOL_NEG_MESSAGE = (
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+    "invert a mask, use the `~` or `logical_not()` operator instead."
+)
+NEGATIVE_POWER_MESSAGE = "Integers to negative integer powers are not allowed."
+
+
+def _check_sub(a: Any, b: Any) -> None:
+    """PyTorch refuses bool operands in subtraction (``-`` would be ambiguous)."""
+    bools = (_dtype_of(a) == dtypes.bool_) + (_dtype_of(b) == dtypes.bool_)
+    if bools == 2:
+        raise DtypeMismatchError(BOOLS_SUB_MESSAGE)
+    if bools:
+        raise DtypeMismatchError(BOOL_SUB_MESSAGE)
+
+
+def _int_power(base: np.ndarray, exponent: Any, dtype: np.dtype) -> np.ndarray:
+    """Integer ``base ** exponent`` as PyTorch computes it for a tensor exponent: a
+    negative exponent gives 0 except for bases 1 and -1 (numpy raises instead)."""
+    base = np.asarray(base, dtype)
+    e = np.asarray(exponent, dtype)
+    if dtype == dtypes.bool_:
+        return np.asarray(np.logical_or(base, np.logical_not(e)))
+    negative = e < 0
+    with np.errstate(over="ignore"):
+        out = np.power(base, np.where(negative, 0, e))
+    if negative.any():
+        odd = (e % 2) == 1
+        unit = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+        out = np.where(negative, unit.astype(dtype), out).astype(dtype)
+    return np.asarray(out, dtype)
+
+
+def _power(base: Any, exponent: Any, dtype: np.dtype) -> np.ndarray:
+    if dtype.kind in "iub":
+        return _int_power(base, exponent, dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.asarray(np.power(np.asarray(base, dtype), np.asarray(exponent, dtype)))
+
+
+class NotImplementedBackward(EngineError):
+    """A backward through an op PyTorch has no derivative for."""
+
+    code = "not_differentiable"
+
+
+def not_implemented_function(aten: str) -> type[Function]:
+    """The node PyTorch records for an op without a derivative formula: the result
+    requires grad, and a backward through it fails with PyTorch's message."""
+
+    def forward(ctx: Any, *args: Any, **params: Any) -> Any:
+        return params.pop("compute")(*args, **params)
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise NotImplementedBackward(f"derivative for aten::{aten} is not implemented")
+
+    return type(
+        "NotImplemented_" + aten,
+        (Function,),
+        {
+            "name": "torch::autograd::NotImplemented",
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+        },
+    )
+
+
 class AddBackward0(Function):
     name = "AddBackward0"
     broadcasts = True
@@ -33,7 +118,8 @@ class AddBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        with _quiet():  # inf + -inf is NaN in PyTorch, not a warning
+            return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -41,7 +127,10 @@ class AddBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return g, (g if ctx.alpha == 1 else g * ctx.alpha)
+        if ctx.alpha == 1:
+            return g, g
+        with _quiet():
+            return g, g * ctx.alpha
 
 
 class SubBackward0(Function):
@@ -52,7 +141,8 @@ class SubBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        with _quiet():
+            return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -60,7 +150,10 @@ class SubBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return g, (-g if ctx.alpha == 1 else g * -ctx.alpha)
+        if ctx.alpha == 1:
+            return g, -g
+        with _quiet():
+            return g, g * -ctx.alpha
 
 
 class RsubBackward1(Function):
@@ -70,7 +163,8 @@ class RsubBackward1(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
-        return np.subtract(np.asarray(other, dtype), cast(a.data, dtype))
+        with _quiet():
+            return np.subtract(np.asarray(other, dtype), cast(a.data, dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -85,7 +179,8 @@ class MulBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         # PyTorch saves `other` when self needs grad and `self` when other does
         ctx.save_for_backward(a, b)
-        return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
+        with _quiet():  # inf * 0 is NaN in PyTorch, not a warning
+            return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -97,16 +192,17 @@ class MulBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
-        if a is b and edge_a is not None:
-            # x * x: both gradients go to x, so send their sum down one edge
-            # (one product instead of two and an addition)
-            out = g * a.data
-            out *= 2
-            return out, None
-        return (
-            g * _data(b) if edge_a is not None else None,
-            g * _data(a) if edge_b is not None else None,
-        )
+        with _quiet():
+            if a is b and edge_a is not None:
+                # x * x: both gradients go to x, so send their sum down one edge
+                # (one product instead of two and an addition)
+                out = g * a.data
+                out *= 2
+                return out, None
+            return (
+                g * _data(b) if edge_a is not None else None,
+                g * _data(a) if edge_b is not None else None,
+            )
 
 
 class DivBackward0(Function):
@@ -165,7 +261,7 @@ class PowBackward0(Function):
             if exponent == 2:
                 x = cast(a.data, dtype)
                 return np.multiply(x, x)
-            return np.power(cast(a.data, dtype), np.asarray(exponent, dtype))
+            return _power(cast(a.data, dtype), exponent, dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -200,8 +296,7 @@ class PowBackward1(Function):
     def forward(ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(a, b)
         ctx.save_result()
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.power(cast(a.data, dtype), cast(b.data, dtype))
+        return _power(cast(a.data, dtype), cast(b.data, dtype), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -228,8 +323,7 @@ class PowBackward2(Function):
         ctx.base = base
         ctx.save_for_backward(b)
         ctx.save_result()
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.power(np.asarray(base, dtype), cast(b.data, dtype))
+        return _power(np.asarray(base, dtype), cast(b.data, dtype), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -286,7 +380,17 @@ def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
     )
 
 
-SignBackward0 = _zero_grad_function("SignBackward0", np.sign)
+def _sign(x: np.ndarray) -> np.ndarray:
+    """PyTorch's sign: 0 at NaN (numpy gives NaN), and bool stays bool."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    out = np.asarray(np.sign(x))
+    if out.dtype.kind == "f":
+        out = np.where(np.isnan(out), np.zeros((), out.dtype), out)
+    return out
+
+
+SignBackward0 = _zero_grad_function("SignBackward0", _sign)
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)
@@ -327,13 +431,17 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
 
 @register(samples=S.binary, inplace=True, operators=("__sub__", "__isub__"))
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
-    """Elementwise difference ``input - alpha * other``, broadcasting."""
+    """Elementwise difference ``input - alpha * other``, broadcasting (bools refused)."""
     if type(input) is Tensor:
         if type(other) is float and input.data.dtype.kind == "f":
             return SubBackward0.apply(input, other, dtype=input.data.dtype, alpha=alpha)
+        _check_sub(input, other)
         rt, (a, b) = operands(input, other)
     else:
-        rt, (a, b) = operands(as_tensor(input), other)
+        _check_sub(input, other)
+        # a number first is a wrapped number, ranked below 0-d tensors (PyTorch)
+        rt = dtypes.result_type(input, other)
+        rt, (a, b) = operands(as_tensor(input, rt), other)
     return SubBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
 
@@ -345,7 +453,8 @@ class RsubBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
+        with _quiet():
+            return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -359,6 +468,7 @@ class RsubBackward0(Function):
 )
 def rsub(input: Any, other: Any) -> Tensor:
     """``other - input`` (PyTorch's ``torch.rsub``; ``number - tensor`` records RsubBackward1)."""
+    _check_sub(input, other)
     if isinstance(other, Tensor):
         rt, (a, b) = operands(as_tensor(input), other)
         return RsubBackward0.apply(a, b, dtype=rt)
@@ -376,15 +486,236 @@ def mul(input: Any, other: Any) -> Tensor:
     return MulBackward0.apply(a, b, dtype=rt)
 
 
+# -- rounding division and remainders ---------------------------------------------
+
+
+def _int_divisor(b: np.ndarray, dtype: np.dtype) -> None:
+    if dtype.kind in "iu" and not np.all(b):
+        raise DtypeMismatchError("ZeroDivisionError")
+
+
+def _div_floor(a: Any, b: Any, dtype: np.dtype) -> np.ndarray:
+    """Python's floor division (numpy's matches PyTorch's div_floor, also at 0 and inf)."""
+    x, y = np.asarray(a, dtype), np.asarray(b, dtype)
+    _int_divisor(y, dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.floor_divide(x, y))
+
+
+def _div_trunc(a: Any, b: Any, dtype: np.dtype) -> np.ndarray:
+    x, y = np.asarray(a, dtype), np.asarray(b, dtype)
+    _int_divisor(y, dtype)
+    with np.errstate(all="ignore"):
+        if dtype.kind == "f":
+            return np.asarray(np.trunc(np.divide(x, y)))
+        q = np.floor_divide(x, y)
+        # C division rounds toward zero: one more where the signs differ and it is inexact
+        return np.asarray(q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))), dtype)
+
+
+def _remainder(a: Any, b: Any, dtype: np.dtype) -> np.ndarray:
+    x, y = np.asarray(a, dtype), np.asarray(b, dtype)
+    _int_divisor(y, dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.remainder(x, y))
+
+
+def _fmod(a: Any, b: Any, dtype: np.dtype) -> np.ndarray:
+    x, y = np.asarray(a, dtype), np.asarray(b, dtype)
+    _int_divisor(y, dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.fmod(x, y))
+
+
+class DivBackward2(Function):
+    """``div`` with a rounding mode: piecewise constant, so zero gradients."""
+
+    name = "DivBackward2"
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, mode: str) -> np.ndarray:
+        kernel = _div_floor if mode == "floor" else _div_trunc
+        return kernel(_data(a), _data(b), dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        need_a, need_b = ctx.needs_input_grad
+        return (_zeros_like(g) if need_a else None), (_zeros_like(g) if need_b else None)
+
+
+def _rounding_operands(kernel: str, input: Any, other: Any) -> tuple[np.dtype, list[Any]]:
+    rt, (a, b) = operands(as_tensor(input), as_tensor(other) if isinstance(other, bool) else other)
+    if rt == dtypes.bool_:
+        raise not_implemented_for(kernel, rt)
+    b = b if isinstance(b, Tensor) else as_tensor(b, rt)
+    return rt, [a, b]
+
+
+def _div_samples(rng: np.random.Generator) -> list[Any]:
+    ints = Const(np.array([-7, -3, 0, 3, 7]))
+    return [
+        *S.binary(rng, S.rand, S.away_from_zero),
+        sample(
+            S.rand(rng, 2, 3, low=-5, high=5),
+            S.away_from_zero(rng, 3),
+            rounding_mode="floor",
+            note="floor",
+        ),
+        sample(S.rand(rng, 4, low=-5, high=5), 0.75, rounding_mode="trunc", note="trunc"),
+        sample(ints, Const(np.array([2, -2, 3, -3, 2])), rounding_mode="trunc", note="int trunc"),
+        sample(ints, Const(np.array([2, -2, 3, -3, 2])), rounding_mode="floor", note="int floor"),
+        sample(ints, 2, note="int true division"),
+    ]
+
+
+@register(samples=_div_samples, inplace=True, operators=("__truediv__", "__itruediv__"))
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """Elementwise division, broadcasting: true division (integers divide to float), or
+    rounded toward zero (``"trunc"``) or down (``"floor"``) in the operands' dtype."""
+    if rounding_mode is None:
+        rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
+        return DivBackward0.apply(a, b, dtype=rt)
+    if rounding_mode not in ("trunc", "floor"):
+        raise BadArgumentsError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    rt, (a, b) = _rounding_operands(f"div_{rounding_mode}_cpu", input, other)
+    return DivBackward2.apply(a, b, dtype=rt, mode=rounding_mode)
+
+
+FloorDivideNotImplemented = not_implemented_function("floor_divide")
+RemainderNotImplemented = not_implemented_function("remainder")
+
+
+def _int_samples(rng: np.random.Generator) -> list[Any]:
+    """Integer and float operands that need no grad, signs mixed (the database compares
+    values and dtypes; the float gradients are checked by the op's own tests)."""
+    return [
+        sample(Const(np.array([-7, -3, 0, 3, 7])), Const(np.array([2, -2, 3, -3, 2])), note="int"),
+        sample(Const(np.array([-7, 7], np.int32)), 3, note="int32 and number"),
+        sample(
+            Const(np.array([-7.5, -0.5, 3.25, 7.0])), Const(S.away_from_zero(rng, 4)), note="float"
+        ),
+        sample(Const(np.array([-7.5, 3.25])), -2.0, note="float and number"),
+    ]
+
+
 @register(
-    samples=lambda rng: S.binary(rng, S.rand, S.away_from_zero),
+    samples=_int_samples,
+    differentiable=False,
     inplace=True,
-    operators=("__truediv__", "__itruediv__"),
+    operators=("__floordiv__", "__ifloordiv__"),
+    reflected=("__rfloordiv__",),
 )
-def div(input: Any, other: Any) -> Tensor:
-    """Elementwise true division, broadcasting (integers divide to float)."""
-    rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
-    return DivBackward0.apply(a, b, dtype=rt)
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """Elementwise division rounded down, broadcasting (PyTorch has no derivative for it:
+    the result of float inputs records a node that refuses backward)."""
+    rt, (a, b) = _rounding_operands("div_floor_cpu", input, other)
+    return FloorDivideNotImplemented.apply(a, b, compute=_floor_divide_arrays, dtype=rt)
+
+
+def _floor_divide_arrays(a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:
+    return _div_floor(a.data, b.data, dtype)
+
+
+class RemainderBackward0(Function):
+    """``remainder(tensor, number)``: the gradient of ``input`` passes unchanged."""
+
+    name = "RemainderBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype, kernel: Any) -> np.ndarray:
+        return kernel(a.data, other, dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+
+class RemainderBackward1(Function):
+    """``remainder(a, b)``: d/db is ``-floor(a / b)``."""
+
+    name = "RemainderBackward1"
+    broadcasts = True
+    mode = "floor"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype, kernel: Any) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return kernel(a.data, b.data, dtype)
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        gb = -g * div(a, b, rounding_mode=cls.mode) if need_b else None
+        return (g if need_a else None), gb
+
+
+class FmodBackward0(RemainderBackward0):
+    name = "FmodBackward0"
+
+
+class FmodBackward1(RemainderBackward1):
+    """``fmod(a, b)``: d/db is ``-trunc(a / b)``."""
+
+    name = "FmodBackward1"
+    mode = "trunc"
+
+
+def _modulo(
+    kernel: Any, name: str, scalar_fn: Any, tensor_fn: Any, input: Any, other: Any
+) -> Tensor:
+    if not isinstance(input, Tensor):
+        rt, (a, b) = _rounding_operands(name, input, other)
+        return RemainderNotImplemented.apply(a, b, compute=_modulo_arrays, kernel=kernel, dtype=rt)
+    if isinstance(other, Tensor):
+        rt, (a, b) = _rounding_operands(name, input, other)
+        return tensor_fn.apply(a, b, dtype=rt, kernel=kernel)
+    rt = dtypes.result_type(input, other)
+    if rt == dtypes.bool_:
+        raise not_implemented_for(name, rt)
+    return scalar_fn.apply(input, other=other, dtype=rt, kernel=kernel)
+
+
+def _modulo_arrays(a: Tensor, b: Tensor, *, kernel: Any, dtype: np.dtype) -> np.ndarray:
+    return kernel(a.data, b.data, dtype)
+
+
+def _modulo_samples(rng: np.random.Generator) -> list[Any]:
+    def a(rng: np.random.Generator, *shape: int) -> np.ndarray:
+        # quotients kept away from integers, where the gradient of b jumps
+        return rng.integers(-4, 5, size=shape) * 1.5 + rng.uniform(0.3, 1.2, size=shape)
+
+    return [
+        sample(a(rng, 2, 3), Const(np.full(3, 1.5)), note="tensor, constant divisor"),
+        sample(a(rng, 2, 3), np.full(3, 1.5) + rng.uniform(-0.05, 0.05, 3), note="tensor"),
+        sample(a(rng, 4), np.full(4, -1.5) + rng.uniform(-0.05, 0.05, 4), note="negative divisor"),
+        sample(a(rng, 4), 1.5, note="number divisor"),
+        sample(a(rng), -1.5, note="0-d"),
+        *_int_samples(rng),
+    ]
+
+
+@register(
+    samples=_modulo_samples,
+    inplace=True,
+    operators=("__mod__", "__imod__"),
+    reflected=("__rmod__",),
+)
+def remainder(input: Any, other: Any) -> Tensor:
+    """Elementwise Python-style modulus: the result has the divisor's sign."""
+    return _modulo(
+        _remainder, "remainder_cpu", RemainderBackward0, RemainderBackward1, input, other
+    )
+
+
+@register(samples=_modulo_samples, inplace=True)
+def fmod(input: Any, other: Any) -> Tensor:
+    """Elementwise C-style modulus: the result has the dividend's sign."""
+    return _modulo(_fmod, "fmod_cpu", FmodBackward0, FmodBackward1, input, other)
 
 
 def rdiv(input: Tensor, other: Any) -> Tensor:
@@ -394,8 +725,11 @@ def rdiv(input: Tensor, other: Any) -> Tensor:
 
 @register(samples=S.unary, inplace=True, operators=("__neg__",))
 def neg(input: Tensor) -> Tensor:
-    """Elementwise negation."""
-    return NegBackward0.apply(as_tensor(input))
+    """Elementwise negation (PyTorch refuses it on bool)."""
+    a = as_tensor(input)
+    if a.data.dtype == dtypes.bool_:
+        raise DtypeMismatchError(BOOL_NEG_MESSAGE)
+    return NegBackward0.apply(a)
 
 
 def _pow_samples(rng: np.random.Generator) -> list[Any]:
@@ -421,13 +755,24 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
             exponent = as_tensor(exponent)
         else:
             rt = dtypes.result_type(input, exponent)
+            if (
+                rt.kind in "iu"
+                and isinstance(exponent, (int, np.integer))
+                and not isinstance(exponent, bool)
+                and exponent < 0
+            ):
+                raise BadArgumentsError(NEGATIVE_POWER_MESSAGE)
             return PowBackward0.apply(input, exponent=exponent, dtype=rt)
     if not isinstance(input, Tensor):
         rt = dtypes.result_type(input, exponent)
+        if rt == dtypes.bool_:
+            raise not_implemented_for("pow", rt)
         b = as_tensor(exponent)
         out = PowBackward2.apply(b, base=input, dtype=rt)
         return out
     rt, (a, b) = operands(as_tensor(input), as_tensor(exponent))
+    if rt == dtypes.bool_:
+        raise not_implemented_for("pow", rt)
     return PowBackward1.apply(a, b, dtype=rt)
 
 
@@ -445,8 +790,11 @@ def square(input: Tensor) -> Tensor:
 
 @register(samples=lambda rng: S.unary(rng, S.away_from_zero), inplace=True, operators=("__abs__",))
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
-    """Elementwise absolute value; the gradient at 0 is 0, as in PyTorch."""
-    return AbsBackward0.apply(as_tensor(input))
+    """Elementwise absolute value; the gradient at 0 (and NaN) is 0, as in PyTorch."""
+    a = as_tensor(input)
+    if a.data.dtype == dtypes.bool_:
+        raise not_implemented_for("abs_cpu", a.data.dtype)
+    return AbsBackward0.apply(a)
 
 
 @register(samples=S.unary)

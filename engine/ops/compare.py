@@ -10,6 +10,7 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, broadcast_shape, operands
+from .arithmetic import not_implemented_for
 
 
 def _compare(np_fn: Any, input: Any, other: Any) -> Tensor:
@@ -87,3 +88,77 @@ def logical_or(input: Any, other: Any) -> Tensor:
 def logical_not(input: Any) -> Tensor:
     """Elementwise logical not, as bool."""
     return Tensor._make(np.logical_not(as_tensor(input).data))
+
+
+@register(samples=_logical_samples, differentiable=False)
+def logical_xor(input: Any, other: Any) -> Tensor:
+    """Elementwise logical exclusive or, as bool."""
+    return Tensor._make(np.logical_xor(as_tensor(input).data, as_tensor(other).data))
+
+
+# -- bitwise: on integers bit by bit, on bool logical (the operators & | ^ ~) ---------------
+
+
+def _bitwise(kernel: str, np_fn: Any, input: Any, other: Any) -> Tensor:
+    rt, (a, b) = operands(as_tensor(input), other)
+    if rt.kind == "f":
+        raise not_implemented_for(kernel, rt)
+    x, y = arr(a, rt), arr(b, rt)
+    broadcast_shape(np.shape(x), np.shape(y))
+    return Tensor._make(np.asarray(np_fn(x, np.asarray(y, rt)), rt))
+
+
+def _bitwise_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(Const(rng.random((2, 3)) > 0.5), Const(rng.random((3,)) > 0.5), note="bool"),
+        sample(Const(rng.integers(-9, 9, (2, 3))), Const(rng.integers(-9, 9, (3,))), note="int64"),
+        sample(Const(rng.integers(0, 255, (4,)).astype(np.uint8)), 6, note="uint8 and number"),
+        sample(
+            Const(rng.integers(0, 9, (4,)).astype(np.int8)),
+            Const(rng.integers(0, 255, (4,)).astype(np.uint8)),
+            note="int8 with uint8",
+        ),
+        sample(Const(rng.random((3,)) > 0.5), True, note="bool and True"),
+    ]
+
+
+@register(
+    samples=_bitwise_samples, differentiable=False, inplace=True, operators=("__and__", "__rand__")
+)
+def bitwise_and(input: Any, other: Any) -> Tensor:
+    """Elementwise and: bitwise on integers, logical on bool (``a & b``)."""
+    return _bitwise("bitwise_and_cpu", np.bitwise_and, input, other)
+
+
+@register(
+    samples=_bitwise_samples, differentiable=False, inplace=True, operators=("__or__", "__ror__")
+)
+def bitwise_or(input: Any, other: Any) -> Tensor:
+    """Elementwise or: bitwise on integers, logical on bool (``a | b``)."""
+    return _bitwise("bitwise_or_cpu", np.bitwise_or, input, other)
+
+
+@register(
+    samples=_bitwise_samples, differentiable=False, inplace=True, operators=("__xor__", "__rxor__")
+)
+def bitwise_xor(input: Any, other: Any) -> Tensor:
+    """Elementwise exclusive or: bitwise on integers, logical on bool (``a ^ b``)."""
+    return _bitwise("bitwise_xor_cpu", np.bitwise_xor, input, other)
+
+
+@register(
+    samples=lambda rng: [
+        sample(Const(rng.random((2, 3)) > 0.5), note="bool"),
+        sample(Const(rng.integers(-9, 9, (4,))), note="int64"),
+        sample(Const(rng.integers(0, 255, (4,)).astype(np.uint8)), note="uint8"),
+    ],
+    differentiable=False,
+    inplace=True,
+    operators=("__invert__",),
+)
+def bitwise_not(input: Any) -> Tensor:
+    """Elementwise not: bitwise on integers, logical on bool."""
+    a = as_tensor(input)
+    if a.data.dtype.kind == "f":
+        raise not_implemented_for("bitwise_not_cpu", a.data.dtype)
+    return Tensor._make(np.invert(a.data))

@@ -27,8 +27,6 @@ from ._util import arr, as_tensor, broadcast_shape, cast, operands
 
 # -- helpers ------------------------------------------------------------------------------
 
-_KERNEL_TYPE = {"int64": "Long", "bool": "Bool", "float32": "Float", "float64": "Double"}
-
 
 try:  # numpy's own switch behind np.errstate, without its ~5 us of Python per use
     from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
@@ -65,8 +63,7 @@ def _floating_only(a: Tensor, kernel: str) -> np.ndarray:
     """The activations PyTorch implements for floating dtypes only, with its error."""
     data = a.data
     if data.dtype.kind != "f":
-        kind = _KERNEL_TYPE.get(dtypes.torch_name(data.dtype), str(data.dtype))
-        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{kind}'")
+        raise KernelDtypeError(f"\"{kernel}\" not implemented for '{dtypes.type_name(data.dtype)}'")
     return data
 
 
@@ -74,7 +71,19 @@ def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.data.shape, t.data.dtype))
 
 
-_SAME_SIZE_INT: dict[int, Any] = {4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+class KernelDtypeError(DtypeMismatchError, NotImplementedError):
+    """PyTorch's ``"<kernel>" not implemented for '<Type>'`` (a NotImplementedError)."""
+
+
+class ArgumentTypeError(BadArgumentsError, TypeError):
+    """A wrong argument type, where PyTorch raises TypeError."""
+
+
+_SAME_SIZE_INT: dict[int, Any] = {
+    2: np.dtype(np.int16),
+    4: np.dtype(np.int32),
+    8: np.dtype(np.int64),
+}
 
 
 def _mask_grad(g: Any, keep: Any) -> Any:
@@ -871,15 +880,34 @@ def _number_like(bound: Any) -> bool:
     return not isinstance(bound, Tensor) or (bound.ndim == 0 and not bound.requires_grad)
 
 
+def _mixed_bounds_message(name: str, lo: Any, hi: Any) -> str:
+    got = ", ".join(
+        ["Tensor"] + [type(v).__name__ if not isinstance(v, Tensor) else "Tensor" for v in (lo, hi)]
+    )
+    return (
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+        "one of:\n"
+        " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+        " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n"
+    )
+
+
 def _clamp(
-    input: Any, lo: Any, hi: Any, scalar_fn: type[Function], tensor_fn: type[Function]
+    input: Any,
+    lo: Any,
+    hi: Any,
+    scalar_fn: type[Function],
+    tensor_fn: type[Function],
+    name: str = "clamp",
 ) -> Tensor:
     a = as_tensor(input)
     bounds = [b for b in (lo, hi) if b is not None]
     tensors = [b for b in bounds if isinstance(b, (Tensor, list, tuple, np.ndarray))]
-    if len(bounds) == 2 and len(tensors) == 1 and all(_number_like(b) for b in bounds):
-        # clamp(x, 0-d tensor, number) picks PyTorch's number overload; other mixes
-        # are a TypeError there and take the tensor path here
+    if len(bounds) == 2 and len(tensors) == 1:
+        # clamp(x, 0-d tensor, number) picks PyTorch's number overload; other mixes of a
+        # number and a tensor match neither overload: PyTorch's TypeError
+        if not all(_number_like(b) for b in bounds):
+            raise ArgumentTypeError(_mixed_bounds_message(name, lo, hi))
         lo, hi = _as_number(lo), _as_number(hi)
         tensors = []
     if not tensors:
@@ -933,7 +961,7 @@ def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A0
     """Alias of clamp."""
     if min is None and max is None:
         raise BadArgumentsError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return _clamp(input, min, max, ClampBackward1, ClampBackward0)
+    return _clamp(input, min, max, ClampBackward1, ClampBackward0, "clip")
 
 
 def _clamp_one_samples(rng: np.random.Generator) -> list[Any]:

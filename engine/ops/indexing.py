@@ -22,10 +22,11 @@ from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..registry import Const, register, sample
-from ..tensor import Tensor
+from ..tensor import Tensor, _snapshot
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
-from .shape import UnsqueezeBackward0
+from .shape import UnsqueezeBackward0, expand
+from .shape import view as view_op
 
 _FULL = slice(None)
 
@@ -276,7 +277,12 @@ def _bool_index(value: bool) -> np.ndarray:
 
 
 def _advanced(t: Tensor, recorded: dict[int, np.ndarray]) -> Tensor:
-    """One ``IndexBackward0`` for the recorded index arrays (dim -> array), with PyTorch's checks."""
+    """One ``IndexBackward0`` for the recorded index arrays (dim -> array)."""
+    return IndexBackward0.apply(t, index=_advanced_key(t, recorded))
+
+
+def _advanced_key(t: Tensor, recorded: dict[int, np.ndarray]) -> tuple[Any, ...]:
+    """The NumPy key of the recorded index arrays (dim -> array), with PyTorch's checks."""
     shape = t.data.shape
     key: list[Any] = [_FULL] * (max(recorded) + 1)
     arrays: list[tuple[np.ndarray, int]] = []  # integer arrays with the dim they index
@@ -309,7 +315,7 @@ def _advanced(t: Tensor, recorded: dict[int, np.ndarray]) -> Tensor:
             raise IndexOutOfRangeError(
                 f"index {v} is out of bounds for dimension {k} with size {size}"
             )
-    return IndexBackward0.apply(t, index=tuple(key))
+    return tuple(key)
 
 
 def _getitem_samples(rng: np.random.Generator) -> list[Any]:
@@ -369,6 +375,19 @@ def getitem(input: Tensor, index: Any) -> Tensor:
         if isinstance(index, slice):
             return _slice(t, 0, index, skip_full=False)
         items = (index,)
+    result, recorded = _basic(t, items, skip_full=True)
+    if recorded:
+        return _advanced(result, recorded)
+    if result is t:
+        return AliasBackward0.apply(t)
+    return result
+
+
+def _basic(
+    t: Tensor, items: tuple[Any, ...], skip_full: bool
+) -> tuple[Tensor, dict[int, np.ndarray]]:
+    """Apply the basic indices of ``items`` as views, left to right, as PyTorch does;
+    returns the view and the advanced indices left to apply (dim -> index array)."""
     ndim = t.data.ndim
     specified = _specified_dims(items)
     if specified > ndim:
@@ -389,7 +408,7 @@ def getitem(input: Tensor, index: Any) -> Tensor:
         elif _is_int(obj):
             result = _select(result, dim, obj, real_dim)
         elif isinstance(obj, slice):
-            result = _slice(result, dim, obj, skip_full=True)
+            result = _slice(result, dim, obj, skip_full=skip_full)
             dim += 1
         elif isinstance(obj, (Tensor, list, tuple, np.ndarray)):
             arr = _index_array(obj)
@@ -405,11 +424,105 @@ def getitem(input: Tensor, index: Any) -> Tensor:
             dim += arr.ndim if arr.dtype == np.bool_ else 1
         else:
             raise BadArgumentsError(_INVALID_INDEX.format(type(obj).__name__))
-    if recorded:
-        return _advanced(result, recorded)
-    if result is t:
-        return AliasBackward0.apply(t)
-    return result
+    return result, recorded
+
+
+# -- x[index] = value -------------------------------------------------------------
+
+
+class IndexPutBackward0(Function):
+    """``input.index_put(index, values)``: ``values`` (broadcast) written at ``index``."""
+
+    name = "IndexPutBackward0"
+    broadcasts = True  # values broadcast to the indexed shape
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, values: Tensor, *, index: tuple[Any, ...]) -> np.ndarray:
+        ctx.save_for_backward(index)  # PyTorch saves the indices only
+        out = a.data.copy()
+        out[index] = values.data
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        (index,) = ctx.saved_tensors
+        need_a, need_v = ctx.needs_input_grad
+        ga = gv = None
+        if need_a:  # the overwritten positions get no gradient
+            zero = Tensor._make(np.zeros((), g.data.dtype))
+            ga = IndexPutBackward0.apply(g, zero, index=index)
+        if need_v:
+            gv = IndexBackward0.apply(g, index=index)
+        return ga, gv
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        (index,) = ctx.saved_tensors
+        need_a, need_v = ctx.needs_input_grad
+        ga = gv = None
+        if need_a:
+            ga = np.array(g, copy=True)
+            ga[index] = 0
+        if need_v:
+            gv = g[index]
+        return ga, gv
+
+
+def setitem(input: Tensor, index: Any, value: Any) -> None:
+    """``input[index] = value``, recorded as PyTorch records it: basic indices make a view
+    that ``copy_``/``fill_`` writes (CopySlices on the base); advanced indices are one
+    ``index_put_`` (``IndexPutBackward0``) on that view."""
+    t = input
+    if type(index) is int:
+        items: tuple[Any, ...] = (index,)
+    else:
+        items = _as_tuple(index) or (index,)
+    view, recorded = _basic(t, items, skip_full=True)
+    if isinstance(value, Tensor):
+        v = value
+    elif isinstance(value, (bool, int, float, np.number, np.bool_)):
+        v = Tensor._make(np.asarray(value, t.data.dtype))
+    else:
+        v = as_tensor(value, t.data.dtype)
+    if not recorded:  # PyTorch's copy_to
+        if v.data.shape == view.data.shape:
+            view.copy_(v)
+        elif v.data.ndim == 0:
+            view.fill_(v)
+        else:
+            v = view_op(v, _strip_leading_ones(v.data.shape))
+            if v.data.shape != view.data.shape:
+                v = expand(v, view.data.shape)
+            view.copy_(v)
+        return
+    stripped = _strip_leading_ones(v.data.shape)
+    if stripped != v.data.shape:
+        v = view_op(v, stripped)
+    key = _advanced_key(view, recorded)
+    target = view.data[key].shape
+    try:
+        np.broadcast_to(v.data, target)
+    except ValueError:
+        raise ShapeMismatchError(
+            f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(target)}"
+        ) from None
+    view._check_inplace()
+    if view._records(v):
+        source = _snapshot(view) if view.requires_grad_flag else view
+        view._inplace(IndexPutBackward0.apply(source, v, index=key))
+    else:
+        out = view.data.copy()
+        out[key] = v.data
+        view._write(out)
+
+
+def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's old rule, which PyTorch keeps: a value's leading size-1 dims are dropped."""
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return shape[lead:]
 
 
 # -- gather, index_select, masked_fill -----------------------------------------
@@ -428,18 +541,20 @@ class GatherBackward0(Function):
     def forward(
         ctx: Any, a: Tensor, *, key: tuple[np.ndarray, ...], shape: tuple[int, ...]
     ) -> np.ndarray:
-        ctx.save_for_backward(key)  # PyTorch saves self and index
+        # PyTorch saves self (for its geometry) and index: writing the input in place
+        # before backward fails there, so it is saved (and version-checked) here too
+        ctx.save_for_backward(a, key)
         ctx.in_shape = a.data.shape
         return a.data.reshape(ctx.in_shape or (1,))[key].reshape(shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        (key,) = ctx.saved_tensors
+        _, key = ctx.saved_tensors
         return ScatterAddBackward0.apply(g, key=key, shape=ctx.in_shape)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (key,) = ctx.saved_tensors
+        _, key = ctx.saved_tensors
         return _scatter_gather(g, key, ctx.in_shape)
 
 
@@ -700,3 +815,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             f"masked_fill(): value must be a number or a 0-d tensor, got {type(value).__name__}"
         )
     return MaskedFillBackward0.apply(a, m, value=value)
+
+
+# ``x[i] = v`` is Python syntax, not a catalogue op: bound here, beside the indexing rules.
+Tensor.__setitem__ = setitem  # type: ignore[method-assign, assignment]

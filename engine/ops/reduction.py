@@ -1,5 +1,6 @@
-"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, norm,
-var/std, logsumexp, softmax and log_softmax.
+"""Reductions: sum, mean, prod, max/min, amax/amin, aminmax, argmax/argmin, norm,
+var/std (and std_mean/var_mean), nansum/nanmean, any/all/count_nonzero,
+logsumexp, softmax and log_softmax.
 
 The gradient of a reduction is its incoming gradient brought back over the
 reduced dimensions (``expand_back``), times the local derivative. Selections
@@ -11,9 +12,12 @@ numpy ``vjp`` for backward passes that record no graph.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 from collections import namedtuple
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,12 +25,41 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
-from ..registry import Results, register, sample
+from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, normalize_dims
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """PyTorch also takes numpy's keyword names: ``axis`` for ``dim`` and ``keepdims`` for
+    ``keepdim``. The aliases join the op's signature, so the catalogue lists them."""
+    sig = inspect.signature(fn)
+    has_keepdim = "keepdim" in sig.parameters
+    extra = [inspect.Parameter("axis", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    if has_keepdim:
+        extra.append(inspect.Parameter("keepdims", inspect.Parameter.KEYWORD_ONLY, default=None))
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, axis: Any = None, keepdims: Any = None, **kwargs: Any) -> Any:
+        if axis is not None:
+            if "dim" in kwargs or len(args) > 1:
+                raise BadArgumentsError(f"{fn.__name__}() got multiple values for argument 'dim'")
+            kwargs["dim"] = axis
+        if keepdims is not None:
+            if not has_keepdim:
+                raise BadArgumentsError(
+                    f"{fn.__name__}() got an unexpected keyword argument 'keepdims'"
+                )
+            kwargs["keepdim"] = keepdims
+        return fn(*args, **kwargs)
+
+    params = list(sig.parameters.values())
+    wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
+    del wrapper.__wrapped__  # the signature above, not the unwrapped one
+    return wrapper
 
 
 def _kept_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -94,9 +127,7 @@ def _const(values: np.ndarray, dtype: np.dtype) -> Tensor:
 
 
 def _type_name(dt: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
-        dtypes.torch_name(dt), str(dt)
-    )
+    return dtypes.type_name(dt)
 
 
 # -- sum ---------------------------------------------------------------------------------------
@@ -106,9 +137,9 @@ class SumBackward0(Function):
     name = "SumBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+    def forward(ctx: Any, a: Tensor, *, dtype: np.dtype | None = None) -> np.ndarray:
         ctx.in_shape = a.data.shape
-        return np.asarray(a.data.sum(dtype=_sum_dtype(a.data.dtype)))
+        return np.asarray(a.data.sum(dtype=dtype or _sum_dtype(a.data.dtype)))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -123,9 +154,12 @@ class SumBackward1(Function):
     name = "SumBackward1"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype | None = None
+    ) -> np.ndarray:
         ctx.in_shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
-        return np.asarray(a.data.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(a.data.dtype)))
+        out_dtype = dtype or _sum_dtype(a.data.dtype)
+        return np.asarray(a.data.sum(axis=dims, keepdims=keepdim, dtype=out_dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -146,16 +180,38 @@ def _reduce_samples(rng: np.random.Generator) -> list[Any]:
         sample(S.rand(rng, 2, 3), dim=[], note="empty dim list reduces all"),
         sample(S.rand(rng, 0, 3), dim=0, note="empty, dim"),
         sample(S.rand(rng, 0, 3), note="empty"),
+        sample(S.rand(rng, 2, 3), axis=1, note="numpy's axis"),
+        sample(S.rand(rng, 2, 3), axis=0, keepdims=True, note="numpy's axis and keepdims"),
     ]
 
 
-@register(samples=_reduce_samples)
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Sum of all elements, or over ``dim`` (an int or a list of ints)."""
+def _sum_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        *_reduce_samples(rng),
+        sample(S.rand(rng, 2, 3), dtype="float64", note="dtype float64"),
+        sample(S.rand(rng, 2, 3), 1, dtype="float64", note="dim, dtype float64"),
+        sample(Const(np.array([[1, 2], [3, 4]], np.int32)), note="int32 sums to int64"),
+        sample(Const(np.array([True, True, False])), note="bool sums to int64"),
+        sample(Const(np.array([1, 2], np.uint8)), dtype="float32", note="uint8 to float32"),
+    ]
+
+
+def _dtype_arg(dtype: Any) -> np.dtype | None:
+    return None if dtype is None else dtypes.to_dtype(dtype)
+
+
+@register(samples=_sum_samples)
+@numpy_names
+def sum(  # noqa: A001
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
+    """Sum of all elements, or over ``dim`` (an int or a list of ints), accumulated in
+    ``dtype`` when given (integers and bool sum to int64 by default)."""
     a = as_tensor(input)
+    dt = _dtype_arg(dtype)
     if dim is None:
-        return SumBackward0.apply(a)
-    return SumBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
+        return SumBackward0.apply(a, dtype=dt)
+    return SumBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim), dtype=dt)
 
 
 class SumToSize(Function):
@@ -244,15 +300,59 @@ class MeanBackward1(Function):
         return _expand_back_np(g / n, ctx.in_shape, ctx.dims, ctx.keepdim)
 
 
+def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:
+    """The input in a reduction's ``dtype=``: PyTorch casts first and records no extra
+    node, so the cast is folded into the reduction's own gradient (the backward loop casts
+    a gradient to its input's dtype)."""
+    if a.data.dtype == dt:
+        return a
+    if a.data.dtype.kind != "f":
+        return Tensor._make(a.data.astype(dt))
+    return _Cast.apply(a, dtype=dt)
+
+
+class _Cast(Function):
+    """A dtype conversion folded into the reduction that follows (no node of its own in
+    PyTorch; here an identity rule the backward loop casts back)."""
+
+    name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
+        return a.data.astype(dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+
 def _require_floating(a: Tensor, message: str) -> None:
     if not dtypes.is_floating(a.data.dtype):
         raise DtypeMismatchError(message.format(name=_type_name(a.data.dtype)))
 
 
-@register(samples=_reduce_samples)
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Mean of all elements, or over ``dim``; floating inputs only, as in PyTorch."""
+def _mean_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        *_reduce_samples(rng),
+        sample(S.rand(rng, 2, 3), 1, dtype="float64", note="dtype float64"),
+        sample(Const(np.array([1, 2, 4])), dtype="float32", note="int64 with a float dtype"),
+    ]
+
+
+@register(samples=_mean_samples)
+@numpy_names
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Mean of all elements, or over ``dim``, computed in ``dtype`` when given; floating
+    results only, as in PyTorch."""
     a = as_tensor(input)
+    if dtype is not None:
+        dt = dtypes.to_dtype(dtype)
+        if dt.kind != "f":
+            raise DtypeMismatchError(
+                "mean(): could not infer output dtype. Optional dtype must be either a "
+                f"floating point or complex dtype. Got: {dtypes.type_name(dt)}"
+            )
+        a = _cast_input(a, dt)
     _require_floating(
         a,
         "mean(): could not infer output dtype. Input dtype must be either a floating point "
@@ -363,9 +463,15 @@ def _prod_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_prod_samples)
-def prod(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Product of all elements, or along one ``dim``; zero-safe gradient as PyTorch's."""
+@numpy_names
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product of all elements, or along one ``dim`` (in ``dtype`` when given; integers
+    multiply to int64); zero-safe gradient as PyTorch's."""
     a = as_tensor(input)
+    if dtype is not None:
+        a = _cast_input(a, dtypes.to_dtype(dtype))
+    elif a.data.dtype.kind in "biu" and a.data.dtype != dtypes.int64:
+        a = Tensor._make(a.data.astype(dtypes.int64))
     if dim is None:
         return ProdBackward0.apply(a)
     if isinstance(dim, (list, tuple)):
@@ -547,6 +653,7 @@ def _max_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_max_samples, results=Results("given", arg="dim"))
+@numpy_names
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Largest element; with ``dim``, (values, indices) along it; with a tensor, ``maximum``."""
     if isinstance(dim, Tensor):
@@ -555,6 +662,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 
 @register(samples=_max_samples, results=Results("given", arg="dim"))
+@numpy_names
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Smallest element; with ``dim``, (values, indices) along it; with a tensor, ``minimum``."""
     if isinstance(dim, Tensor):
@@ -627,12 +735,14 @@ def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -
 
 
 @register(samples=_amax_samples)
+@numpy_names
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _extreme("amax", AmaxBackward0, input, dim, keepdim)
 
 
 @register(samples=_amax_samples)
+@numpy_names
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _extreme("amin", AminBackward0, input, dim, keepdim)
@@ -674,12 +784,14 @@ def _argmax_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_argmax_samples, differentiable=False)
+@numpy_names
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened input without ``dim``); int64."""
     return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
 
 
 @register(samples=_argmax_samples, differentiable=False)
+@numpy_names
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened input without ``dim``); int64."""
     return _arg_extreme("argmin", np.argmin, input, dim, keepdim)
@@ -967,6 +1079,7 @@ def _var_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_var_samples)
+@numpy_names
 def var(
     input: Tensor,
     dim: Any = None,
@@ -981,6 +1094,7 @@ def var(
 
 
 @register(samples=_var_samples)
+@numpy_names
 def std(
     input: Tensor,
     dim: Any = None,
@@ -1004,7 +1118,8 @@ def _as_float(x: np.ndarray) -> np.ndarray:
 def _all_finite(m: np.ndarray) -> bool:
     """Whether no entry is inf or NaN (an overflowing sum only sends finite input to
     the careful path; this is twice as fast as ``np.isfinite(m).all()``)."""
-    return math.isfinite(m.sum(dtype=np.float64))
+    with np.errstate(invalid="ignore"):  # +inf and -inf in one tensor sum to NaN
+        return math.isfinite(m.sum(dtype=np.float64))
 
 
 def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -1074,10 +1189,20 @@ class LogsumexpBackward0(Function):
         sample(S.rand(rng, 0, 3), 0, note="empty slice gives -inf"),
     ]
 )
+@numpy_names
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, shifted by the max so it never overflows."""
     a = as_tensor(input)
     return LogsumexpBackward0.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
+
+
+def _nan_rows_with_posinf(out: np.ndarray, x: np.ndarray, dim: int | None) -> np.ndarray:
+    """softmax and log_softmax subtract the max unchanged (unlike logsumexp): a slice
+    holding +inf is inf - inf, NaN throughout, as in PyTorch."""
+    posinf = np.isposinf(x.max(axis=dim, keepdims=True))
+    if posinf.any():
+        out[np.broadcast_to(posinf, out.shape)] = np.nan
+    return out
 
 
 class SoftmaxBackward0(Function):
@@ -1095,7 +1220,7 @@ class SoftmaxBackward0(Function):
         with np.errstate(invalid="ignore", over="ignore"):
             np.exp(e, out=e)
             e /= e.sum(axis=dim, keepdims=True)
-        return e
+        return _nan_rows_with_posinf(e, a.data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1123,7 +1248,7 @@ class LogSoftmaxBackward0(Function):
             return shifted
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
+        return _nan_rows_with_posinf(shifted, a.data, dim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -1166,6 +1291,7 @@ def _softmax_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_softmax_samples)
+@numpy_names
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max (never overflows)."""
     a, d = _softmax_input("softmax", input, dim, dtype)
@@ -1173,7 +1299,306 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 @register(samples=_softmax_samples)
+@numpy_names
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim``: the stable log of softmax (cross-entropy's core)."""
     a, d = _softmax_input("log_softmax", input, dim, dtype)
     return LogSoftmaxBackward0.apply(a, dim=d)
+
+
+# -- any, all, count_nonzero -------------------------------------------------------------------
+
+
+def _logical_reduce(np_fn: Any, input: Any, dim: Any, keepdim: bool) -> Tensor:
+    a = as_tensor(input)
+    dims = None if dim is None else _dims(dim, a.ndim)
+    with np.errstate(invalid="ignore"):
+        out = np.asarray(np_fn(a.data, axis=dims, keepdims=bool(keepdim)))
+    # PyTorch keeps uint8 for uint8 inputs (its legacy byte masks); every other dtype gives bool
+    return Tensor._make(out.astype(np.uint8) if a.data.dtype == np.uint8 else out)
+
+
+def _logical_samples(rng: np.random.Generator) -> list[Any]:
+    mask = rng.random((2, 3)) > 0.5
+    return [
+        sample(Const(mask), note="bool"),
+        sample(Const(mask), 1, note="dim"),
+        sample(Const(mask), (0, 1), keepdim=True, note="dims keepdim"),
+        sample(Const(np.array([[0.0, np.nan], [0.0, 0.0]])), 1, note="NaN counts as true"),
+        sample(Const(np.array([1, 0, 3], np.uint8)), note="uint8 stays uint8"),
+        sample(Const(np.array([1, 2, 3])), axis=0, note="int64, numpy's axis"),
+        sample(Const(np.zeros((0, 2), bool)), 0, note="empty"),
+    ]
+
+
+@register(samples=_logical_samples, differentiable=False)
+@numpy_names
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element (over ``dim``) is nonzero (NaN counts as nonzero)."""
+    return _logical_reduce(np.any, input, dim, keepdim)
+
+
+@register(samples=_logical_samples, differentiable=False)
+@numpy_names
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element (over ``dim``) is nonzero (NaN counts as nonzero)."""
+    return _logical_reduce(np.all, input, dim, keepdim)
+
+
+@register(
+    samples=lambda rng: [
+        sample(Const(np.array([[0.0, 1.5, np.nan], [0.0, 0.0, -2.0]])), note="all"),
+        sample(Const(np.array([[0.0, 1.5, np.nan], [0.0, 0.0, -2.0]])), 1, note="dim"),
+        sample(Const(np.array([[0, 1], [2, 0]])), (0, 1), note="dims"),
+        sample(Const(np.array([True, False, True])), note="bool"),
+    ],
+    differentiable=False,
+)
+@numpy_names
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """How many elements (over ``dim``) are nonzero, as int64."""
+    a = as_tensor(input)
+    dims = None if dim is None else _dims(dim, a.ndim)
+    return Tensor._make(np.asarray(np.count_nonzero(a.data, axis=dims), dtypes.int64))
+
+
+# -- nansum, nanmean ---------------------------------------------------------------------------
+
+
+class NansumBackward0(Function):
+    """Sum with NaNs read as zero: the gradient is 0 where the input is NaN."""
+
+    name = "NansumBackward0"
+
+    @staticmethod
+    def forward(
+        ctx: Any, a: Tensor, *, dims: tuple[int, ...] | None, keepdim: bool, dtype: np.dtype
+    ) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return np.asarray(np.nansum(a.data, axis=dims, keepdims=keepdim, dtype=dtype), dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        # PyTorch multiplies by the mask: an infinite gradient at a NaN gives NaN, so a
+        # nanmean over NaNs only has a NaN gradient there, as in PyTorch
+        (a,) = ctx.saved_tensors
+        dims = ctx.dims if ctx.dims is not None else tuple(range(a.ndim))
+        full = expand_back(g, a.data.shape, dims, ctx.keepdim)
+        return full * _const(~np.isnan(a.data), g.data.dtype)
+
+
+def _nan_samples(rng: np.random.Generator) -> list[Any]:
+    with_nan = S.rand(rng, 2, 3)
+    with_nan[0, 1] = np.nan
+    all_nan = S.rand(rng, 2, 3)
+    all_nan[:, 2] = np.nan
+    return [
+        sample(S.rand(rng, 2, 3), note="no NaN"),
+        sample(with_nan, note="a NaN"),
+        sample(with_nan, 1, note="a NaN, dim"),
+        sample(with_nan, (0, 1), keepdim=True, note="a NaN, dims keepdim"),
+        sample(all_nan, 0, note="an all-NaN slice", gradcheck=False),
+        sample(S.rand(rng), note="0-d"),
+    ]
+
+
+def _nansum_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        *_nan_samples(rng),
+        sample(Const(np.array([1, 2], np.int32)), note="int32 sums to int64"),
+        sample(S.rand(rng, 2, 2), dtype="float64", note="dtype"),
+    ]
+
+
+@register(samples=_nansum_samples)
+@numpy_names
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum treating NaN as zero (integers sum to int64)."""
+    a = as_tensor(input)
+    dims = None if dim is None else _dims(dim, a.ndim)
+    dt = _dtype_arg(dtype) or _sum_dtype(a.data.dtype)
+    if dims is None:
+        keepdim = False
+    return NansumBackward0.apply(a, dims=dims, keepdim=bool(keepdim), dtype=dt)
+
+
+@register(samples=_nan_samples)
+@numpy_names
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Mean of the non-NaN elements (NaN for a slice of NaNs only); PyTorch's composite
+    ``nansum / count`` (DivBackward0)."""
+    a = as_tensor(input)
+    if dtype is not None:
+        a = _cast_input(a, dtypes.to_dtype(dtype))
+    if a.data.dtype.kind != "f":
+        raise DtypeMismatchError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{dtypes.type_name(a.data.dtype)}"
+        )
+    count = count_nonzero(Tensor._make(np.logical_not(np.isnan(a.data))), dim)
+    total = nansum(a, dim, keepdim)
+    if keepdim and dim is not None:
+        count = Tensor._make(np.reshape(count.data, total.shape))
+    return total / count
+
+
+# -- aminmax -----------------------------------------------------------------------------------
+
+AminmaxResult = namedtuple("AminmaxResult", ["min", "max"])
+
+
+class AminmaxBackward0(Function):
+    """(min, max) together; each gradient split evenly between ties, as amin/amax."""
+
+    name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> Any:
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        x = a.data
+        return (
+            np.asarray(x.min(axis=dims, keepdims=keepdim)),
+            np.asarray(x.max(axis=dims, keepdims=keepdim)),
+        )
+
+    @staticmethod
+    def backward(ctx: Any, g_min: Tensor, g_max: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        shape, dims, keepdim = a.data.shape, ctx.dims, ctx.keepdim
+        out = ctx.results
+        dt = g_min.data.dtype
+        total = None
+        for g, value in ((g_min, out[0]), (g_max, out[1])):
+            mask = a.data == _restore_np(value.data, shape, dims, keepdim)
+            count = mask.sum(axis=dims, keepdims=True)
+            part = (_restore(g, shape, dims, keepdim) / _const(count, dt)) * _const(mask, dt)
+            total = part if total is None else total + part
+        assert total is not None
+        return total
+
+
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2, 3), note="all"),
+        sample(S.rand(rng, 2, 3), dim=1, note="dim"),
+        sample(S.rand(rng, 2, 3), dim=0, keepdim=True, note="dim keepdim"),
+        sample(S.rand(rng), note="0-d"),
+        sample(np.array([[1.0, 3.0, 3.0], [1.0, 2.0, 0.5]]), note="ties", gradcheck=False),
+        sample(Const(np.array([3, -1, 7])), note="int64"),
+    ],
+    results=2,
+)
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The smallest and the largest element (over one ``dim``), as ``(min, max)``."""
+    a = as_tensor(input)
+    if dim is None:
+        if a.data.size == 0:
+            raise BadArgumentsError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                "has no identity."
+            )
+        dims = tuple(range(a.ndim))
+        keepdim_ = bool(keepdim)
+    else:
+        d = normalize_dim(dim, a.ndim)
+        _nonempty_dim("aminmax", a, d)
+        dims = (d,) if a.ndim else ()
+        keepdim_ = bool(keepdim)
+    lo, hi = AminmaxBackward0.apply(a, dims=dims, keepdim=keepdim_)
+    return AminmaxResult(lo, hi)
+
+
+# -- std_mean, var_mean ------------------------------------------------------------------------
+
+StdMeanResult = namedtuple("StdMeanResult", ["std", "mean"])
+
+
+class VarMeanBackward0(Function):
+    """(var, mean) together: one node for both, as PyTorch records it."""
+
+    name = "VarMeanBackward0"
+    take_sqrt = False
+
+    @classmethod
+    def forward(  # type: ignore[override]
+        cls,
+        ctx: Any,
+        a: Tensor,
+        *,
+        dims: tuple[int, ...] | None,
+        correction: float,
+        keepdim: bool,
+    ) -> Any:
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        op = "std_mean" if cls.take_sqrt else "var_mean"
+        spread = _var_array(a.data, dims, correction, keepdim, op)
+        if cls.take_sqrt:
+            spread = np.sqrt(spread)
+        return np.asarray(spread, a.data.dtype), _mean_array(a.data, dims, keepdim)
+
+    @classmethod
+    def backward(cls, ctx: Any, g_spread: Tensor, g_mean: Tensor) -> Tensor:  # type: ignore[override]
+        from .arithmetic import where
+
+        (a,) = ctx.saved_tensors
+        dims, keepdim = ctx.dims, ctx.keepdim
+        spread = ctx.results[0]
+        if cls.take_sqrt:
+            g_spread = where(Tensor._make(spread.data == 0), 0.0, g_spread / (spread * 2))
+        grad = _var_grad(g_spread, a, dims, ctx.correction, keepdim)
+        all_dims = tuple(range(a.ndim)) if dims is None else dims
+        n = _count(a.data.shape, all_dims)
+        mean_grad = expand_back(g_mean, a.data.shape, all_dims, keepdim)
+        return grad + (mean_grad / n if n else mean_grad)
+
+
+class StdMeanBackward0(VarMeanBackward0):
+    name = "StdMeanBackward0"
+    take_sqrt = True
+
+
+def _spread_mean_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), note="all"),
+        sample(S.rand(rng, 2, 3), 1, note="dim"),
+        sample(S.rand(rng, 2, 3, 4), (0, 2), keepdim=True, note="dims keepdim"),
+        sample(S.rand(rng, 2, 3), dim=1, correction=0, note="correction 0"),
+        sample(S.rand(rng, 2, 3), 0, False, note="unbiased False"),
+    ]
+
+
+@register(samples=_spread_mean_samples, method=False, results=2)
+@numpy_names
+def var_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+) -> Any:
+    """``(var, mean)`` over all elements or ``dim`` in one pass."""
+    a, dims, corr = _var_args("var_mean", input, dim, unbiased, correction)
+    spread, m = VarMeanBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
+    return spread, m
+
+
+@register(samples=_spread_mean_samples, method=False, results=2)
+@numpy_names
+def std_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+) -> Any:
+    """``(std, mean)`` over all elements or ``dim`` in one pass."""
+    a, dims, corr = _var_args("std_mean", input, dim, unbiased, correction)
+    spread, m = StdMeanBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
+    return spread, m

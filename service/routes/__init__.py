@@ -1,12 +1,25 @@
-"""One router per resource; ``ROUTERS`` is what the app includes, in order."""
+"""One router per resource; ``ROUTERS`` is what the app includes, in order: the hot
+routes of a training loop (steps, backward) first, so the router matches them early."""
 
-from . import autograd, catalogue, health, playground, sessions, stateless, steps, tensors, ui
+from . import (
+    autograd,
+    catalogue,
+    health,
+    playground,
+    sessions,
+    stateless,
+    steps,
+    tensors,
+    transfers,
+    ui,
+)
 
 ROUTERS = [
-    sessions.router,
-    tensors.router,
     steps.router,
     autograd.router,
+    tensors.router,
+    transfers.router,
+    sessions.router,
     stateless.router,
     catalogue.router,
     health.router,

@@ -5,15 +5,19 @@ from typing import Annotated, Any, Literal
 from fastapi import Query, Response
 from starlette.concurrency import run_in_threadpool
 
-from .. import executor, graph, graph_svg, offload, views
-from ..deps import OutputDep, SessionDep, SettingsDep
+from .. import graph, graph_svg, journal, offload, verbs, views
+from ..bodies import Payload
+from ..deps import CallDep, SessionDep
 from ..http import JSONBody
 from ..names import check_tensor_name
 from ..schemas import BackwardIn, BackwardOut, GradIn, GradResultOut, GraphFormat, GraphOut
 from ..sessions import Session
 from ._base import BODY, TENSOR, documented, v1_router
 
-router = v1_router("autograd", "/v1/sessions/{session}")
+BACKWARD = Payload[BackwardIn](BackwardIn, "BackwardIn")
+GRAD = Payload[GradIn](GradIn, "GradIn")
+
+router = v1_router("autograd", "/v1/sessions/{session}", session_routes=True, declared_bodies=False)
 
 AUTOGRAD_PROBLEMS = (
     *BODY,
@@ -25,40 +29,47 @@ AUTOGRAD_PROBLEMS = (
     "no_grad_fn",
     "graph_freed",
     "version_mismatch",
+    "graph_lost",
 )
 
 
 @router.post(
     "/backward",
     operation_id="backward",
+    openapi_extra=BACKWARD.openapi(),
     response_model=BackwardOut,
     responses=documented(*AUTOGRAD_PROBLEMS, limits=(413, 507)),
 )
-async def run_backward(
-    session: SessionDep, body: BackwardIn, out: OutputDep, settings: SettingsDep
-) -> Response:
+async def run_backward(call: CallDep) -> Response:
     """`torch.autograd.backward`: accumulate into `.grad`; returns the grads it changed."""
+    body = await BACKWARD.read(call.request)
+    assert body is not None
+    session, out, settings = call.session, call.out, call.settings
     names = [body.tensors] if isinstance(body.tensors, str) else body.tensors
     async with session.lock:
         weight = offload.graph_weight(session, names)
-        grads = await offload.run(settings, weight, executor.run_backward, session, body, settings)
+        grads = await offload.run(settings, weight, verbs.run_backward, session, body, settings)
+        await journal.record(session, "backward", body)
         return JSONBody({"grads": {n: views.value(g, out) for n, g in grads.items()}})
 
 
 @router.post(
     "/grad",
     operation_id="grad",
+    openapi_extra=GRAD.openapi(),
     response_model=GradResultOut,
     responses=documented(*AUTOGRAD_PROBLEMS, "unused_input", limits=(413, 507)),
 )
-async def run_grad(
-    session: SessionDep, body: GradIn, out: OutputDep, settings: SettingsDep
-) -> Response:
+async def run_grad(call: CallDep) -> Response:
     """`torch.autograd.grad`: gradients of outputs w.r.t. inputs, `.grad` untouched."""
+    body = await GRAD.read(call.request)
+    assert body is not None
+    session, out, settings = call.session, call.out, call.settings
     names = [body.outputs] if isinstance(body.outputs, str) else body.outputs
     async with session.lock:
         weight = offload.graph_weight(session, names)
-        grads = await offload.run(settings, weight, executor.run_grad, session, body, settings)
+        grads = await offload.run(settings, weight, verbs.run_grad, session, body, settings)
+        await journal.record(session, "grad", body)
         return JSONBody({"grads": [views.value(g, out) for g in grads]})
 
 

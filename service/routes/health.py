@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..deps import StoreDep
+from ..deps import JournalDep, StoreDep
 from ..http import JSONBody
 from ..schemas import HealthOut
 
@@ -17,8 +17,10 @@ async def healthz() -> Response:
 
 
 @router.get("/readyz", operation_id="readyz", response_model=HealthOut)
-async def readyz(store: StoreDep) -> Response:
-    """Readiness: the app is built and its session store answers."""
+async def readyz(store: StoreDep, journal: JournalDep) -> Response:
+    """Readiness: the app is built and its session store answers (503 while it does not)."""
+    if not await journal.reachable():
+        return JSONBody({"status": "store_unavailable", "sessions": len(store)}, status_code=503)
     return JSONBody({"status": "ready", "sessions": len(store)})
 
 

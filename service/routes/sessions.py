@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import Body, Response
 
 from .. import views
-from ..deps import AuthDep, SessionDep, StoreDep
+from ..deps import AuthDep, JournalDep, SessionDep, SessionPath
 from ..http import JSONBody
 from ..schemas import SessionIn, SessionListOut, SessionOut
-from ._base import BODY, SESSION, documented, v1_router
+from ._base import BODY, SESSION, STORE, documented, v1_router
 
 router = v1_router("sessions", "/v1/sessions")
 
@@ -18,13 +18,13 @@ router = v1_router("sessions", "/v1/sessions")
     operation_id="createSession",
     status_code=201,
     response_model=SessionOut,
-    responses=documented(*BODY, "invalid_name", "session_exists", limits=(413, 429)),
+    responses=documented(*BODY, "invalid_name", "session_exists", *STORE, limits=(413, 429)),
 )
 async def create_session(
-    owner: AuthDep, store: StoreDep, body: Annotated[SessionIn | None, Body()] = None
+    owner: AuthDep, journal: JournalDep, body: Annotated[SessionIn | None, Body()] = None
 ) -> Response:
     """Create a session; a name is generated when none is given (409 if it is taken)."""
-    session = store.create(body.name if body is not None else None, owner)
+    session = await journal.create(body.name if body is not None else None, owner)
     return JSONBody(
         views.session(session),
         status_code=201,
@@ -32,10 +32,15 @@ async def create_session(
     )
 
 
-@router.get("", operation_id="listSessions", response_model=SessionListOut, responses=documented())
-async def list_sessions(owner: AuthDep, store: StoreDep) -> Response:
+@router.get(
+    "",
+    operation_id="listSessions",
+    response_model=SessionListOut,
+    responses=documented("store_unavailable"),
+)
+async def list_sessions(owner: AuthDep, journal: JournalDep) -> Response:
     """List the caller's sessions."""
-    return JSONBody({"sessions": [views.session_summary(s) for s in store.list(owner)]})
+    return JSONBody({"sessions": await journal.summaries(owner)})
 
 
 @router.get(
@@ -53,8 +58,7 @@ async def get_session(session: SessionDep) -> Response:
 @router.delete(
     "/{session}", operation_id="deleteSession", status_code=204, responses=documented(*SESSION)
 )
-async def delete_session(session: SessionDep, owner: AuthDep, store: StoreDep) -> Response:
+async def delete_session(session: SessionPath, owner: AuthDep, journal: JournalDep) -> Response:
     """Drop a session and everything in it."""
-    async with session.lock:
-        store.delete(session.name, owner)
+    await journal.delete(session, owner)  # also one whose journal cannot be replayed
     return Response(status_code=204)

@@ -7,7 +7,7 @@ from fastapi import Request, Response
 
 from engine import Tensor
 
-from .. import executor, offload, views
+from .. import offload, programs, quotas, verbs, views
 from ..deps import OutputDep, SettingsDep
 from ..http import JSONBody
 from ..schemas import GradientIn, GradientOut
@@ -24,12 +24,12 @@ def compute(body: GradientIn, settings: Settings) -> dict[str, Tensor | None]:
     """Leaves, steps, backward, then the fetched tensors: all or nothing by construction."""
     now = time.time()
     session = Session("stateless", None, settings.session_ttl_seconds, now, now)
-    fetch = [executor.check_fetch(key) for key in body.fetch]
+    fetch = [verbs.check_fetch(key) for key in body.fetch]
     for name, leaf in body.tensors.items():
-        executor.put_tensor(session, name, leaf, settings)
-    executor.run_steps(session, body.steps, settings)
+        verbs.put_tensor(session, name, leaf, settings)
+    programs.run_steps(session, body.steps, settings)
     if body.backward is not None:
-        executor.run_backward(session, body.backward, settings)
+        verbs.run_backward(session, body.backward, settings)
     values: dict[str, Tensor | None] = {}
     for key, (name, want_grad) in zip(body.fetch, fetch):
         t = session.lookup(name)
@@ -47,7 +47,7 @@ async def compute_gradient(
     body: GradientIn, out: OutputDep, settings: SettingsDep, request: Request
 ) -> Response:
     """Leaves, steps and a backward in one stateless call; returns the `fetch`ed values."""
-    executor.check_steps(len(body.steps), settings)
+    quotas.check_steps(len(body.steps), settings)
     weight = int(request.headers.get("content-length") or 0) // 4 + 64 * len(body.steps)
     values = await offload.run(settings, weight, compute, body, settings)
     return JSONBody({"values": {k: views.value(v, out) for k, v in values.items()}})

@@ -1,13 +1,14 @@
 """Tensors of a session: bind leaves, read values and grads, flip flags, zero grads."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Body, Request, Response
+from fastapi import Body, Response
 
 from engine import NONLEAF_GRAD_WARNING
 
-from .. import executor, offload, views
-from ..deps import OutputDep, SessionDep, SettingsDep, TensorNameDep
+from .. import journal, offload, transfers, verbs, views
+from ..bodies import Payload
+from ..deps import CallDep, SessionDep, TensorNameDep
 from ..http import JSONBody
 from ..schemas import (
     LEAF_EXAMPLES,
@@ -21,13 +22,68 @@ from ..schemas import (
 from ..sessions import grad_of
 from ._base import BODY, SESSION, TENSOR, documented, v1_router
 
-router = v1_router("tensors", "/v1/sessions/{session}")
+router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True)
+
+LEAF = Payload[LeafIn](LeafIn, "LeafIn", examples=LEAF_EXAMPLES)
+_BYTES = {"schema": {"type": "string", "format": "binary"}}
+PUT_OPENAPI = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            **LEAF.openapi()["requestBody"]["content"],
+            transfers.BINARY: {
+                **_BYTES,
+                "description": "Raw little-endian bytes of `shape` and `dtype` (query).",
+            },
+        },
+    },
+    "parameters": [
+        {
+            "in": "query",
+            "name": "dtype",
+            "required": False,
+            "description": "With a binary body: the element type (float32 when absent).",
+            "schema": {"$ref": "#/components/schemas/Dtype"},
+        },
+        {
+            "in": "query",
+            "name": "shape",
+            "required": False,
+            "description": "With a binary body: comma-separated dimensions, empty for a 0-d "
+            "tensor (flat when absent).",
+            "schema": {"type": "string", "pattern": r"^(\d+(,\d+){0,31})?$"},
+        },
+        {
+            "in": "query",
+            "name": "requires_grad",
+            "required": False,
+            "description": "With a binary body: whether the leaf requires grad.",
+            "schema": {"type": "boolean", "default": False},
+        },
+    ],
+}
+BINARY_200: dict[str, Any] = {
+    "description": "The tensor; with `Accept: application/octet-stream`, its raw "
+    "little-endian bytes.",
+    "content": {transfers.BINARY: _BYTES},
+    "headers": {
+        transfers.DTYPE_HEADER: {
+            "description": "With raw bytes: the dtype.",
+            "schema": {"type": "string"},
+        },
+        transfers.SHAPE_HEADER: {
+            "description": "With raw bytes: comma-separated dimensions (empty for 0-d).",
+            "schema": {"type": "string"},
+        },
+    },
+}
 
 
 @router.put(
     "/tensors/{tensor}",
     operation_id="putTensor",
     response_model=TensorOut,
+    openapi_extra=PUT_OPENAPI,
     responses={
         201: {"description": "Created", "model": TensorOut},
         **documented(
@@ -35,20 +91,28 @@ router = v1_router("tensors", "/v1/sessions/{session}")
         ),
     },
 )
-async def put_tensor(
-    session: SessionDep,
-    name: TensorNameDep,
-    leaf: Annotated[LeafIn, Body(openapi_examples=LEAF_EXAMPLES)],
-    out: OutputDep,
-    settings: SettingsDep,
-    request: Request,
-) -> Response:
-    """Create or rebind a leaf tensor (201 when the name is new, 200 when rebound)."""
+async def put_tensor(call: CallDep, name: TensorNameDep) -> Response:
+    """Create or rebind a leaf tensor (201 when the name is new, 200 when rebound): JSON,
+    or raw bytes with `Content-Type: application/octet-stream` and `dtype`, `shape`,
+    `requires_grad` as query parameters."""
+    session, out, settings, request = call.session, call.out, call.settings, call.request
     weight = int(request.headers.get("content-length") or 0) // 4
+    if transfers.is_binary(request.headers.get("content-type")):
+        raw = await request.body()
+        arr, requires_grad = await offload.run(
+            settings, weight, transfers.binary_leaf, request.query_params, raw, settings
+        )
+        async with session.lock:
+            t, created = verbs.bind_leaf(session, name, arr, requires_grad, settings)
+            await journal.record(session, "put", name, t)
+            return JSONBody(views.tensor(name, t, out), status_code=201 if created else 200)
+    leaf = await LEAF.read(request)
+    assert leaf is not None
     async with session.lock:
         t, created = await offload.run(
-            settings, weight, executor.put_tensor, session, name, leaf, settings
+            settings, weight, verbs.put_tensor, session, name, leaf, settings
         )
+        await journal.record(session, "put", name, t)
         return JSONBody(views.tensor(name, t, out), status_code=201 if created else 200)
 
 
@@ -56,12 +120,17 @@ async def put_tensor(
     "/tensors/{tensor}",
     operation_id="getTensor",
     response_model=TensorOut,
-    responses=documented(*TENSOR),
+    responses={200: BINARY_200, **documented(*TENSOR)},
 )
-async def get_tensor(session: SessionDep, name: TensorNameDep, out: OutputDep) -> Response:
-    """The tensor with its metadata, `data` and `grad`."""
+async def get_tensor(call: CallDep, name: TensorNameDep) -> Response:
+    """The tensor with its metadata, `data` and `grad`; with `Accept:
+    application/octet-stream`, its raw bytes (dtype and shape in headers)."""
+    session, out = call.session, call.out
     async with session.lock:
-        return JSONBody(views.tensor(name, session.lookup(name), out))
+        t = session.lookup(name)
+        if transfers.wants_binary(call.request.headers.get("accept")):
+            return transfers.binary_response(t)
+        return JSONBody(views.tensor(name, t, out))
 
 
 @router.patch(
@@ -70,12 +139,12 @@ async def get_tensor(session: SessionDep, name: TensorNameDep, out: OutputDep) -
     response_model=TensorOut,
     responses=documented(*BODY, *TENSOR, "dtype_not_differentiable", "not_leaf", "no_grad_fn"),
 )
-async def patch_tensor(
-    session: SessionDep, name: TensorNameDep, body: PatchTensorIn, out: OutputDep
-) -> Response:
+async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) -> Response:
     """`requires_grad_(flag)` and/or `retain_grad()`."""
+    session, out = call.session, call.out
     async with session.lock:
-        return JSONBody(views.tensor(name, executor.patch_tensor(session, name, body), out))
+        return JSONBody(views.tensor(name, verbs.patch_tensor(session, name, body), out))
+        await journal.record(session, "patch", name, body)
 
 
 @router.delete(
@@ -89,6 +158,7 @@ async def delete_tensor(session: SessionDep, name: TensorNameDep) -> Response:
     async with session.lock:
         session.lookup(name)
         del session.tensors[name]
+        await journal.record(session, "del_tensor", name)
     return Response(status_code=204)
 
 
@@ -96,13 +166,22 @@ async def delete_tensor(session: SessionDep, name: TensorNameDep) -> Response:
     "/tensors/{tensor}/grad",
     operation_id="getGrad",
     response_model=GradOut,
-    responses=documented(*TENSOR),
+    responses={
+        200: BINARY_200,
+        204: {"description": "With `Accept: application/octet-stream`: the grad is None."},
+        **documented(*TENSOR),
+    },
 )
-async def get_grad(session: SessionDep, name: TensorNameDep, out: OutputDep) -> Response:
-    """The tensor's `.grad` (null, with PyTorch's warning, for a non-leaf without retain_grad)."""
+async def get_grad(call: CallDep, name: TensorNameDep) -> Response:
+    """The tensor's `.grad` (null, with PyTorch's warning, for a non-leaf without retain_grad);
+    with `Accept: application/octet-stream`, its raw bytes, or 204 when it is None."""
+    session, out = call.session, call.out
     async with session.lock:
         t = session.lookup(name)
-        body: dict[str, object] = {"grad": views.value(grad_of(t), out)}
+        g = grad_of(t)
+        if transfers.wants_binary(call.request.headers.get("accept")):
+            return Response(status_code=204) if g is None else transfers.binary_response(g)
+        body: dict[str, object] = {"grad": views.value(g, out)}
         if not (t.is_leaf or t.retains_grad):
             body["warning"] = NONLEAF_GRAD_WARNING
         return JSONBody(body)
@@ -120,6 +199,7 @@ async def delete_grad(session: SessionDep, name: TensorNameDep) -> Response:
         t = session.lookup(name)
         if t.is_leaf or t.retains_grad:
             t.grad = None
+        await journal.record(session, "del_grad", name)
     return Response(status_code=204)
 
 
@@ -134,5 +214,6 @@ async def zero_grad(
 ) -> Response:
     """Zero in place (or set to None) the grads of the named tensors, or of every leaf."""
     async with session.lock:
-        done = executor.zero_grad(session, body or ZeroGradIn())
+        done = verbs.zero_grad(session, body or ZeroGradIn())
+        await journal.record(session, "zero_grad", body)
     return JSONBody({"tensors": done})

@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import graph, graph_svg
-from ..deps import AuthDep, get_session
+from ..deps import get_session
 from ..errors import ServiceError
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
@@ -26,14 +26,14 @@ a {{ color: #1d4ed8; }}</style></head>
 
 
 @router.get("/sessions/{session}", response_class=HTMLResponse)
-async def get_session_page(request: Request, session: str, owner: AuthDep) -> HTMLResponse:
+async def get_session_page(request: Request, session: str) -> HTMLResponse:
     """The backward graph of a session's computations: leaves, grad_fn nodes with shapes,
     freed nodes dashed. An unknown session is an HTML 404 page (this is for people).
 
     Same auth as /v1: with GRADSERVE_API_KEYS set a browser cannot send the bearer key,
     so the page serves key-less servers (a notebook, a dev box)."""
     try:
-        found = await get_session(request, session, owner)
+        found = await get_session(request, session)
     except ServiceError as exc:
         page = _NOT_FOUND_PAGE.format(name=escape(session), detail=escape(exc.detail))
         return HTMLResponse(page, status_code=exc.status)

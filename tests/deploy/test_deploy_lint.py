@@ -129,3 +129,18 @@ def test_render_nginx_config() -> None:
 def test_render_refuses_bad_upstreams(bad: str) -> None:
     r = render(bad)
     assert r.returncode != 0 and r.stdout == ""
+
+
+def test_compose_scale_profile_keeps_sessions_in_redis() -> None:
+    services = compose_config("scale")["services"]
+    redis = services["redis"]
+    assert redis["command"][:1] == ["redis-server"]
+    args = " ".join(redis["command"])
+    assert "--appendonly yes" in args and "--appendfsync always" in args
+    assert [v["target"] for v in redis["volumes"]] == ["/data"]
+    for name, svc in services.items():
+        if name.startswith("replica-"):
+            assert svc["environment"]["GRADSERVE_STORE"] == "redis://redis:6379/0"
+            assert svc["depends_on"]["redis"]["condition"] == "service_healthy"
+    single = compose_config()["services"]["gradserve"]
+    assert single["environment"].get("GRADSERVE_STORE") in (None, "")  # memory unless set

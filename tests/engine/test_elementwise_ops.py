@@ -13,6 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import engine as E
 from engine.errors import (
@@ -432,3 +435,504 @@ def test_overflow_and_domain_edges_are_silent(name: str) -> None:
     ty, tg = _grads(torch_fn, tx, torch)
     _close(y, ty)
     _close(g, tg)
+
+
+# -- the wider library: special values, refusals, operators ---------------------------------
+
+SPECIALS = [-np.inf, -3.5, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 2.0, 7.5, np.inf, np.nan]
+# name -> (engine call, torch call); each is run on SPECIALS (and its gradient too)
+MORE_UNARY: dict[str, tuple[Any, Any]] = {
+    name: (getattr(E, name), getattr(torch, name))
+    for name in [
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "erf",
+        "erfc",
+        "erfinv",
+        "exp2",
+        "log2",
+        "log10",
+        "trunc",
+        "frac",
+        "sinc",
+        "logit",
+        "deg2rad",
+        "rad2deg",
+        "nan_to_num",
+        "sign",
+        "abs",
+        "positive",
+    ]
+} | {
+    "logit(eps)": (lambda x: E.logit(x, eps=0.1), lambda x: torch.logit(x, eps=0.1)),
+    "celu": (E.celu, F.celu),
+    "selu": (E.selu, F.selu),
+    "relu6": (E.relu6, F.relu6),
+    "hardtanh": (E.hardtanh, F.hardtanh),
+    "hardswish": (E.hardswish, F.hardswish),
+    "hardsigmoid": (E.hardsigmoid, F.hardsigmoid),
+    "mish": (E.mish, F.mish),
+    "softsign": (E.softsign, F.softsign),
+    "logsigmoid": (E.logsigmoid, F.logsigmoid),
+    "tanhshrink": (E.tanhshrink, F.tanhshrink),
+    "softshrink": (E.softshrink, F.softshrink),
+    "hardshrink": (E.hardshrink, F.hardshrink),
+    "threshold": (lambda x: E.threshold(x, 0.5, -2.0), lambda x: F.threshold(x, 0.5, -2.0)),
+    "relu of a NaN": (lambda x: E.relu(x * float("nan")), lambda x: torch.relu(x * float("nan"))),
+    "clamp": (lambda x: E.clamp(x, -1.0, 1.0), lambda x: torch.clamp(x, -1.0, 1.0)),
+    "elu": (E.elu, F.elu),
+    "leaky_relu": (E.leaky_relu, F.leaky_relu),
+    "gelu": (E.gelu, F.gelu),
+    "gelu(tanh)": (
+        lambda x: E.gelu(x, approximate="tanh"),
+        lambda x: F.gelu(x, approximate="tanh"),
+    ),
+    "silu": (E.silu, F.silu),
+    "softplus": (E.softplus, F.softplus),
+    "sigmoid": (E.sigmoid, torch.sigmoid),
+    "tanh": (E.tanh, torch.tanh),
+    "relu": (E.relu, torch.relu),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(MORE_UNARY))
+def test_special_values_and_gradients_match_torch(name: str, dtype: str) -> None:
+    """Values, grad_fn name and gradient at ±inf, NaN, ±0 and the domain edges: NaN and
+    inf exactly where PyTorch has them, and no numpy warning."""
+    mine_fn, torch_fn = MORE_UNARY[name]
+    values = SPECIALS
+    if name == "logit" and dtype == "float32":
+        # PyTorch's vectorized float32 kernel gives +inf at -0.0 (its float64 one -inf)
+        values = [v for v in SPECIALS if not (v == 0 and np.signbit(v))]
+    x, tx = _pair(values, dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = mine_fn(x)
+        y.backward(E.ones_like(y))
+    ty = torch_fn(tx)
+    ty.backward(torch.ones_like(ty))
+    tol = {"rtol": 2e-6, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-14}
+    _close(y, ty, **tol)
+    assert y.dtype == np.dtype(dtype)
+    assert (y.grad_fn.name if y.grad_fn else None) == (ty.grad_fn.name() if ty.grad_fn else None)
+    _close(x.grad, tx.grad, **tol)
+
+
+def test_sign_of_nan_is_zero_and_abs_gradient_there_is_zero() -> None:
+    x, tx = _pair([np.nan, -2.0, 0.0, 3.0])
+    assert E.sign(x).tolist()[0] == 0.0 == torch.sign(tx)[0].item()
+    E.abs(x).sum().backward()
+    torch.abs(tx).sum().backward()
+    _close(x.grad, tx.grad)
+    assert x.grad.tolist()[0] == 0.0
+    y, ty = _pair([np.nan, -2.0, 0.0, 3.0])
+    E.l1_loss(y, E.zeros(4)).backward()
+    F.l1_loss(ty, torch.zeros(4, dtype=torch.float64)).backward()
+    _close(y.grad, ty.grad)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_minimum_propagate_nan(op: str) -> None:
+    a, ta = _pair([np.nan, 1.0, np.nan, -np.inf])
+    b, tb = _pair([0.0, np.nan, np.nan, np.inf])
+    y, ty = getattr(E, op)(a, b), getattr(torch, op)(ta, tb)
+    _close(y, ty)
+    y.sum().backward()
+    ty.sum().backward()
+    _close(a.grad, ta.grad)
+    _close(b.grad, tb.grad)
+
+
+def test_integer_powers() -> None:
+    i, ti = E.tensor([3, -4, 1, -1, 2]), torch.tensor([3, -4, 1, -1, 2])
+    e, te = E.tensor([-1, 2, -3, -3, 0]), torch.tensor([-1, 2, -3, -3, 0])
+    assert (i**e).tolist() == (ti**te).tolist()
+    assert (2**e).tolist() == (2**te).tolist()
+    for exponent in (-2, -1):
+        with pytest.raises(RuntimeError) as theirs:
+            ti**exponent
+        with pytest.raises(RuntimeError) as mine:
+            i**exponent
+        assert str(mine.value) == str(theirs.value)
+    assert (i**-1.0).dtype == np.float32
+    _close(i**-1.0, ti**-1.0)
+
+
+# (engine call, torch call): PyTorch refuses these; the engine refuses them the same way
+REFUSALS: dict[str, tuple[Any, Any]] = {
+    "bool - bool": (
+        lambda: E.tensor([True]) - E.tensor([False]),
+        lambda: torch.tensor([True]) - torch.tensor([False]),
+    ),
+    "bool - 1": (lambda: E.tensor([True]) - 1, lambda: torch.tensor([True]) - 1),
+    "1 - bool": (lambda: 1 - E.tensor([True]), lambda: 1 - torch.tensor([True])),
+    "-bool": (lambda: -E.tensor([True]), lambda: -torch.tensor([True])),
+    "+bool": (lambda: +E.tensor([True]), lambda: +torch.tensor([True])),
+    "int ** -2": (lambda: E.tensor([2]) ** -2, lambda: torch.tensor([2]) ** -2),
+    "bool ** bool": (
+        lambda: E.tensor([True]) ** E.tensor([True]),
+        lambda: torch.tensor([True]) ** torch.tensor([True]),
+    ),
+    "clamp(x, number, tensor)": (
+        lambda: E.clamp(E.tensor([1.0]), 0.0, E.tensor([2.0])),
+        lambda: torch.clamp(torch.tensor([1.0]), 0.0, torch.tensor([2.0])),
+    ),
+    "clip(x, tensor, int)": (
+        lambda: E.clip(E.tensor([1.0]), E.tensor([0.0]), 2),
+        lambda: torch.clip(torch.tensor([1.0]), torch.tensor([0.0]), 2),
+    ),
+    "abs(bool)": (lambda: E.abs(E.tensor([True])), lambda: torch.abs(torch.tensor([True]))),
+    "frac(int)": (lambda: E.frac(E.tensor([1])), lambda: torch.frac(torch.tensor([1]))),
+    "float & float": (
+        lambda: E.bitwise_and(E.tensor([1.0]), E.tensor([1.0])),
+        lambda: torch.bitwise_and(torch.tensor([1.0]), torch.tensor([1.0])),
+    ),
+    "div rounding_mode": (
+        lambda: E.div(E.tensor([1.0]), 2, rounding_mode="round"),
+        lambda: torch.div(torch.tensor([1.0]), 2, rounding_mode="round"),
+    ),
+    "int // 0": (lambda: E.tensor([1]) // 0, lambda: torch.tensor([1]) // 0),
+    "int % 0": (lambda: E.tensor([1]) % 0, lambda: torch.tensor([1]) % 0),
+    "fmod(int, 0)": (lambda: E.fmod(E.tensor([1]), 0), lambda: torch.fmod(torch.tensor([1]), 0)),
+    "bool // bool": (
+        lambda: E.tensor([True]) // E.tensor([True]),
+        lambda: torch.tensor([True]) // torch.tensor([True]),
+    ),
+    "hypot(int, int)": (
+        lambda: E.hypot(E.tensor([1]), E.tensor([2])),
+        lambda: torch.hypot(torch.tensor([1]), torch.tensor([2])),
+    ),
+    "hardswish(int)": (
+        lambda: E.hardswish(E.tensor([1])),
+        lambda: F.hardswish(torch.tensor([1])),
+    ),
+    "mish(int)": (lambda: E.mish(E.tensor([1])), lambda: F.mish(torch.tensor([1]))),
+    "celu(int)": (lambda: E.celu(E.tensor([1])), lambda: F.celu(torch.tensor([1]))),
+    "softshrink(-1)": (
+        lambda: E.softshrink(E.tensor([1.0]), -1.0),
+        lambda: F.softshrink(torch.tensor([1.0]), -1.0),
+    ),
+    "glu of an odd dim": (
+        lambda: E.glu(E.tensor([1.0, 2.0, 3.0])),
+        lambda: F.glu(torch.tensor([1.0, 2.0, 3.0])),
+    ),
+    "prelu weights": (
+        lambda: E.prelu(E.ones(2, 3), E.ones(2)),
+        lambda: F.prelu(torch.ones(2, 3), torch.ones(2)),
+    ),
+    "lerp dtypes": (
+        lambda: E.lerp(E.tensor([1.0]), E.tensor([1.0], dtype="float64"), 0.5),
+        lambda: torch.lerp(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64), 0.5),
+    ),
+    "heaviside dtypes": (
+        lambda: E.heaviside(E.tensor([1.0]), E.tensor([1])),
+        lambda: torch.heaviside(torch.tensor([1.0]), torch.tensor([1])),
+    ),
+    "int requires grad": (
+        lambda: E.tensor([1, 2]).requires_grad_(),
+        lambda: torch.tensor([1, 2]).requires_grad_(),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_refusals_match_torch(name: str) -> None:
+    mine_fn, torch_fn = REFUSALS[name]
+    with pytest.raises(Exception) as theirs:
+        torch_fn()
+    with pytest.raises(E.EngineError) as mine:
+        mine_fn()
+    assert isinstance(mine.value, type(theirs.value)), (type(mine.value), type(theirs.value))
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_floor_divide_records_a_node_that_refuses_backward() -> None:
+    x, tx = _pair([1.5, -2.5])
+    y, ty = x // 2, tx // 2
+    _close(y, ty)
+    assert y.requires_grad and y.grad_fn.name == ty.grad_fn.name()
+    with pytest.raises(RuntimeError) as theirs:
+        ty.sum().backward()
+    with pytest.raises(E.EngineError) as mine:
+        y.sum().backward()
+    assert str(mine.value) == str(theirs.value)
+
+
+OPERATORS = ["&", "|", "^", "//", "%", "+", "*", "**"]
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        (np.array([5, -3, 12]), np.array([3, 6, -5])),
+        (np.array([True, False, True]), np.array([True, True, False])),
+        (np.array([5, 3, 12], np.uint8), 3),
+        (np.array([7, -3], np.int8), np.array([2, 4], np.uint8)),
+        (5, np.array([3, -2, 7])),
+    ],
+    ids=["int64", "bool", "uint8 and number", "int8 and uint8", "number first"],
+)
+def test_integer_and_bool_operators_match_torch(op: str, left: Any, right: Any) -> None:
+    def wrap(v: Any, lib: Any) -> Any:
+        if not isinstance(v, np.ndarray):
+            return v
+        return E.Tensor(v.copy()) if lib is E else torch.from_numpy(v.copy())
+
+    code = f"a {op} b"
+    try:
+        want = eval(code, {"a": wrap(left, torch), "b": wrap(right, torch)})  # noqa: S307
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            eval(code, {"a": wrap(left, E), "b": wrap(right, E)})  # noqa: S307
+        return
+    got = eval(code, {"a": wrap(left, E), "b": wrap(right, E)})  # noqa: S307
+    assert got.dtype == np.dtype(str(want.dtype).removeprefix("torch."))
+    np.testing.assert_array_equal(got.data, want.numpy())
+
+
+@pytest.mark.parametrize("data", [[5, -3, 0], [True, False]], ids=["int64", "bool"])
+def test_invert_matches_torch(data: list[Any]) -> None:
+    got, want = ~E.tensor(data), ~torch.tensor(data)
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor", None])
+def test_division_modes_on_signed_operands(mode: str | None) -> None:
+    a = np.array([-7.5, -7.0, -0.5, 0.0, 0.5, 7.0, 7.5, np.inf, -np.inf, np.nan])
+    b = np.array([2.0, -2.0, 0.0, -0.0, 3.0, 0.0, -np.inf, 2.0, 2.0, 1.0])
+    got = E.div(E.tensor(a), E.tensor(b), rounding_mode=mode)
+    want = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode=mode)
+    np.testing.assert_array_equal(got.data, want.numpy())
+    ints = np.array([-7, 7, -7, 7, 0])
+    divs = np.array([2, 2, -2, -2, 5])
+    got = E.div(E.tensor(ints), E.tensor(divs), rounding_mode=mode)
+    want = torch.div(torch.tensor(ints), torch.tensor(divs), rounding_mode=mode)
+    assert got.dtype == np.dtype(str(want.dtype).removeprefix("torch."))
+    np.testing.assert_array_equal(got.data, want.numpy())
+
+
+@pytest.mark.parametrize("name", ["remainder", "fmod"])
+def test_remainders_on_signed_and_special_operands(name: str) -> None:
+    a = np.array([-7.5, 7.5, -7.0, 7.0, 1.0, np.inf, 3.0, -0.0])
+    b = np.array([2.0, -2.0, -3.0, 3.0, 0.0, 2.0, np.inf, 1.0])
+    got = getattr(E, name)(E.tensor(a), E.tensor(b))
+    want = getattr(torch, name)(torch.tensor(a), torch.tensor(b))
+    np.testing.assert_array_equal(got.data, want.numpy())
+    got = getattr(E, name)(E.tensor([-7, 7, -7]), 3)
+    assert got.tolist() == getattr(torch, name)(torch.tensor([-7, 7, -7]), 3).tolist()
+
+
+def test_erfinv_is_exact_to_float64_ulps() -> None:
+    """Against PyTorch's float64 erfinv, tails included, and erf(erfinv(y)) = y."""
+    y = np.concatenate(
+        [
+            np.linspace(-0.999, 0.999, 2001),
+            1 - np.logspace(-16, -1, 60),
+            -(1 - np.logspace(-16, -1, 60)),
+            np.logspace(-300, -1, 40),
+        ]
+    )
+    got = E.erfinv(E.tensor(y, dtype="float64")).data
+    want = torch.erfinv(torch.tensor(y, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=4e-15, atol=0)
+    back = E.erf(E.tensor(got, dtype="float64")).data
+    np.testing.assert_allclose(back, y, rtol=2e-15, atol=1e-300)  # erf's own few ulps
+
+
+def test_erfc_keeps_relative_accuracy_in_the_tail() -> None:
+    x = np.concatenate([np.linspace(-6, 27, 661), [-np.inf, np.inf, np.nan]])
+    got = E.erfc(E.tensor(x, dtype="float64")).data
+    want = torch.erfc(torch.tensor(x, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0, equal_nan=True)
+
+
+BINARY_SPECIALS = {
+    "atan2": (E.atan2, torch.atan2),
+    "hypot": (E.hypot, torch.hypot),
+    "logaddexp": (E.logaddexp, torch.logaddexp),
+    "logaddexp2": (E.logaddexp2, torch.logaddexp2),
+    "copysign": (E.copysign, torch.copysign),
+    "xlogy": (E.xlogy, torch.xlogy),
+    "remainder": (E.remainder, torch.remainder),
+    "fmod": (E.fmod, torch.fmod),
+    "maximum": (E.maximum, torch.maximum),
+    "fmax": (E.fmax, torch.fmax),
+    "fmin": (E.fmin, torch.fmin),
+    "lerp(0.3)": (lambda a, b: E.lerp(a, b, 0.3), lambda a, b: torch.lerp(a, b, 0.3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_SPECIALS))
+def test_binary_special_values_match_torch(name: str) -> None:
+    """Every pair of special values: values, and gradients where PyTorch's are finite."""
+    grid = np.array([-np.inf, -2.0, -0.0, 0.0, 0.5, 3.0, np.inf, np.nan])
+    a_data, b_data = (v.reshape(-1) for v in np.meshgrid(grid, grid))
+    mine_fn, torch_fn = BINARY_SPECIALS[name]
+    a, ta = _pair(a_data)
+    b, tb = _pair(b_data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = mine_fn(a, b)
+        y.backward(E.ones_like(y))
+    ty = torch_fn(ta, tb)
+    ty.backward(torch.ones_like(ty))
+    _close(y, ty)
+    assert y.grad_fn.name == ty.grad_fn.name()
+    _close(a.grad, ta.grad)
+    _close(b.grad, tb.grad)
+
+
+@pytest.mark.parametrize("name", ["asin", "erfinv", "trunc", "logit", "xlogy", "lerp", "fmod"])
+def test_in_place_variants_match_torch(name: str) -> None:
+    extra = {"xlogy": (2.0,), "lerp": (torch.tensor([0.9, 0.1]), 0.25), "fmod": (0.3,)}
+    args = extra.get(name, ())
+    x, tx = _pair([0.4, 0.7])
+    mine_args = tuple(E.tensor(a.numpy()) if isinstance(a, torch.Tensor) else a for a in args)
+    y, ty = x * 1.0, tx * 1.0
+    getattr(y, name + "_")(
+        *[E.tensor(np.asarray(a, np.float64)) if isinstance(a, E.Tensor) else a for a in mine_args]
+    )
+    getattr(ty, name + "_")(*[a.double() if isinstance(a, torch.Tensor) else a for a in args])
+    assert y._version == ty._version
+    _close(y, ty)
+    assert y.grad_fn.name == ty.grad_fn.name()
+    y.sum().backward()
+    ty.sum().backward()
+    _close(x.grad, tx.grad)
+
+
+def test_isclose_and_predicates_match_torch() -> None:
+    a = np.array([1.0, 1.0 + 1e-6, np.nan, np.inf, -np.inf, 0.0, -0.0])
+    b = np.array([1.0, 1.0, np.nan, np.inf, np.inf, 1e-9, 0.0])
+    for kwargs in ({}, {"equal_nan": True}, {"rtol": 0.0, "atol": 1e-3}):
+        got = E.isclose(E.tensor(a), E.tensor(b), **kwargs)
+        want = torch.isclose(torch.tensor(a), torch.tensor(b), **kwargs)
+        assert got.tolist() == want.tolist()
+    for name in ("isnan", "isinf", "isfinite", "signbit"):
+        assert (
+            getattr(E, name)(E.tensor(a)).tolist() == getattr(torch, name)(torch.tensor(a)).tolist()
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("prelu", (np.array([[-1.0, 2.0, -3.0], [0.5, -0.5, 1.0]]), np.array([0.1, 0.2, 0.3]))),
+        ("glu", (np.array([[-1.0, 2.0, -3.0, 0.5], [0.5, -0.5, 1.0, 2.0]]),)),
+        ("softmin", (np.array([[-1.0, 2.0, -3.0], [0.5, -0.5, 1.0]]), 1)),
+    ],
+)
+def test_parametric_activations_second_order_match_torch(name: str, args: tuple[Any, ...]) -> None:
+    """Gradients of gradients (create_graph) for the activations with weights or dims."""
+    mine = [E.tensor(a, requires_grad=True) if isinstance(a, np.ndarray) else a for a in args]
+    theirs = [torch.tensor(a, requires_grad=True) if isinstance(a, np.ndarray) else a for a in args]
+    y = getattr(E, name)(*mine)
+    ty = getattr(F, name)(*theirs)
+    leaves = [t for t in mine if isinstance(t, E.Tensor)]
+    tleaves = [t for t in theirs if isinstance(t, torch.Tensor)]
+    grads = E.grad((y * y).sum(), leaves, create_graph=True)
+    tgrads = torch.autograd.grad((ty * ty).sum(), tleaves, create_graph=True)
+    for g, tg in zip(grads, tgrads):
+        _close(g, tg)
+    second = E.grad(sum(g.sum() for g in grads), leaves)
+    tsecond = torch.autograd.grad(sum(g.sum() for g in tgrads), tleaves)
+    for g, tg in zip(second, tsecond):
+        _close(g, tg)
+
+
+HALF_OPS = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "sin",
+    "abs",
+    "gelu",
+    "silu",
+    "softplus",
+    "leaky_relu",
+    "elu",
+    "celu",
+    "selu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "logsigmoid",
+    "softsign",
+    "erf",
+    "atan",
+    "sinh",
+    "square",
+    "reciprocal",
+    "hardtanh",
+    "relu6",
+]
+
+
+@pytest.mark.parametrize("name", HALF_OPS)
+def test_float16_values_and_gradients_match_torch(name: str) -> None:
+    """float16 leaves: the result and the gradient stay float16 and agree with PyTorch's
+    (which computes in float32 and rounds, as the engine's float64-then-round does)."""
+    data = np.array([-1.5, -0.25, 0.5, 2.0], np.float16)
+    mine_fn = getattr(E, name)
+    torch_fn = getattr(torch, name, None) or getattr(F, name)
+    x = E.Tensor(data.copy(), requires_grad=True)
+    tx = torch.from_numpy(data.copy()).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = mine_fn(x)
+        y.sum().backward()
+    ty = torch_fn(tx)
+    ty.sum().backward()
+    assert y.dtype == np.float16 and x.grad.dtype == np.float16
+    _close(y.data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
+    _close(x.grad.data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
+
+
+def _finite(lo: float, hi: float) -> Any:
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+# op -> (elements of input, elements of other) for broadcasting draws
+NEW_BINARY = {
+    "atan2": ((-3.0, 3.0), (0.25, 3.0)),
+    "hypot": ((-3.0, 3.0), (0.25, 3.0)),
+    "logaddexp": ((-3.0, 3.0), (-3.0, 3.0)),
+    "logaddexp2": ((-3.0, 3.0), (-3.0, 3.0)),
+    "copysign": ((0.25, 3.0), (-3.0, 3.0)),
+    "xlogy": ((-3.0, 3.0), (0.25, 3.0)),
+    "fmax": ((-3.0, 3.0), (-3.0, 3.0)),
+    "fmin": ((-3.0, 3.0), (-3.0, 3.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_BINARY))
+def test_new_binary_ops_broadcast_like_torch(name: str) -> None:
+    """Hypothesis draws broadcastable shape pairs; values and both gradients match."""
+    (alo, ahi), (blo, bhi) = NEW_BINARY[name]
+
+    @settings(max_examples=15, deadline=None)
+    @given(data=st.data())
+    def check(data: Any) -> None:
+        shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3))
+        a = data.draw(hnp.arrays(np.float64, shapes.input_shapes[0], elements=_finite(alo, ahi)))
+        b = data.draw(hnp.arrays(np.float64, shapes.input_shapes[1], elements=_finite(blo, bhi)))
+        x, tx = _pair(a)
+        y, ty = _pair(b)
+        out, tout = getattr(E, name)(x, y), getattr(torch, name)(tx, ty)
+        _close(out, tout)
+        g = np.linspace(-1.0, 1.0, out.data.size).reshape(out.shape)
+        out.backward(E.tensor(g, dtype="float64"))
+        tout.backward(torch.tensor(g))
+        _close(x.grad, tx.grad)
+        _close(y.grad, ty.grad)
+
+    check()

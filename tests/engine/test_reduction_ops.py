@@ -391,3 +391,186 @@ def test_errors_match_torch(case: Any) -> None:
     with pytest.raises(EngineError) as mine:
         call(E, E.Tensor(x.copy()))
     assert str(mine.value) == str(theirs.value)
+
+
+# -- numpy's names, dtype=, and the newer reductions -----------------------------------------
+
+X = np.array([[1.5, -2.0, 0.0, 4.0], [3.0, 3.0, -1.0, 0.5], [np.nan, 2.0, 1.0, -3.0]])
+FINITE = np.array([[1.5, -2.0, 0.0, 4.0], [3.0, 3.0, -1.0, 0.5], [0.25, 2.0, 1.0, -3.0]])
+
+# name -> (data, kwargs): each is called through numpy's keyword names on both sides
+AXIS_CALLS: list[tuple[str, np.ndarray, dict[str, Any]]] = [
+    (name, FINITE, kwargs)
+    for name in [
+        "sum",
+        "mean",
+        "prod",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "var",
+        "std",
+        "logsumexp",
+        "nansum",
+        "nanmean",
+        "any",
+        "all",
+        "max",
+        "min",
+        "var_mean",
+        "std_mean",
+    ]
+    for kwargs in ({"axis": 1}, {"axis": 0, "keepdims": True})
+] + [(name, FINITE, {"axis": 1}) for name in ["softmax", "log_softmax", "count_nonzero"]]
+
+
+def _run(lib: Any, name: str, data: np.ndarray, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    if lib is E:
+        x = E.tensor(data, dtype="float64", requires_grad=True)
+    else:
+        x = torch.tensor(data, dtype=torch.float64, requires_grad=True)
+    return x, getattr(lib, name)(x, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "kwargs"), AXIS_CALLS, ids=[f"{n}-{k}" for n, _, k in AXIS_CALLS]
+)
+def test_numpy_keyword_names_match_torch(name: str, data: np.ndarray, kwargs: dict) -> None:
+    x, mine = _run(E, name, data, kwargs)
+    tx, theirs = _run(torch, name, data, kwargs)
+    outs, touts = (
+        _outputs(tuple(mine) if isinstance(mine, tuple) else mine),
+        _outputs(tuple(theirs) if isinstance(theirs, tuple) else theirs),
+    )
+    assert len(outs) == len(touts)
+    for m, t in zip(outs, touts):
+        assert m.shape == tuple(t.shape) and _name(m) == _name(t)
+        assert m.dtype == np.dtype(str(t.dtype).removeprefix("torch."))
+        _close(m.data.astype(np.float64), t.detach().numpy().astype(np.float64), np.float64)
+    floats = [m for m in outs if m.requires_grad]
+    if floats:
+        E.backward(floats, [E.ones_like(m) for m in floats])
+        torch.autograd.backward(
+            [t for t in touts if t.requires_grad],
+            [torch.ones_like(t) for t in touts if t.requires_grad],
+        )
+        _close(x.grad.data, tx.grad.numpy(), np.float64)
+
+
+def test_norm_refuses_numpy_names_as_torch() -> None:
+    with pytest.raises(TypeError):
+        torch.norm(torch.ones(2), axis=0)
+    with pytest.raises(TypeError):
+        E.norm(E.ones(2), axis=0)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "nansum"])
+@pytest.mark.parametrize("source", ["float32", "int32", "uint8", "bool", "float16"])
+def test_dtype_argument_matches_torch(name: str, source: str) -> None:
+    data = np.array([[1, 2, 0], [3, 1, 2]]).astype(source)
+    for dtype in ("float64", "float32"):
+        try:
+            want = getattr(torch, name)(torch.from_numpy(data.copy()), dtype=getattr(torch, dtype))
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                getattr(E, name)(E.Tensor(data.copy()), dtype=dtype)
+            continue
+        got = getattr(E, name)(E.Tensor(data.copy()), dtype=dtype)
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "nansum", "amax", "amin", "any", "all"])
+@pytest.mark.parametrize("source", ["int32", "uint8", "int8", "bool", "float16"])
+def test_reductions_of_small_dtypes_match_torch(name: str, source: str) -> None:
+    data = np.array([[1, 2, 0], [3, 1, 2]]).astype(source)
+    for kwargs in ({}, {"dim": 1}):
+        if name in ("amax", "amin") and not kwargs:
+            kwargs = {"dim": (0, 1)}
+        try:
+            want = getattr(torch, name)(torch.from_numpy(data.copy()), **kwargs)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                getattr(E, name)(E.Tensor(data.copy()), **kwargs)
+            continue
+        got = getattr(E, name)(E.Tensor(data.copy()), **kwargs)
+        assert got.dtype == np.dtype(str(want.dtype).removeprefix("torch.")), kwargs
+        np.testing.assert_array_equal(got.data, want.numpy())
+
+
+def test_sum_in_float64_keeps_the_float32_leaf_gradient() -> None:
+    x = E.tensor([[0.1, 0.2], [0.3, 0.4]], requires_grad=True)
+    tx = torch.tensor([[0.1, 0.2], [0.3, 0.4]], requires_grad=True)
+    y, ty = x.sum(1, dtype="float64"), tx.sum(1, dtype=torch.float64)
+    assert y.dtype == np.float64 and _name(y) == _name(ty)
+    y.backward(E.tensor([1.0, 2.0], dtype="float64"))
+    ty.backward(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, (0, 1)])
+def test_nan_reductions_and_their_gradients_match_torch(dim: Any) -> None:
+    data = np.array([[np.nan, 2.0, 1.0], [np.nan, np.nan, 4.0]])
+    for name in ("nansum", "nanmean"):
+        x = E.tensor(data, dtype="float64", requires_grad=True)
+        tx = torch.tensor(data, requires_grad=True)
+        args = () if dim is None else (dim,)
+        y, ty = getattr(E, name)(x, *args), getattr(torch, name)(tx, *args)
+        _close(y.data, ty.detach().numpy(), np.float64)
+        assert _name(y) == _name(ty)
+        y.backward(E.ones_like(y))
+        ty.backward(torch.ones_like(ty))
+        _close(x.grad.data, tx.grad.numpy(), np.float64)
+
+
+def test_logical_reductions_count_nan_as_true() -> None:
+    data = np.array([[0.0, np.nan], [0.0, 0.0]])
+    for name in ("any", "all"):
+        for kwargs in ({}, {"dim": 1}, {"dim": (0, 1), "keepdim": True}):
+            got = getattr(E, name)(E.tensor(data), **kwargs)
+            want = getattr(torch, name)(torch.tensor(data), **kwargs)
+            assert got.tolist() == want.tolist() and got.dtype == np.bool_
+    got = E.count_nonzero(E.tensor(data), dim=0)
+    assert got.tolist() == torch.count_nonzero(torch.tensor(data), dim=0).tolist()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}])
+def test_aminmax_values_ties_and_gradients_match_torch(kwargs: dict[str, Any]) -> None:
+    data = np.array([[1.0, 3.0, 3.0], [-1.0, 2.0, -1.0]])
+    x = E.tensor(data, dtype="float64", requires_grad=True)
+    tx = torch.tensor(data, requires_grad=True)
+    lo, hi = E.aminmax(x, **kwargs)
+    tlo, thi = torch.aminmax(tx, **kwargs)
+    for m, t in ((lo, tlo), (hi, thi)):
+        _close(m.data, t.detach().numpy(), np.float64)
+        assert _name(m) == _name(t) == "AminmaxBackward0"
+    (lo * 2 + hi * 3).sum().backward()
+    (tlo * 2 + thi * 3).sum().backward()
+    _close(x.grad.data, tx.grad.numpy(), np.float64)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.aminmax(torch.ones(0))
+    with pytest.raises(EngineError) as mine:
+        E.aminmax(E.ones(0))
+    assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("name", ["std_mean", "var_mean"])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"dim": 1}, {"dim": (0, 1), "keepdim": True}, {"dim": 0, "correction": 0}]
+)
+def test_spread_and_mean_together_match_torch(name: str, kwargs: dict[str, Any]) -> None:
+    x = E.tensor(FINITE, dtype="float64", requires_grad=True)
+    tx = torch.tensor(FINITE, requires_grad=True)
+    spread, m = getattr(E, name)(x, **kwargs)
+    tspread, tm = getattr(torch, name)(tx, **kwargs)
+    for a, b in ((spread, tspread), (m, tm)):
+        _close(a.data, b.detach().numpy(), np.float64)
+        assert _name(a) == _name(b)
+    grads = E.grad((spread * spread * 3 + m).sum(), [x], create_graph=True)[0]
+    tgrads = torch.autograd.grad((tspread * tspread * 3 + tm).sum(), [tx], create_graph=True)[0]
+    _close(grads.data, tgrads.detach().numpy(), np.float64)
+    (second,) = E.grad((grads * grads).sum(), [x])
+    (tsecond,) = torch.autograd.grad((tgrads * tgrads).sum(), [tx])
+    _close(second.data, tsecond.numpy(), np.float64)

@@ -17,7 +17,7 @@ from service.observability import JSONFormatter
 def test_serve_runs_uvicorn_with_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr("uvicorn.run", lambda app, **kw: calls.append({"app": app, **kw}))
-    monkeypatch.setattr(cli, "configure_logging", lambda level: None)
+    monkeypatch.setattr("service.observability.configure_logging", lambda level: None)
     assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
     (call,) = calls
     assert (call["host"], call["port"], call["access_log"]) == ("0.0.0.0", 9001, False)
@@ -29,6 +29,15 @@ def test_serve_runs_uvicorn_with_the_settings(monkeypatch: pytest.MonkeyPatch) -
 def test_serve_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         cli.main([])
+
+
+def test_version_is_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine import __version__
+
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"gradserve {__version__}"
 
 
 def test_json_formatter() -> None:

@@ -18,6 +18,8 @@ OPERATION_IDS = {
     "getGrad",
     "deleteGrad",
     "zeroGrad",
+    "exportSession",
+    "importSession",
     "runOp",
     "runBatch",
     "backward",

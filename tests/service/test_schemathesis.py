@@ -160,7 +160,7 @@ def _step(step: Any) -> st.SearchStrategy[Any]:
     if not isinstance(step, dict):
         return st.just(step)
     fields: dict[str, st.SearchStrategy[Any]] = {k: st.just(v) for k, v in step.items()}
-    if isinstance(step.get("op"), str):
+    if isinstance(step.get("op"), str) and step["op"] != "manual_seed":  # a SeedStepIn stays one
         fields["op"] = _mostly(st.sampled_from(OPS), step["op"])
     if isinstance(step.get("expr"), str):
         fields["expr"] = _mostly(st.sampled_from(EXPRS), step["expr"])

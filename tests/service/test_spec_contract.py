@@ -228,7 +228,15 @@ def test_bodies_with_several_forms_are_one_of_their_forms() -> None:
     for union, forms in {
         "TensorValue": ["TensorDataIn", "TensorB64In"],
         "LeafIn": ["LeafDataIn", "LeafB64In"],
-        "StepIn": ["OpStepIn", "ExprStepIn"],
+        "StepIn": ["OpStepIn", "ExprStepIn", "SeedStepIn"],
+        "BatchItem": [
+            "OpStepIn",
+            "ExprStepIn",
+            "SeedStepIn",
+            "BackwardStepIn",
+            "GradStepIn",
+            "ZeroGradStepIn",
+        ],
     }.items():
         assert COMPONENTS[union]["oneOf"] == [{"$ref": f"#/components/schemas/{f}"} for f in forms]
         for form in forms:
@@ -236,10 +244,11 @@ def test_bodies_with_several_forms_are_one_of_their_forms() -> None:
     bodies = {
         op["operationId"]: op["requestBody"]["content"]["application/json"]["schema"]
         for _, _, op in operations()
-        if "requestBody" in op
+        if "application/json" in op.get("requestBody", {}).get("content", {})
     }
     assert bodies["putTensor"]["$ref"] == "#/components/schemas/LeafIn"
     assert bodies["runOp"]["$ref"] == "#/components/schemas/StepIn"
+    assert bodies["runBatch"]["$ref"] == "#/components/schemas/BatchIn"
 
 
 def test_request_fields_declare_no_defaults() -> None:

@@ -1,0 +1,125 @@
+"""Named composites: an op that PyTorch runs as one kernel with one ``grad_fn``
+(``NativeLayerNormBackward0``, ``HuberLossBackward0``, ...) whose math we write
+once, as a composite of engine ops.
+
+The result records one node with PyTorch's name. Its backward differentiates
+the composite itself, so the rule is never written twice and ``create_graph``
+(double backward) works: while recording, the forward builds the composite's
+small graph on detached aliases of the inputs and the backward runs the engine
+on it; under ``create_graph`` the composite is rebuilt on the saved inputs so
+the gradient stays a function of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import autograd
+from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
+from ..function import Function, Node
+from ..grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..tensor import Tensor
+
+Body = Callable[..., Tensor]
+
+
+def _own(out: np.ndarray, inputs: tuple[Any, ...]) -> np.ndarray:
+    """A fused kernel writes fresh memory: never hand back an input's buffer."""
+    for x in inputs:
+        if type(x) is Tensor and np.may_share_memory(out, x.data):
+            return out.copy()
+    return out
+
+
+def _grads(y: Tensor, xs: list[Any], need: tuple[bool, ...], g: Tensor, create: bool) -> Any:
+    targets = [x for x, n in zip(xs, need) if n]
+    found = iter(
+        autograd.grad(
+            y,
+            targets,
+            g,
+            retain_graph=True,
+            create_graph=create,
+            allow_unused=True,
+            materialize_grads=True,
+        )
+        if targets
+        else ()
+    )
+    return tuple(next(found) if n else None for n in need)
+
+
+class Composite(Function):
+    """Base of named composites: ``apply(*inputs, body=fn, params={...})`` computes
+    ``fn(*inputs, **params)``; subclasses only set ``name``."""
+
+    name = "Composite"
+
+    @staticmethod
+    def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:
+        if type(ctx) is not Node:
+            with no_grad():
+                return _own(body(*inputs, **params).data, inputs)
+        node: Any = ctx  # a Node keeps extra fields in its __dict__
+        node.body, node.params = body, params
+        aliases = [
+            x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
+            for x in inputs
+        ]
+        with enable_grad():
+            y = body(*aliases, **params)
+        # the inner graph is saved with the inputs, so freeing the node frees it too
+        node.save_for_backward(*inputs, (y, aliases))
+        return _own(y.data, inputs)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        *inputs, (y, aliases) = ctx.saved_tensors  # checks versions, and that it is alive
+        need = ctx.needs_input_grad
+        if not is_grad_enabled():
+            return _grads(y, aliases, need, g, create=False)
+        # create_graph: rebuild on per-position views of the inputs, so the gradient
+        # is recorded as a function of them (and an input passed twice gets two grads)
+        xs = [x.view(x.shape) if n else x for x, n in zip(inputs, need)]
+        y = ctx.body(*xs, **ctx.params)
+        return _grads(y, xs, need, g, create=True)
+
+
+_NAMED: dict[str, type[Composite]] = {}
+
+
+def named(name: str) -> type[Composite]:
+    """The composite Function recording ``name`` (one class per PyTorch name)."""
+    cls = _NAMED.get(name)
+    if cls is None:
+        cls = _NAMED[name] = type(name, (Composite,), {"name": name})
+    return cls
+
+
+def composite(name: str, body: Body, *inputs: Any, **params: Any) -> Tensor:
+    """``body(*inputs, **params)`` recorded as one node called ``name``."""
+    out: Tensor = named(name).apply(*inputs, body=body, params=params)
+    return out
+
+
+class ArgumentValueError(BadArgumentsError, ValueError):
+    """A bad argument value that PyTorch refuses with ``ValueError`` (its Python layer)."""
+
+
+class IndexRangeError(IndexOutOfRangeError, IndexError):
+    """An index out of range, which PyTorch raises as ``IndexError``."""
+
+
+class ArgumentTypeError(BadArgumentsError, TypeError):
+    """An argument of the wrong type, which PyTorch's binding refuses with ``TypeError``."""
+
+
+class ArgumentAssertionError(BadArgumentsError, AssertionError):
+    """A precondition PyTorch's Python layer checks with ``assert`` (``AssertionError``)."""
+
+
+class KernelDtypeError(DtypeMismatchError, NotImplementedError):
+    """``"kernel" not implemented for 'Long'``: PyTorch raises ``NotImplementedError``."""

@@ -1,0 +1,916 @@
+"""Linear algebra with gradients: inv, det, slogdet, solve, cholesky, qr, eigh,
+svd, svdvals, pinv, matrix_norm and vector_norm (``torch.linalg`` names, with
+``inverse``/``pinverse`` aliases). Inputs may be batched (leading dims).
+
+Forwards use ``numpy.linalg``; backward rules are PyTorch's (FunctionsManual:
+``linalg_det_backward``, ``cholesky_backward``, ``linalg_qr_backward``,
+``linalg_eig_backward``, ``svd_backward``, ``pinv_backward``), written in engine
+ops so ``create_graph`` differentiates them again.
+
+Eigenvectors and singular vectors are unique only up to sign. The engine picks
+one sign per vector (its largest-magnitude entry positive; for SVD the pair
+``U[:, k]``, ``Vh[k]`` flips together), so results are reproducible and locally
+smooth; the op database aligns PyTorch's vectors to the same convention.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
+from ..function import Function
+from ..grad_mode import _enabled
+from ..registry import Const, register, sample
+from ..tensor import Tensor
+from . import samples as S
+from ._util import as_tensor, normalize_dim
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+class LinAlgError(BadArgumentsError):
+    """``torch.linalg.LinAlgError``: a singular or non positive-definite input."""
+
+
+_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float16": "Half"}
+
+
+def _matrix(a: Any, op: str, square: bool = True) -> Tensor:
+    """A floating tensor of (batches of) matrices, with PyTorch's checks and messages."""
+    t = as_tensor(a)
+    if t.ndim < 2:
+        raise BadArgumentsError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if not dtypes.is_floating(t.data.dtype) or t.data.dtype == np.float16:
+        name = _TYPE.get(dtypes.torch_name(t.data.dtype), str(t.data.dtype))
+        raise DtypeMismatchError(
+            f"{op}: Expected a floating point or complex tensor as input. Got {name}"
+        )
+    m, n = t.data.shape[-2:]
+    if square and m != n:
+        raise ShapeMismatchError(
+            f"{op}: A must be batches of square matrices, but they are {m} by {n} matrices"
+        )
+    return t
+
+
+def _batches(x: np.ndarray) -> np.ndarray:
+    return x.reshape((-1,) + x.shape[-2:])
+
+
+def _batch_prefix(x: np.ndarray, k: int) -> str:
+    return f"(Batch element {k}): " if x.ndim > 2 else ""
+
+
+def _first_zero_pivot(a: np.ndarray) -> int:
+    """The 1-based position of LAPACK getrf's first zero pivot (partial pivoting)."""
+    lu = np.array(a, dtype=np.float64)
+    n = lu.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(lu[k:, k])))
+        if lu[p, k] == 0:
+            return k + 1
+        lu[[k, p]] = lu[[p, k]]
+        lu[k + 1 :, k:] -= np.outer(lu[k + 1 :, k] / lu[k, k], lu[k, k:])
+    return n
+
+
+def _singular(op: str, x: np.ndarray, solver: bool = False) -> LinAlgError:
+    for k, a in enumerate(_batches(x)):
+        if not np.isfinite(a).all():
+            continue
+        try:
+            np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            prefix = _batch_prefix(x, k)
+            if solver:
+                return LinAlgError(
+                    f"{op}: {prefix}The solver failed because the input matrix is singular."
+                )
+            return LinAlgError(
+                f"{op}: {prefix}The diagonal element {_first_zero_pivot(a)} is zero, the "
+                "inversion could not be completed because the input matrix is singular."
+            )
+    return LinAlgError(f"{op}: The input matrix is singular.")
+
+
+def _mT(t: Tensor) -> Tensor:
+    from .linalg import transpose
+
+    return transpose(t, -2, -1)
+
+
+def _mm(a: Tensor, b: Tensor) -> Tensor:
+    from .linalg import matmul
+
+    return matmul(a, b)
+
+
+def _const(x: np.ndarray) -> Tensor:
+    return Tensor._make(x)
+
+
+def _tril(x: Tensor, k: int = 0) -> Tensor:
+    from .arithmetic import where
+
+    n, m = x.data.shape[-2:]
+    return where(_const(np.tri(n, m, k, dtype=bool)), x, 0.0)
+
+
+def _diag_embed(v: Tensor) -> Tensor:
+    from .rearrange import diag_embed
+
+    return diag_embed(v)
+
+
+def _diagonal(x: Tensor) -> Tensor:
+    from .rearrange import diagonal
+
+    return diagonal(x, 0, -2, -1)
+
+
+def _unsq(t: Tensor, dim: int) -> Tensor:
+    from .shape import unsqueeze
+
+    return unsqueeze(t, dim)
+
+
+# -- inv, det, slogdet ------------------------------------------------------------------------
+
+
+class LinalgInvExBackward0(Function):
+    name = "LinalgInvExBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.save_result()
+        try:
+            return np.linalg.inv(a.data)
+        except np.linalg.LinAlgError:
+            raise _singular("linalg.inv", a.data) from None
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        inv_t = _mT(ctx.result)
+        return -_mm(inv_t, _mm(g, inv_t))
+
+
+def _well_conditioned(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Random square matrices kept far from singular (diagonally dominant)."""
+    n = shape[-1]
+    return S.rand(rng, *shape, low=-1.0, high=1.0) + n * np.eye(n)
+
+
+def _spd(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    b = S.rand(rng, *shape, low=-1.0, high=1.0)
+    return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _square_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(_well_conditioned(rng, 3, 3), note="3x3"),
+        sample(_well_conditioned(rng, 2, 2, 2), note="batched"),
+        sample(_well_conditioned(rng, 1, 1), note="1x1"),
+        sample(_well_conditioned(rng, 0, 3, 3), note="empty batch"),
+    ]
+
+
+@register(samples=_square_samples, torch="linalg.inv", method=False)
+def inv(A: Tensor) -> Tensor:
+    """The inverse of each square matrix (LinAlgError when singular)."""
+    return LinalgInvExBackward0.apply(_matrix(A, "linalg.inv"))
+
+
+@register(samples=_square_samples, torch="inverse")
+def inverse(input: Tensor) -> Tensor:
+    """Alias of ``linalg.inv`` (PyTorch's ``torch.inverse``)."""
+    return inv(input)
+
+
+class LinalgDetBackward0(Function):
+    name = "LinalgDetBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        with np.errstate(all="ignore"):  # NaN inputs give NaN, as in PyTorch
+            return np.asarray(np.linalg.det(a.data), a.data.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        det = ctx.result
+        scale = _unsq(_unsq(g * det, -1), -1)
+        zero = det.data == 0
+        if not zero.any():
+            return scale * _mT(inv(a))
+        if _enabled.get():  # create_graph: PyTorch switches to the SVD formula (the adjugate)
+            return _det_grad_singular(g, a)
+        # a plain backward: PyTorch solves with zero pivots nudged by eps, times det = 0
+        inverses = np.zeros(a.data.shape, a.data.dtype)
+        flat = inverses.reshape((-1,) + a.data.shape[-2:])
+        for k, (m, z) in enumerate(zip(_batches(a.data), zero.reshape(-1))):
+            if not z:
+                flat[k] = np.linalg.inv(m)
+        return scale * _const(np.swapaxes(inverses, -1, -2))
+
+
+def _det_grad_singular(g: Tensor, a: Tensor) -> Tensor:
+    """d det / dA through the SVD, defined for singular A (PyTorch's singular case):
+    ``U diag(g * det(U) det(Vh) * prod_{j != i} s_j) Vh``."""
+    from .arithmetic import where
+    from .reduction import prod
+
+    u, s, vh = svd(a, full_matrices=False)
+    sign = np.linalg.det(u.data) * np.linalg.det(vh.data)
+    n = s.data.shape[-1]
+    others = prod(where(_const(np.eye(n, dtype=bool)), 1.0, _unsq(s, -2)), -1)
+    scale = _unsq(g * _const(sign.astype(g.dtype)), -1) * others
+    return _mm(u, _mm(_diag_embed(scale), vh))
+
+
+def _det_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        *_square_samples(rng),
+        sample(
+            np.array([[1.0, 2.0, 0.5], [2.0, 4.0, 1.0], [0.3, -1.0, 2.0]]),
+            note="singular: PyTorch's first-order gradient is zero",
+            gradcheck=False,
+        ),
+    ]
+
+
+@register(samples=_det_samples, torch="linalg.det")
+def det(A: Tensor) -> Tensor:
+    """The determinant of each square matrix."""
+    return LinalgDetBackward0.apply(_matrix(A, "linalg.det"))
+
+
+class LinalgSlogdetBackward0(Function):
+    name = "LinalgSlogdetBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> tuple[np.ndarray, np.ndarray]:
+        ctx.save_for_backward(a)
+        with np.errstate(all="ignore"):
+            sign, logabs = np.linalg.slogdet(a.data)
+        sign = np.where(np.isnan(logabs), np.copysign(0.0, sign), sign)  # PyTorch: no sign of NaN
+        dt = a.data.dtype
+        return np.asarray(sign, dt), np.asarray(logabs, dt)
+
+    @staticmethod
+    def backward(ctx: Any, _g_sign: Tensor, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return _unsq(_unsq(g, -1), -1) * _mT(inv(a))
+
+
+def _slogdet_samples(rng: np.random.Generator) -> list[Any]:
+    neg = _well_conditioned(rng, 3, 3)
+    neg[0] *= -1
+    return [*_square_samples(rng), sample(neg, note="negative determinant")]
+
+
+@register(samples=_slogdet_samples, torch="linalg.slogdet", results=2)
+def slogdet(A: Tensor) -> Any:
+    """(sign, log|det|) of each square matrix: the determinant without overflow."""
+    return SlogdetResult(*LinalgSlogdetBackward0.apply(_matrix(A, "linalg.slogdet")))
+
+
+# -- solve, cholesky --------------------------------------------------------------------------
+
+
+class LinalgSolveExBackward0(Function):
+    """``X = A^{-1} B``; B is a (batch of) vector(s) when PyTorch reads it so."""
+
+    name = "LinalgSolveExBackward0"
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor, *, vector: bool, left: bool) -> np.ndarray:
+        ctx.vector, ctx.left = vector, left
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        rhs = b.data[..., None] if vector else b.data
+        lhs = a.data
+        if not left:  # X A = B is A^T X^T = B^T
+            lhs, rhs = np.swapaxes(lhs, -1, -2), np.swapaxes(rhs, -1, -2)
+        try:
+            x = np.linalg.solve(lhs, rhs)
+        except np.linalg.LinAlgError:
+            raise _singular("torch.linalg.solve", a.data, solver=True) from None
+        if not left:
+            return np.swapaxes(x, -1, -2)
+        return x[..., 0] if vector else x
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        (a,) = ctx.saved_tensors
+        x = ctx.result
+        need_a, need_b = ctx.needs_input_grad
+        gb = solve(_mT(a), g, left=ctx.left)
+        ga = None
+        if need_a and not ctx.left:  # X = B A^{-1}: gA = -X^T gB
+            ga = -_mm(_mT(x), gb)
+        elif need_a:
+            ga = -(_unsq(gb, -1) * _unsq(x, -2)) if ctx.vector else -_mm(gb, _mT(x))
+        return ga, (gb if need_b else None)
+
+
+def _solve_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(_well_conditioned(rng, 3, 3), S.rand(rng, 3, 2), note="matrix B"),
+        sample(_well_conditioned(rng, 3, 3), S.rand(rng, 3), note="vector B"),
+        sample(_well_conditioned(rng, 2, 3, 3), S.rand(rng, 2, 3), note="batch of vectors"),
+        sample(_well_conditioned(rng, 2, 3, 3), S.rand(rng, 3, 1), note="B broadcasts"),
+        sample(_well_conditioned(rng, 3, 3), S.rand(rng, 2, 3, 2), note="A broadcasts"),
+        sample(_well_conditioned(rng, 3, 3), Const(S.rand(rng, 3)), note="constant B"),
+        sample(_well_conditioned(rng, 2, 3, 3), S.rand(rng, 4, 3), left=False, note="XA = B"),
+    ]
+
+
+@register(samples=_solve_samples, torch="linalg.solve", method=False)
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """``X`` with ``A @ X = B`` (``X @ A = B`` when not ``left``); batched, and ``B`` may
+    be a vector or a batch of vectors."""
+    a = _matrix(A, "linalg.solve")
+    b = as_tensor(B)
+    if b.data.dtype != a.data.dtype:
+        raise DtypeMismatchError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{dtypes.torch_name(a.data.dtype)} and B of type {dtypes.torch_name(b.data.dtype)} instead"
+        )
+    n = a.data.shape[-1]
+    if not left:
+        if b.ndim < 2 or b.data.shape[-1] != n:
+            rows, cols = (b.data.shape[0], 1) if b.ndim < 2 else b.data.shape[-2:]
+            raise ShapeMismatchError(
+                "linalg.solve: Incompatible shapes of A and B for the equation XA = B "
+                f"({n}x{n} and {rows}x{cols})"
+            )
+        return LinalgSolveExBackward0.apply(a, b, vector=False, left=False)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.data.shape == a.data.shape[:-1])
+    rows = b.data.shape[-1] if vector else (b.data.shape[-2] if b.ndim >= 2 else -1)
+    if rows != n:
+        cols = 1 if vector else b.data.shape[-1]
+        raise ShapeMismatchError(
+            "linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({n}x{n} and {b.data.shape[-1] if vector else rows}x{cols})"
+        )
+    return LinalgSolveExBackward0.apply(a, b, vector=vector, left=True)
+
+
+class LinalgCholeskyExBackward0(Function):
+    name = "LinalgCholeskyExBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, upper: bool) -> np.ndarray:
+        ctx.upper = upper
+        ctx.save_result()
+        low = np.tril(a.data)  # LAPACK reads the lower triangle only
+        sym = low + np.swapaxes(np.tril(a.data, -1), -1, -2)
+        try:
+            out = np.linalg.cholesky(sym)
+        except np.linalg.LinAlgError:
+            raise _not_positive_definite(sym) from None
+        diag = np.diagonal(out, 0, -2, -1)
+        if np.isnan(diag).any():  # LAPACK stops at a NaN pivot; NumPy lets it through
+            raise _nan_pivot(diag) from None
+        return np.swapaxes(out, -1, -2).copy() if upper else out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        low, gl = ctx.result, g
+        if ctx.upper:
+            low, gl = _mT(low), _mT(gl)
+        phi = _tril(_mm(_mT(low), gl))
+        phi = 0.5 * (phi + _mT(_tril(phi, -1)))
+        left = solve(_mT(low), phi)  # L^{-T} phi
+        return _mT(solve(_mT(low), _mT(left)))  # ... L^{-1}
+
+
+def _not_positive_definite(x: np.ndarray) -> LinAlgError:
+    for k, a in enumerate(_batches(x)):
+        n = a.shape[0]
+        for order in range(1, n + 1):
+            minor = a[:order, :order]
+            try:
+                np.linalg.cholesky(minor)
+            except np.linalg.LinAlgError:
+                return LinAlgError(
+                    f"linalg.cholesky: {_batch_prefix(x, k)}The factorization could not be "
+                    "completed because the input is not positive-definite (the leading minor of "
+                    f"order {order} is not positive-definite)."
+                )
+    return LinAlgError("linalg.cholesky: The input is not positive-definite.")
+
+
+def _nan_pivot(diag: np.ndarray) -> LinAlgError:
+    flat = diag.reshape(-1, diag.shape[-1])
+    k = int(np.argmax(np.isnan(flat).any(axis=-1)))
+    order = int(np.argmax(np.isnan(flat[k]))) + 1
+    prefix = f"(Batch element {k}): " if diag.ndim > 1 else ""
+    return LinAlgError(
+        f"linalg.cholesky: {prefix}The factorization could not be completed because the input "
+        f"is not positive-definite (the leading minor of order {order} is not positive-definite)."
+    )
+
+
+def _not_converged(op: str, x: np.ndarray, what: str) -> LinAlgError:
+    if not np.isfinite(x).all():
+        return LinAlgError(
+            f"{op}: The algorithm failed to converge because the input matrix contained "
+            "non-finite values."
+        )
+    return LinAlgError(
+        f"{op}: The algorithm failed to converge because the input matrix is ill-conditioned "
+        f"or has too many repeated {what}."
+    )
+
+
+def _svd_np(x: np.ndarray, **kwargs: Any) -> Any:
+    try:
+        return np.linalg.svd(x, **kwargs)
+    except np.linalg.LinAlgError:
+        raise _not_converged("linalg.svd", x, "singular values") from None
+
+
+def _hermitian_samples(rng: np.random.Generator, make: Any) -> list[Any]:
+    """Symmetric samples: gradcheck perturbs one entry at a time, which breaks symmetry,
+    so only 1x1 matrices are gradchecked here; tests/engine/test_decomposition_ops.py
+    gradchecks the larger ones through a symmetrizing wrapper, as PyTorch's OpInfo does."""
+    return [
+        sample(make(rng, 1, 1), note="1x1"),
+        sample(make(rng, 2, 1, 1), note="batched 1x1"),
+        sample(make(rng, 3, 3), note="3x3", gradcheck=False),
+        sample(make(rng, 2, 2, 2), note="batched", gradcheck=False),
+    ]
+
+
+@register(
+    samples=lambda rng: [
+        *_hermitian_samples(rng, _spd),
+        sample(_spd(rng, 3, 3), upper=True, note="upper", gradcheck=False),
+    ],
+    torch="linalg.cholesky",
+    method=False,
+)
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The lower (or ``upper``) Cholesky factor of symmetric positive-definite matrices."""
+    return LinalgCholeskyExBackward0.apply(_matrix(A, "linalg.cholesky"), upper=bool(upper))
+
+
+# -- qr, eigh, svd -------------------------------------------------------------------------
+
+
+class LinalgQrBackward0(Function):
+    name = "LinalgQrBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, mode: str) -> tuple[np.ndarray, np.ndarray]:
+        ctx.mode = mode
+        ctx.save_result()
+        if mode == "r":  # PyTorch returns an empty Q
+            r = np.linalg.qr(a.data, mode="r")
+            return np.zeros(0, a.data.dtype), r  # type: ignore[return-value]
+        q, r = np.linalg.qr(a.data, mode=mode)  # type: ignore[call-overload]
+        return q, r
+
+    @staticmethod
+    def backward(ctx: Any, gq: Tensor, gr: Tensor) -> Tensor:
+        from .shape import cat
+
+        if ctx.mode == "r":
+            raise BadArgumentsError(
+                "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                "through linalg.qr."
+            )
+        q, r = ctx.results
+        m, n = q.data.shape[-2], r.data.shape[-1]
+        if ctx.mode == "complete" and m > n:
+            raise BadArgumentsError(
+                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+            )
+        if m >= n:
+            return _qr_grad(q, r, gq, gr)
+        # wide: A = Q [X | Y] with X = Q R1 square, Y = Q R2
+        r1, r2 = _columns(r, 0, m), _columns(r, m, n - m)
+        gr1, gr2 = _columns(gr, 0, m), _columns(gr, m, n - m)
+        y = _mm(q, r2)
+        gx = _qr_grad(q, r1, gq + _mm(y, _mT(gr2)), gr1)
+        return cat([gx, _mm(q, gr2)], -1)
+
+
+def _columns(t: Tensor, start: int, length: int) -> Tensor:
+    """Columns ``start .. start + length`` (a view, as PyTorch's narrow)."""
+    from .rearrange import narrow
+
+    return narrow(t, -1, start, length)
+
+
+def _qr_grad(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
+    """``(gQ + Q copyltu(M)) R^{-T}``, ``M = R gR^T - gQ^T Q`` (tall or square A)."""
+    m_ = _mm(r, _mT(gr)) - _mm(_mT(gq), q)
+    low = _tril(m_, -1)
+    sym = low + _mT(low) + _diag_embed(_diagonal(m_))
+    b = gq + _mm(q, sym)
+    return _mT(solve(r, _mT(b)))
+
+
+def _qr_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(_well_conditioned(rng, 3, 3), note="square"),
+        sample(S.rand(rng, 4, 3) + np.eye(4, 3) * 3, note="tall"),
+        sample(S.rand(rng, 2, 4) + np.eye(2, 4) * 3, note="wide"),
+        sample(_well_conditioned(rng, 2, 3, 3), note="batched"),
+        sample(S.rand(rng, 2, 4) + np.eye(2, 4) * 3, mode="complete", note="wide complete"),
+        sample(Const(_well_conditioned(rng, 3, 3)), mode="r", note="mode r"),
+    ]
+
+
+@register(samples=_qr_samples, torch="linalg.qr", method=False, results=2)
+def qr(A: Tensor, mode: str = "reduced") -> Any:
+    """(Q, R) with orthonormal Q and upper-triangular R (``mode``: reduced or complete)."""
+    a = _matrix(A, "linalg.qr", square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise BadArgumentsError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+            "'r', or 'complete'"
+        )
+    return QRResult(*LinalgQrBackward0.apply(a, mode=mode))
+
+
+def canonical_signs(v: np.ndarray) -> np.ndarray:
+    """Per column of ``v`` (last axis), +1 or -1 making its largest-magnitude entry positive."""
+    if v.shape[-2] == 0:
+        return np.ones(v.shape[:-2] + (1, v.shape[-1]), v.dtype)
+    idx = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    s = np.sign(np.take_along_axis(v, idx, axis=-2))
+    return np.where(s == 0, 1, s).astype(v.dtype)
+
+
+class LinalgEighBackward0(Function):
+    name = "LinalgEighBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, uplo: str) -> tuple[np.ndarray, np.ndarray]:
+        ctx.save_result()
+        try:
+            w, v = np.linalg.eigh(a.data, UPLO=uplo)  # type: ignore[call-overload]
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eigh", a.data, "eigenvalues") from None
+        return w.astype(a.data.dtype), v * canonical_signs(v)
+
+    @staticmethod
+    def backward(ctx: Any, gl: Tensor, gv: Tensor) -> Tensor:
+        from .arithmetic import where
+
+        lam, v = ctx.results
+        n = lam.data.shape[-1]
+        eye = _const(np.eye(n, dtype=bool))
+        vtgv = _mm(_mT(v), gv)
+        skew = 0.5 * (vtgv - _mT(vtgv))  # the tangent direction of V
+        e = where(eye, 1.0, _unsq(lam, -2) - _unsq(lam, -1))  # E_ij = L_j - L_i
+        inner = skew / e + _diag_embed(gl)
+        return _mm(v, _mm(inner, _mT(v)))
+
+
+def _distinct_spectrum(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Symmetric matrices with well-separated eigenvalues (eigenvectors well defined)."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(S.rand(rng, *shape))
+    lam = np.linspace(-2.0, 3.0, n) + rng.uniform(-0.2, 0.2, size=shape[:-1])
+    out = (q * lam[..., None, :]) @ np.swapaxes(q, -1, -2)
+    return 0.5 * (out + np.swapaxes(out, -1, -2))
+
+
+def _torch_eigh(torch: Any, A: Any, UPLO: str = "L") -> Any:
+    """torch.linalg.eigh with its eigenvectors flipped (through ``.data``, which leaves
+    the graph alone) to the engine's sign convention, so outputs and gradients compare."""
+    res = torch.linalg.eigh(A, UPLO=UPLO)
+    v = res.eigenvectors
+    v.data.mul_(torch.from_numpy(canonical_signs(v.detach().numpy())))
+    return res
+
+
+@register(
+    samples=lambda rng: [
+        *_hermitian_samples(rng, _distinct_spectrum),
+        sample(_distinct_spectrum(rng, 3, 3), "U", note="upper", gradcheck=False),
+    ],
+    torch=_torch_eigh,
+    method=False,
+    results=2,
+)
+def eigh(A: Tensor, UPLO: str = "L") -> Any:
+    """(eigenvalues ascending, eigenvectors) of symmetric matrices, read from one triangle."""
+    a = _matrix(A, "linalg.eigh")
+    if UPLO not in ("L", "U"):
+        raise BadArgumentsError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return EighResult(*LinalgEighBackward0.apply(a, uplo=UPLO))
+
+
+class LinalgSvdBackward0(Function):
+    name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(
+        ctx: Any, a: Tensor, *, full_matrices: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ctx.save_result()
+        u, s, vh = _svd_np(a.data, full_matrices=full_matrices)
+        k = s.shape[-1]
+        signs = canonical_signs(u[..., :k])
+        u = u.copy()
+        u[..., :k] *= signs
+        vh = vh.copy()
+        vh[..., :k, :] *= np.swapaxes(signs, -1, -2)
+        return u, s.astype(a.data.dtype), vh
+
+    @staticmethod
+    def backward(ctx: Any, gu: Tensor, gs: Tensor, gvh: Tensor) -> Tensor:
+        u, s, vh = ctx.results
+        k = s.data.shape[-1]
+        if u.data.shape[-1] != k:  # full_matrices: PyTorch drops the free columns
+            u, gu = _columns(u, 0, k), _columns(gu, 0, k)
+        if vh.data.shape[-2] != k:
+            from .rearrange import narrow
+
+            vh, gvh = narrow(vh, -2, 0, k), narrow(gvh, -2, 0, k)
+        return _svd_grad(u, s, vh, gu, gs, gvh)
+
+
+def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor, gvh: Tensor) -> Tensor:
+    """PyTorch's svd_backward (real case), for U (m, k), S (k,), Vh (k, n)."""
+    from .arithmetic import where
+
+    m, k, n = u.data.shape[-2], s.data.shape[-1], vh.data.shape[-1]
+    v, gv = _mT(vh), _mT(gvh)
+    s2 = s * s
+    e = where(_const(np.eye(k, dtype=bool)), 1.0, _unsq(s2, -2) - _unsq(s2, -1))  # s_j^2 - s_i^2
+    utgu = _mm(_mT(u), gu)
+    vtgv = _mm(_mT(v), gv)
+    j = (utgu - _mT(utgu)) / e
+    kk = (vtgv - _mT(vtgv)) / e
+    inner = j * _unsq(s, -2) + _unsq(s, -1) * kk + _diag_embed(gs)
+    ga = _mm(u, _mm(inner, vh))
+    if m > k:
+        gus = gu / _unsq(s, -2)
+        ga = ga + _mm(gus - _mm(u, _mm(_mT(u), gus)), vh)
+    if n > k:
+        gvs = gv / _unsq(s, -2)
+        ga = ga + _mm(u, _mT(gvs - _mm(v, _mm(_mT(v), gvs))))
+    return ga
+
+
+def _distinct_singular(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Matrices with well-separated singular values (singular vectors well defined)."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(S.rand(rng, *shape[:-2], m, k))
+    v, _ = np.linalg.qr(S.rand(rng, *shape[:-2], n, k))
+    s = np.linspace(3.0, 0.8, k) + rng.uniform(-0.1, 0.1, size=shape[:-2] + (k,))
+    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def _torch_svd(torch: Any, A: Any, full_matrices: bool = True) -> Any:
+    """torch.linalg.svd with U's columns and Vh's rows flipped in pairs (through ``.data``)
+    to the engine's sign convention."""
+    res = torch.linalg.svd(A, full_matrices=full_matrices)
+    k = res.S.shape[-1]
+    signs = torch.from_numpy(canonical_signs(res.U.detach().numpy()[..., :k]))
+    res.U.data[..., :k].mul_(signs)
+    res.Vh.data[..., :k, :].mul_(signs.transpose(-1, -2))
+    return res
+
+
+def _svd_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(_distinct_singular(rng, 3, 3), full_matrices=False, note="square"),
+        sample(_distinct_singular(rng, 4, 2), full_matrices=False, note="tall"),
+        sample(_distinct_singular(rng, 2, 4), full_matrices=False, note="wide"),
+        sample(_distinct_singular(rng, 2, 3, 2), full_matrices=False, note="batched"),
+        sample(_distinct_singular(rng, 3, 3), note="square, full_matrices"),
+    ]
+
+
+@register(samples=_svd_samples, torch=_torch_svd, method=False, results=3)
+def svd(A: Tensor, full_matrices: bool = True) -> Any:
+    """(U, S, Vh) with ``A = U diag(S) Vh``; gradients need ``full_matrices=False`` when not square."""
+    a = _matrix(A, "linalg.svd", square=False)
+    return SVDResult(*LinalgSvdBackward0.apply(a, full_matrices=bool(full_matrices)))
+
+
+class _Svdvals(Function):
+    """The singular values alone; the gradient ``U diag(gS) Vh`` recomputes U and Vh
+    with the differentiable ``svd`` so that double backward works."""
+
+    name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return _svd_np(a.data, compute_uv=False).astype(a.data.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, gs: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        u, _, vh = svd(a, full_matrices=False)
+        return _mm(u, _mm(_diag_embed(gs), vh))
+
+
+@register(
+    samples=lambda rng: [
+        sample(_distinct_singular(rng, 3, 3), note="square"),
+        sample(_distinct_singular(rng, 2, 4, 2), note="batched tall"),
+    ],
+    torch="linalg.svdvals",
+    method=False,
+)
+def svdvals(A: Tensor) -> Tensor:
+    """The singular values, descending."""
+    return _Svdvals.apply(_matrix(A, "linalg.svdvals", square=False))
+
+
+# -- pinv -----------------------------------------------------------------------------------
+
+
+class LinalgPinvBackward0(Function):
+    name = "LinalgPinvBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.save_result()
+        m, n = a.data.shape[-2:]
+        rtol = np.finfo(a.data.dtype).eps * max(m, n)
+        try:
+            return np.linalg.pinv(a.data, rcond=rtol).astype(a.data.dtype)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.svd", a.data, "singular values") from None
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        p = ctx.result
+        m, n = a.data.shape[-2:]
+        ph, gh = _mT(p), _mT(g)
+        if m <= n:
+            k = _mm(gh, p)
+            kph = _mm(k, ph)
+            return -_mT(_mm(p, k)) + kph - _mm(_mm(a, p), kph) + _mm(_mm(ph, p), gh - _mm(k, a))
+        k = _mm(p, gh)
+        phk = _mm(ph, k)
+        return -_mT(_mm(k, p)) + _mm(_mm(gh - _mm(a, k), p), ph) + phk - _mm(_mm(phk, p), a)
+
+
+def _pinv_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(_distinct_singular(rng, 3, 3), note="square"),
+        sample(_distinct_singular(rng, 4, 2), note="tall"),
+        sample(_distinct_singular(rng, 2, 3), note="wide"),
+        sample(_distinct_singular(rng, 2, 3, 2), note="batched"),
+    ]
+
+
+@register(samples=_pinv_samples, torch="linalg.pinv", method=False)
+def pinv(A: Tensor) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (full-rank inputs keep it differentiable)."""
+    return LinalgPinvBackward0.apply(_matrix(A, "linalg.pinv", square=False))
+
+
+@register(samples=_pinv_samples, torch="pinverse")
+def pinverse(input: Tensor) -> Tensor:
+    """Alias of ``linalg.pinv`` (PyTorch's ``torch.pinverse``)."""
+    return pinv(input)
+
+
+# -- norms -------------------------------------------------------------------------------------
+
+
+def _vector_norm_samples(rng: np.random.Generator) -> list[Any]:
+    inf = math.inf
+    return [
+        sample(S.rand(rng, 2, 3), note="2, all"),
+        sample(S.rand(rng, 2, 3), 1, 1, note="1, dim"),
+        sample(S.rand(rng, 2, 3), 3, (0, 1), True, note="3, dims keepdim"),
+        sample(S.rand(rng, 2, 3), inf, note="inf"),
+        sample(S.rand(rng, 2, 3), -inf, 0, note="-inf dim"),
+        sample(S.rand(rng, 2, 3), 0, note="0"),
+        sample(S.rand(rng, 2, 3), 0.5, -1, note="0.5"),
+        sample(S.rand(rng), note="0-d"),
+        sample(np.zeros((2, 3)), dim=1, note="zero vector", gradcheck=False),
+    ]
+
+
+@register(samples=_vector_norm_samples, torch="linalg.vector_norm", method=False)
+def vector_norm(
+    x: Tensor,
+    ord: Any = 2,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,  # noqa: A002
+) -> Tensor:
+    """The ``ord``-norm of ``x`` over ``dim`` (all elements when None) as a vector."""
+    from .reduction import LinalgVectorNormBackward0, _no_identity
+
+    a = as_tensor(x)
+    if dtype is not None:
+        from .shape import to_dtype
+
+        a = to_dtype(a, dtype)
+    if not dtypes.is_floating(a.data.dtype):
+        raise DtypeMismatchError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            + _TYPE.get(dtypes.torch_name(a.data.dtype), str(a.data.dtype))
+        )
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise BadArgumentsError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    p = float(ord)
+    if isinstance(dim, (list, tuple)):
+        dims = tuple(sorted(normalize_dim(d, a.ndim) for d in dim)) if dim else tuple(range(a.ndim))
+    elif dim is None:
+        dims = tuple(range(a.ndim))
+    else:
+        dims = (normalize_dim(dim, a.ndim),)
+    dims = dims if a.ndim else ()
+    if (p < 0 or math.isinf(p)) and any(a.data.shape[d] == 0 for d in dims):
+        _no_identity(p, a, dim)
+    return LinalgVectorNormBackward0.apply(a, p=p, dims=dims, keepdim=bool(keepdim))
+
+
+def _matrix_norm_samples(rng: np.random.Generator) -> list[Any]:
+    inf = math.inf
+    out = [
+        sample(_distinct_singular(rng, 2, 3, 3), note="fro"),
+        sample(_distinct_singular(rng, 3, 2), "nuc", note="nuc"),
+        sample(_distinct_singular(rng, 3, 3), "nuc", keepdim=True, note="nuc keepdim"),
+        sample(_distinct_singular(rng, 2, 3), 2, note="2"),
+        sample(_distinct_singular(rng, 3, 3), -2, note="-2"),
+        sample(_distinct_singular(rng, 3, 3, 2), 2, (0, 2), note="2, dims"),
+    ]
+    for o in (1, -1, inf, -inf):
+        out.append(sample(S.rand(rng, 2, 3, 4), o, note=f"{o}"))
+    out.append(sample(S.rand(rng, 3, 4), 1, (1, 0), True, note="1, dims swapped, keepdim"))
+    return out
+
+
+@register(samples=_matrix_norm_samples, torch="linalg.matrix_norm", method=False)
+def matrix_norm(
+    A: Tensor,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,  # noqa: A002
+) -> Tensor:
+    """A matrix norm over the two ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf or -inf."""
+    from .reduction import amax, amin
+    from .reduction import sum as sum_
+    from .shape import permute
+
+    a = as_tensor(A)
+    if dtype is not None:
+        from .shape import to_dtype
+
+        a = to_dtype(a, dtype)
+    if a.ndim < 2:
+        raise BadArgumentsError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    if not isinstance(dim, (list, tuple)) or len(dim) != 2:
+        raise BadArgumentsError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = normalize_dim(dim[0], a.ndim), normalize_dim(dim[1], a.ndim)
+    if d0 == d1:
+        raise BadArgumentsError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if ord == "fro":
+        return vector_norm(a, 2, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        rest = [d for d in range(a.ndim) if d not in (d0, d1)]
+        perm = [*rest, d0, d1]
+        s = svdvals(permute(a, *perm))
+        if ord == "nuc":
+            out = sum_(s, -1, keepdim)
+        else:
+            out = (amax if ord == 2 else amin)(s, -1, keepdim)
+        if keepdim:
+            inverse_perm = [perm.index(k) for k in range(a.ndim)]
+            out = permute(_unsq(out, -1), *inverse_perm)
+        return out
+    if ord in (1, -1, math.inf, -math.inf):
+        if ord in (math.inf, -math.inf):
+            d0, d1 = d1, d0
+        inner = vector_norm(a, 1, d0, keepdim)
+        if not keepdim and d0 < d1:
+            d1 -= 1
+        return (amax if ord > 0 else amin)(inner, d1, keepdim)
+    raise BadArgumentsError(f"linalg.matrix_norm: Order {ord} not supported.")

@@ -1,0 +1,382 @@
+"""Running one step against a session's bindings: names and values resolved, the op's
+arity and size checked before it allocates, expressions evaluated, results bound.
+
+Everything here is synchronous and runs under the session's lock (``offload`` decides
+whether on the event loop or in a worker thread); ``programs`` runs steps in order
+inside a ``Transaction``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+import engine
+from engine import OPS, Tensor, no_grad
+from engine.errors import (
+    EngineError,
+    ShapeMismatchError,
+)
+
+from . import codec, expr
+from .errors import (
+    BadArgumentsError,
+    LimitExceededError,
+    ServiceError,
+    UnknownOpError,
+)
+from .limits import estimate_elements
+from .schemas import (
+    PlainCall,
+    StepIn,
+    TensorIn,
+)
+from .sessions import Session, Transaction, grad_of
+from .settings import Settings
+
+log = logging.getLogger("gradserve")
+
+_TENSOR_KEYS = {"data", "b64", "dtype", "shape"}
+
+
+class Executor:
+    """Resolves names and values against ``bindings`` and calls catalogue ops."""
+
+    def __init__(
+        self,
+        session: Session,
+        settings: Settings,
+        bindings: dict[str, Tensor] | None = None,
+        txn: Transaction | None = None,
+    ) -> None:
+        self.session = session
+        self.settings = settings
+        self.bindings = session.tensors if bindings is None else bindings
+        self.txn = txn  # records the generator's state before the first random draw
+        self.produced = 0  # elements the steps created (a weight for later backward calls)
+
+    # -- values ------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Tensor:
+        return self.session.lookup(name, self.bindings)
+
+    def decode(self, value: Any) -> np.ndarray:
+        return codec.decode(value, max_elements=self.settings.max_tensor_elements)
+
+    def constant(self, value: Any) -> Tensor:
+        return Tensor(self.decode(value))
+
+    def resolve(self, arg: Any) -> Any:
+        """A step argument: a name is a tensor, an object a constant, a list its items."""
+        if isinstance(arg, str):
+            return self.lookup(arg)
+        if isinstance(arg, TensorIn):
+            return self.constant(arg)
+        if isinstance(arg, list):
+            return [self.resolve(a) for a in arg]
+        return arg
+
+    def resolve_kwarg(self, key: str, value: Any) -> Any:
+        """Keyword values are literals, except an object with data/b64 (a constant tensor)."""
+        if isinstance(value, dict):
+            if not (value.keys() <= _TENSOR_KEYS and ("data" in value or "b64" in value)):
+                raise BadArgumentsError(
+                    f"keyword {key!r}: an object must be a tensor value with 'data' or 'b64'"
+                )
+            return self.constant(value)
+        if isinstance(value, list):
+            return [self.resolve_kwarg(key, v) for v in value]
+        return value
+
+    # -- ops -----------------------------------------------------------------------------------
+    def call(
+        self, op: str, args: list[Any], kwargs: dict[str, Any], *, method: bool = False
+    ) -> Any:
+        """One catalogue op: arity checked, sizes checked before it allocates."""
+        spec = OPS.get(op)
+        if spec is None and method and op.endswith("_") and op[:-1] in OPS:
+            return self.call_inplace(op, args, kwargs)
+        if spec is None:
+            raise UnknownOpError(f"unknown op {op!r}", hint="GET /v1/ops lists the catalogue")
+        if method and not spec.method:
+            raise BadArgumentsError(f"op {op!r} has no method form; call it as {op}(...)")
+        if not method and not spec.function:
+            raise BadArgumentsError(f"op {op!r} is a method only; call it as x.{op}(...)")
+        arity_error = _arity_error(op, len(args), tuple(kwargs))
+        if arity_error is not None:
+            raise BadArgumentsError(
+                f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
+            )
+        self.check_estimate(op, args, kwargs)
+        if _draws(op) and "seed" not in kwargs:  # the session's generator, as torch's default
+            if self.txn is not None:
+                self.txn.before_random()
+            kwargs = {**kwargs, "generator": self.session.generator}
+        return self.invoke(op, spec.fn, args, kwargs)
+
+    def call_inplace(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``x.op_(...)``, for an op whose registration has the in-place form: the write is
+        journaled first, so a failing batch restores the tensor."""
+        op = method[:-1]
+        spec = OPS[op]
+        if not (spec.inplace or callable(getattr(Tensor, method, None))):
+            raise BadArgumentsError(f"op {op!r} has no in-place form {method}()")
+        target = args[0]
+        if not isinstance(target, Tensor):
+            raise BadArgumentsError(f"{method}() needs a tensor, not {type(target).__name__}")
+        arity_error = _arity_error(op, len(args), tuple(kwargs))
+        if arity_error is not None:
+            raise BadArgumentsError(
+                f"{method}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
+            )
+        if _draws(op) and "seed" not in kwargs:
+            if self.txn is not None:
+                self.txn.before_random()
+            kwargs = {**kwargs, "generator": self.session.generator}
+        if self.txn is not None:
+            self.txn.before_write(target)
+        return self.invoke(method, getattr(target, method), args[1:], kwargs)
+
+    def seed(self, seed: int) -> None:
+        """``torch.manual_seed(seed)`` for this session's generator."""
+        if self.txn is not None:
+            self.txn.before_random()
+        try:
+            self.session.generator.manual_seed(seed)
+        except (EngineError, ServiceError):
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise BadArgumentsError(f"manual_seed(): {exc}") from None
+
+    def check_estimate(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+        estimate = estimate_elements(op, args, kwargs)
+        if estimate is not None:
+            codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
+
+    def invoke(
+        self, op: str, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
+        """``fn`` (op's function, its arguments already checked), errors in the service's
+        terms; counts and size-checks what it made."""
+        try:
+            result = fn(*args, **kwargs)
+        except (EngineError, ServiceError):
+            raise
+        except MemoryError:
+            raise LimitExceededError(f"{op} ran out of memory", status=507) from None
+        except ValueError as exc:
+            if "broadcast" not in str(exc):
+                raise BadArgumentsError(f"{op}(): {exc}") from None
+            log.warning("engine raised a bare ValueError in %s: %s", op, exc)
+            raise ShapeMismatchError(f"{op}(): {exc}") from None
+        except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
+            log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
+            spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
+            hint = None if spec is None else f"signature: {spec.name}{spec.signature}"
+            raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
+        for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
+            if isinstance(t, Tensor):
+                codec.check_elements(t.data.size, self.settings.max_tensor_elements)
+                self.produced += t.data.size
+        return result
+
+    def compute(self, step: StepIn) -> Any:
+        if step.expr is not None:
+            node = parse_expr(step.expr, self.settings.max_expr_length)
+            return expr.evaluate(node, _Env(self))
+        assert step.op is not None
+        bound, resolve = self.bindings, self.resolve
+        args = [
+            bound[a] if type(a) is str and a in bound else a if type(a) is float else resolve(a)
+            for a in step.args
+        ]
+        kwargs = (
+            {k: self.resolve_kwarg(k, v) for k, v in step.kwargs.items()} if step.kwargs else {}
+        )
+        return self.call(step.op, args, kwargs)
+
+    def run_plain(self, step: StepIn, plain: PlainCall) -> list[str] | None:
+        """A ``PlainCall`` step, with what the call's form decides (op known, arity,
+        whether a size estimate is needed) looked up once per op and form; returns the
+        names it bound, or None, before running anything, when the general path must
+        run it (it then reports what is wrong in its own words)."""
+        assert step.op is not None and type(step.out) is str
+        checked = _plain_op(step.op, len(plain.args), len(plain.names))
+        if checked is None:
+            return None
+        fn, may_grow = checked
+        bound = self.bindings
+        args: list[Any] = list(plain.args)
+        for i in plain.names:
+            tensor = bound.get(args[i])
+            if tensor is None:
+                return None  # the general path names the missing tensor
+            args[i] = tensor
+        if may_grow:
+            self.check_estimate(step.op, args, {})
+        result = self.invoke(step.op, fn, args, {})
+        if type(result) is not Tensor:
+            return self.bind(step, result)
+        bound[step.out] = result
+        return [step.out]
+
+    def run_step(self, step: StepIn, txn: Transaction) -> list[str]:
+        """Run one step against ``txn``'s bindings; returns the names it bound."""
+        if step.assign:
+            assert isinstance(step.out, str)
+            target = self.lookup(step.out)
+            with no_grad():
+                result = as_tensor(self.compute(step))
+                if np.broadcast_shapes(result.shape, target.shape) != target.shape:
+                    raise ShapeMismatchError(
+                        f"output with shape {list(target.shape)} doesn't match the broadcast "
+                        f"shape {list(np.broadcast_shapes(result.shape, target.shape))}"
+                    )
+                txn.before_write(target)
+                target.copy_(result)
+            return [step.out]
+        if step.no_grad:
+            with no_grad():
+                result = self.compute(step)
+        else:
+            result = self.compute(step)
+        return self.bind(step, result)
+
+    def bind(self, step: StepIn, result: Any) -> list[str]:
+        """Bind a step's result(s) to its ``out`` name(s)."""
+        if type(result) is Tensor and type(step.out) is str:  # one result, one name
+            self.bindings[step.out] = result
+            return [step.out]
+        outs = [step.out] if isinstance(step.out, str) else list(step.out or ())
+        results = list(result) if _is_multi(result) else [result]
+        if len(results) != len(outs):
+            raise BadArgumentsError(
+                f"the step makes {len(results)} result(s) but 'out' names {len(outs)}",
+                hint="give 'out' a list with one name per result",
+            )
+        for name, value in zip(outs, results):
+            self.bindings[name] = as_tensor(value)
+        return outs
+
+
+@lru_cache(maxsize=4096)
+def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | None:
+    """Why ``op`` cannot take this many positional arguments and these keywords, or None.
+
+    Binding depends only on the count and the names, not the values, so the answer is
+    cached: ``Signature.bind`` costs more than a small op itself."""
+    try:
+        OPS[op].signature.bind(*([None] * positional), **dict.fromkeys(keywords))
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any], bool] | None:
+    """For a call of ``op`` on ``positional`` names and numbers (``tensors`` of them
+    names): its function and ``_may_grow``'s answer for that form; None when the op is
+    unknown or the arity is wrong (the general path reports it)."""
+    spec = OPS.get(op)
+    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op):
+        return None
+    return spec.fn, spec.estimate is not None or tensors >= 2
+
+
+@lru_cache(maxsize=1024)
+def _draws(op: str) -> bool:
+    """Whether ``op`` draws random numbers: it takes a ``generator`` (randn, rand_like, ...),
+    which steps fill with the session's own."""
+    return "generator" in OPS[op].signature.parameters
+
+
+@lru_cache(maxsize=4096)
+def parse_expr(text: str, max_length: int) -> expr.Node:
+    """Parsed trees are immutable, and a training loop sends the same few expressions."""
+    return expr.parse(text, max_length=max_length, ops=OPS)
+
+
+class _Env:
+    """What expressions see: the executor's tensors, grads and ops."""
+
+    def __init__(self, ex: Executor) -> None:
+        self.ex = ex
+
+    def tensor(self, name: str, pos: expr.Pos) -> Tensor:
+        try:
+            return self.ex.lookup(name)
+        except ServiceError as exc:
+            exc.extra["position"] = {"line": pos.line, "col": pos.col}
+            raise
+
+    def grad(self, name: str, pos: expr.Pos) -> Tensor:
+        t = self.tensor(name, pos)
+        g = grad_of(t)
+        if g is None:
+            why = (
+                "it is not a leaf and retain_grad() was not called"
+                if not (t.is_leaf or t.retains_grad)
+                else "no backward has reached it yet (or it was zeroed with set_to_none)"
+            )
+            raise BadArgumentsError(
+                f"{name}.grad is None: {why} (line {pos.line}, column {pos.col})",
+                position={"line": pos.line, "col": pos.col},
+            )
+        return g
+
+    def data(self, name: str, pos: expr.Pos) -> Tensor:
+        """``name.data``: the same values without history (PyTorch's ``detach()``)."""
+        return self.tensor(name, pos).detach()
+
+    def call(
+        self, op: str, args: list[Any], kwargs: dict[str, Any], pos: expr.Pos, method: bool
+    ) -> Any:
+        args = [_index_arg(a) if op == "getitem" and i == 1 else a for i, a in enumerate(args)]
+        try:
+            return self.ex.call(op, args, kwargs, method=method)
+        except UnknownOpError as exc:
+            exc.extra.setdefault("position", {"line": pos.line, "col": pos.col})
+            raise
+
+
+def _index_arg(index: Any) -> Any:
+    """A list inside an index (``x[[0, 2]]``) selects along a dimension: an int64 tensor."""
+    if isinstance(index, list) and all(isinstance(i, int) for i in index):
+        is_mask = bool(index) and all(isinstance(i, bool) for i in index)
+        return Tensor(np.array(index, dtype=np.bool_ if is_mask else np.int64))
+    if isinstance(index, tuple):
+        return tuple(_index_arg(i) for i in index)
+    return index
+
+
+def _is_multi(result: Any) -> bool:
+    return (
+        isinstance(result, tuple | list)
+        and bool(result)
+        and all(isinstance(r, Tensor) for r in result)
+    )
+
+
+def as_tensor(value: Any) -> Tensor:
+    """A step's result as a tensor: numbers and number lists become constants."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, bool | int | float | list | tuple) and not _holds_tensor(value):
+        try:
+            return engine.tensor(value)
+        except EngineError:
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise BadArgumentsError(f"the result is not a tensor: {exc}") from None
+    raise BadArgumentsError(
+        f"the step's result is a {type(value).__name__}, not a tensor", hint="check the expression"
+    )
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_holds_tensor(v) for v in value)
+    return isinstance(value, Tensor)

@@ -1,0 +1,158 @@
+"""A session rebuilt from its journal answers exactly as the uninterrupted one (in-process:
+a second app on the same SQLite file stands for the restarted process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from store_helpers import answer, script
+from svc_helpers import SyncClient
+
+from service.app import create_app
+from service.settings import Settings
+
+
+def _app(**kw: Any) -> FastAPI:
+    return create_app(Settings(_env_file=None, **kw))  # type: ignore[call-arg]
+
+
+def _run(app: FastAPI, requests: list[Any]) -> list[tuple[int, Any]]:
+    out = []
+    with SyncClient(app) as client:
+        for method, path, body in requests:
+            r = client.request(method, path, json=body)
+            out.append(answer(r.status_code, r.json() if r.content else None))
+    return out
+
+
+@pytest.mark.parametrize("every", [1000, 1])
+@pytest.mark.parametrize("cut", [1, 5, 8, 11, 17, 21, 23, 27, 33, 40, 43])
+def test_rebuilt_session_answers_the_same(
+    tmp_path: Path, reference: list[tuple[int, Any]], cut: int, every: int
+) -> None:
+    steps = script()
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    first = _run(_app(store=url, checkpoint_records=every), steps[:cut])
+    second = _run(_app(store=url, checkpoint_records=every), steps[cut:])
+    for i, (got, want) in enumerate(zip(first + second, reference)):
+        assert got == want, (i, steps[i])
+    assert any(status >= 400 for status, _ in reference)  # the script checks errors too
+
+
+@pytest.mark.parametrize("cut", [4, 17, 33])
+def test_rebuilt_from_redis_answers_the_same(
+    redis_url: str, reference: list[tuple[int, Any]], cut: int
+) -> None:
+    steps = script()
+    first = _run(_app(store=redis_url, checkpoint_records=3), steps[:cut])
+    second = _run(_app(store=redis_url, checkpoint_records=3, lease_seconds=0.1), steps[cut:])
+    for i, (got, want) in enumerate(zip(first + second, reference)):
+        assert got == want, (i, steps[i])
+
+
+def test_graph_lost_past_journal_max_bytes(tmp_path: Path) -> None:
+    """Past GRADSERVE_JOURNAL_MAX_BYTES with a graph held, the graphs are dropped at once
+    (leaves, grads, names, versions, grad_fn names kept) and a backward through them answers
+    409 graph_lost; the restarted process answers exactly the same."""
+    s = "/v1/sessions/nb"
+    steps: list[Any] = [
+        ("POST", "/v1/sessions", {"name": "nb"}),
+        ("PUT", f"{s}/tensors/x", {"data": [1.0, 2.0], "requires_grad": True}),
+        ("POST", f"{s}/ops", {"out": "y", "expr": "x * x"}),
+        ("POST", f"{s}/ops", {"out": "z", "expr": "y.sum()"}),
+        ("POST", f"{s}/backward", {"tensors": "z", "retain_graph": True}),
+        *[("POST", f"{s}/ops", {"out": f"pad{i}", "expr": "x + 1"}) for i in range(12)],
+        ("GET", f"{s}/tensors/z", None),
+        ("GET", f"{s}/tensors/x", None),
+        ("POST", f"{s}/backward", {"tensors": "z"}),
+        ("POST", f"{s}/grad", {"outputs": "z", "inputs": "x"}),
+        ("POST", f"{s}/ops", {"out": "w", "expr": "(y * 3).sum()"}),
+        ("POST", f"{s}/backward", {"tensors": "w"}),
+        ("GET", f"{s}/tensors/x", None),
+        ("POST", f"{s}/ops", {"out": "v", "expr": "(x ** 3).sum()"}),
+        ("POST", f"{s}/backward", {"tensors": "v"}),
+        ("GET", f"{s}/tensors/x", None),
+    ]
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    whole = _run(_app(store=url, journal_max_bytes=600), steps)
+    z, x = whole[17], whole[18]
+    assert z == (200, {"name": "z", "shape": [], "dtype": "float32", "requires_grad": True,
+                       "is_leaf": False, "grad_fn": "SumBackward0", "retains_grad": False,
+                       "version": 0, "has_grad": False, "data": {"data": 5.0, "dtype": "float32"},
+                       "grad": None})  # fmt: skip
+    assert x[1]["grad"]["data"] == [2.0, 4.0]
+    for status, body in (whole[19], whole[20], whole[22]):
+        assert (status, body["code"]) == (409, "graph_lost"), body
+        assert "'z'" in body["detail"] or "'y'" in body["detail"]
+        assert body["hint"].startswith("recompute")
+    assert whole[23][1]["grad"]["data"] == [2.0, 4.0]  # the failed backwards changed nothing
+    assert whole[-1][1]["grad"]["data"] == [5.0, 16.0]  # a new graph from the leaves works
+    url2 = f"sqlite:///{tmp_path / 'h.db'}"
+    for cut in (3, 18, 20, 24):
+        got = _run(_app(store=url2, journal_max_bytes=600), steps[:cut])
+        got += _run(_app(store=url2, journal_max_bytes=600), steps[cut:])
+        assert got == whole, cut
+        (tmp_path / "h.db").unlink()
+
+
+def test_unseeded_random_draws_are_kept_not_redrawn(tmp_path: Path) -> None:
+    """rand/randn without a seed cannot be replayed: their values are kept in the journal,
+    and a graph that saved a draw answers graph_lost, alike before and after a restart."""
+    s = "/v1/sessions/nb"
+    steps: list[Any] = [
+        ("POST", "/v1/sessions", {"name": "nb"}),
+        ("PUT", f"{s}/tensors/x", {"data": [1.0, 2.0, 3.0], "requires_grad": True}),
+        ("POST", f"{s}/ops", {"out": "w", "op": "randn", "args": [3], "kwargs": {"requires_grad": True}}),
+        ("POST", f"{s}/ops", {"out": "y", "expr": "(x * randn(3)).sum()"}),
+        ("POST", f"{s}/ops", {"out": "z", "expr": "(w * x).sum()"}),
+        ("POST", f"{s}/ops", {"out": "k", "op": "randn", "args": [2], "kwargs": {"seed": 3}}),
+        ("POST", f"{s}/backward", {"tensors": "z"}),
+        ("GET", f"{s}/tensors/w", None),
+        ("GET", f"{s}/tensors/x", None),
+        ("GET", f"{s}/tensors/y", None),
+        ("GET", f"{s}/tensors/k", None),
+        ("POST", f"{s}/backward", {"tensors": "y"}),
+    ]  # fmt: skip
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    whole = _run(_app(store=url), steps)
+    assert whole[-1][0] == 409 and whole[-1][1]["code"] == "graph_lost"
+    assert "seed" in whole[-1][1]["hint"]
+    assert whole[8][1]["grad"]["data"] == whole[7][1]["data"]["data"]  # dz/dx = w
+    for cut in (3, 4, 6, 7):
+        (tmp_path / "h.db").unlink(missing_ok=True)
+        url2 = f"sqlite:///{tmp_path / 'h.db'}"
+        first = _run(_app(store=url2), steps[:cut])
+        got = first + _run(_app(store=url2), steps[cut:])
+        # the draws differ between the two runs; each run answers alike before and after
+        assert [g[0] for g in got] == [w[0] for w in whole], cut
+        again = _run(_app(store=url2), steps[7:11])
+        assert again == got[7:11], cut
+
+
+def test_owners_are_kept_as_digests(tmp_path: Path) -> None:
+    """The store never holds an API key; after a restart each key still sees only its own
+    sessions (another key's is a 404, also in the listing)."""
+    db = tmp_path / "g.db"
+    keys = "k-alpha-secret,k-beta-secret"
+    app = _app(store=f"sqlite:///{db}", api_keys=keys)
+    alpha = {"Authorization": "Bearer k-alpha-secret"}
+    beta = {"Authorization": "Bearer k-beta-secret"}
+    with SyncClient(app) as c:
+        assert c.post("/v1/sessions", json={"name": "mine"}, headers=alpha).status_code == 201
+        assert (
+            c.put("/v1/sessions/mine/tensors/x", json={"data": [1.0]}, headers=alpha).status_code
+            == 201
+        )
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"k-alpha-secret" not in raw and b"k-beta-secret" not in raw
+    with SyncClient(_app(store=f"sqlite:///{db}", api_keys=keys)) as c:
+        assert c.get("/v1/sessions/mine/tensors/x", headers=alpha).status_code == 200
+        assert c.get("/v1/sessions/mine/tensors/x", headers=beta).status_code == 404
+        assert c.get("/v1/sessions", headers=beta).json()["sessions"] == []
+        assert [s["name"] for s in c.get("/v1/sessions", headers=alpha).json()["sessions"]] == [
+            "mine"
+        ]
+        assert c.delete("/v1/sessions/mine", headers=beta).status_code == 404
