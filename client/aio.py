@@ -321,10 +321,11 @@ class AsyncSession:
         self, items: list[dict[str, Any]], pending: list[Tensor], fetch: Sequence[str]
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"steps": items}
-        if fetch and self.programs:
+        fetching = bool(fetch) and self.programs
+        if fetching:
             body["fetch"] = list(fetch)
-        answer = await self._t.request(
-            "POST", f"{self._path}/batch", json=body, params=self._params(False)
+        answer = await self._t.request(  # the output options cover the fetched values too
+            "POST", f"{self._path}/batch", json=body, params=self._params(fetching)
         )
         metas = {m.get("name"): m for m in answer.get("tensors", [])}
         for h in pending:

@@ -13,8 +13,13 @@ session, and ``close()`` (or leaving the ``with`` block) unbinds them all.
 With ``batch=True`` steps are queued and sent as one ``/batch`` (all or
 nothing) when a value or metadata is read, before any other request, or when
 ``flush()`` is called; against a server that runs batch programs (DESIGN.md),
-``backward`` and ``zero_grad`` ride in the same ``/batch`` and the value read
-is fetched by it, so a training iteration is one request.
+``backward`` sends the queued steps and itself as one ``/batch``, ``zero_grad``
+and the update ride in the next one with the value read (``fetch``): two
+requests per training iteration. With ``lazy_backward=True`` the backward is
+queued too, so an iteration is one request; its errors then raise at the next
+flush (as a batched step's do) and ``x.grad`` after a queued backward is a
+reference read when used (a leaf the backward did not reach raises then,
+instead of being None).
 
 Caches: values and grads read once are kept until this client changes them
 (a step bound the name, an assign, backward, zero_grad, ...). They assume this
@@ -59,6 +64,7 @@ class Session:
         encoding: str = "base64",
         max_batch: int = 500,
         clean: bool = True,
+        lazy_backward: bool = False,
         transport: Any = None,
     ) -> None:
         if encoding not in ("json", "base64"):
@@ -75,6 +81,7 @@ class Session:
         self.encoding = encoding
         self.max_batch = max_batch
         self.clean = clean
+        self.lazy_backward = lazy_backward
         self._queue: list[dict[str, Any]] = []  # steps and batch-program items
         self._pending: list[Tensor] = []  # handles whose steps are queued
         self._zeroes: list[dict[str, Any]] = []  # zero_grad bodies deferred to the next flush
@@ -194,7 +201,7 @@ class Session:
     def grad_pending(self, name: str) -> bool:
         """Whether a queued batch-program backward decides ``name``'s grad: ``x.grad`` is then
         a reference read when used, so ``w -= lr * w.grad`` rides in the same request."""
-        return self.programs and any("backward" in item for item in self._queue)
+        return self.lazy_backward and self.programs and any("backward" in i for i in self._queue)
 
     def read_grad(self, name: str) -> tuple[np.ndarray | None, str | None]:
         """``name``'s grad (cached) or None, and PyTorch's warning if any."""
@@ -244,8 +251,10 @@ class Session:
             if fetch:
                 body["fetch"] = list(fetch)
             try:
+                # the output options cover the fetched values too: with a fetch, values come
+                # back (and fill the step results' value caches)
                 answer = self._t.request(
-                    "POST", f"{self._path}/batch", json=body, params=self._params(False)
+                    "POST", f"{self._path}/batch", json=body, params=self._params(bool(fetch))
                 )
             except errors.GradserveError as exc:
                 for h in pending:  # all or nothing: none of these exists on the server
@@ -378,10 +387,12 @@ class Session:
     ) -> None:
         """``torch.autograd.backward``: accumulate into the leaves' ``.grad``."""
         body = self.steps.backward_body(tensors, grad_tensors, retain_graph, create_graph, inputs)
-        if self.programs:
+        if self.programs:  # the queued steps and the backward: one request
             self._flush_zeroes_into_queue()
             self._enqueue({"backward": body}, [])
-            self.steps.grads.clear()  # which grads it changes is known when it has run
+            self.steps.grads.clear()  # which grads it changed is known when it has run
+            if not self.lazy_backward:
+                self.flush()  # its errors raise here, and x.grad is exact afterwards
             return
         self.flush()
         result = self._t.request("POST", f"{self._path}/backward", json=body, params=self._params())

@@ -101,7 +101,11 @@ def test_a_training_iteration_is_one_batch_program(server: str, torch: Any) -> N
     Y = (X @ np.float32([1.0, -2.0, 0.5])).astype(np.float32)
     proxy = Programs(server)
     with Session(
-        server, name=f"p-{uuid.uuid4().hex[:8]}", batch=True, transport=httpx.MockTransport(proxy)
+        server,
+        name=f"p-{uuid.uuid4().hex[:8]}",
+        batch=True,
+        lazy_backward=True,
+        transport=httpx.MockTransport(proxy),
     ) as s:
         assert s.programs
         Xs, Ys = s.tensor(X), s.tensor(Y)

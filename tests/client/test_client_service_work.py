@@ -60,7 +60,7 @@ def test_batch_mode_sends_a_training_iteration_as_one_request(server: str) -> No
     rng = np.random.default_rng(0)
     X = rng.normal(size=(16, 3)).astype(np.float32)
     Y = (X @ np.float32([1.0, -2.0, 0.5])).astype(np.float32)
-    with Session(server, name=_name(), batch=True) as s:
+    with Session(server, name=_name(), batch=True, lazy_backward=True) as s:
         assert s.programs, "the server's /batch does not take backward/zero_grad items yet"
         Xs, Ys = s.tensor(X), s.tensor(Y)
         w = s.tensor([0.0, 0.0, 0.0], requires_grad=True, name="w")

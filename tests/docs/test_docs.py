@@ -130,14 +130,25 @@ def check_expected(printed: str, expected: list[str], where: str) -> None:
     assert json.loads(printed) == want, f"{where}: {printed!r} != {want!r}"
 
 
-def run_shell(block: Block, server: str) -> None:
+def shell_env() -> dict[str, str]:
+    """The environment of a reader whose virtualenv is active (``python`` is this one)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    return {**os.environ, "PATH": path}
+
+
+def run_shell(block: Block, server: str, cwd: Path) -> None:
     cmds = commands(block.code)
     script = ["set -euo pipefail", f"export B={server}"]
     for i, (cmd, _) in enumerate(cmds):
         cmd = re.sub(r"^B=.*$", f"B={server}", cmd, flags=re.M)
         script += [f"echo '@@{i}'", cmd, "echo"]
     done = subprocess.run(
-        ["bash", "-c", "\n".join(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
+        ["bash", "-c", "\n".join(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,  # files a block writes (w.bin, ...) land in the test's directory
+        env=shell_env(),
     )
     assert done.returncode == 0, f"{block.id} failed:\n{done.stdout}\n{done.stderr}"
     outputs = re.split(r"^@@\d+\n", done.stdout, flags=re.M)[1:]
@@ -179,13 +190,10 @@ def test_doc_blocks_run_as_written(doc: str, server: str, tmp_path: Path) -> Non
                 text=True,
                 timeout=300,
                 cwd=tmp_path,
-                env={
-                    **os.environ,
-                    "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
-                },
+                env=shell_env(),
             )
             assert done.returncode == 0, f"{block.id}:\n{done.stdout}\n{done.stderr}"
         else:
-            run_shell(block, server)
+            run_shell(block, server, tmp_path)
         ran += 1
     assert ran >= 2
