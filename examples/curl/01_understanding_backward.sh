@@ -15,7 +15,8 @@ backward() { curl -sf -X POST "$S/backward" -H "$J" -d "$1" -o /dev/null; }
 zero() { curl -sf -X POST "$S/zero_grad" -H "$J" -d "{\"tensors\": [\"$1\"]}" -o /dev/null; }
 grad() { echo "$1.grad $(curl -sf "$S/tensors/$1/grad")"; }                 # print .grad
 
-put x '{"data": [[-0.7207]], "requires_grad": true}'
+step '{"op": "manual_seed", "args": [0]}'                      # torch.manual_seed(0)
+step '{"out": "x", "op": "randn", "args": [1, 1], "kwargs": {"requires_grad": true}}'
 step '{"out": "z", "expr": "(2 * x) ** 3"}'
 backward '{"tensors": "z", "retain_graph": true}'
 grad x                                                      # 24 x^2
@@ -25,7 +26,7 @@ for scale in 1.0 0.1 0.5; do
   grad x
 done
 
-put x '{"data": [[-2.5212, 1.2730], [0.0366, -0.0750]], "requires_grad": true}'
+step '{"out": "x", "op": "randn", "args": [2, 2], "kwargs": {"requires_grad": true}}'
 step '{"out": "z", "expr": "(2 * x) ** 3"}'
 for g in '[[1, 1], [1, 1]]' '[[0, 1], [0, 1]]' '[[1, 1], [0, 0]]'; do   # all, a column, a row
   zero x
@@ -33,7 +34,7 @@ for g in '[[1, 1], [1, 1]]' '[[0, 1], [0, 1]]' '[[1, 1], [0, 0]]'; do   # all, a
   grad x
 done
 
-put x '{"data": [[-2.5212, 1.2730], [0.0366, -0.0750]], "requires_grad": true}'
+step '{"out": "x", "op": "randn", "args": [2, 2], "kwargs": {"requires_grad": true}}'
 step '{"out": "out", "expr": "((2 * x) ** 3).mean()"}'
 backward '{"tensors": "out"}'
 grad x

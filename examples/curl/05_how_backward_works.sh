@@ -15,14 +15,18 @@ backward() { curl -sf -X POST "$S/backward" -H "$J" -d "$1" -o /dev/null; }
 zero() { curl -sf -X POST "$S/zero_grad" -H "$J" -d "{\"tensors\": [\"$1\"]}" -o /dev/null; }
 grad() { echo "$1.grad $(curl -sf "$S/tensors/$1/grad")"; }                 # print .grad
 
-put x '{"data": [0.3367, 0.1288, 0.2345], "requires_grad": true}'
+step '{"op": "manual_seed", "args": [0]}'                      # torch.manual_seed(0)
+step '{"out": "x", "op": "randn", "args": [3], "kwargs": {"requires_grad": true}}'
 step '{"out": "y", "expr": "x.sum()"}'
 backward '{"tensors": "y"}'
 grad x                                                      # ones
 
-put x '{"data": [0.3367, 0.1288, 0.2345], "requires_grad": true}'
+step '{"out": "x", "op": "randn", "args": [3], "kwargs": {"requires_grad": true}}'
 step '{"out": "y", "expr": "x * 2"}'
-for _ in $(seq 1 11); do step '{"out": "y", "expr": "y * 2"}'; done   # while y.norm() < 1000
+until [ "$(curl -sf -X POST "$S/ops" -H "$J" -d '{"out": "n", "expr": "y.norm() >= 1000"}' \
+           -o /dev/null && curl -sf "$S/tensors/n?encoding=json" | grep -c '"data":true')" = 1 ]; do
+  step '{"out": "y", "expr": "y * 2"}'                      # while y.norm() < 1000
+done
 step '{"out": "n", "expr": "y.norm()"}'
 echo "n $(curl -sf "$S/tensors/n?encoding=json")"      # its "data" is over 1000
 backward '{"tensors": "y", "grad_tensors": [[0.1, 1.0, 0.0001]]}'

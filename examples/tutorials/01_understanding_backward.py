@@ -13,8 +13,8 @@ from _runner import run
 
 
 def tutorial(T: Any) -> None:
-    # the post draws x with T.randn(1, 1); a fixed value makes the run repeatable
-    x = T.tensor([[-0.7207]], requires_grad=True)  # a leaf created by the user: no grad_fn
+    T.manual_seed(0)  # the session's generator draws what torch.manual_seed(0) then draws
+    x = T.randn(1, 1, requires_grad=True)  # a leaf created by the user: no grad_fn
     print("x", x)
     y = 2 * x
     print("y", y)
@@ -33,7 +33,7 @@ def tutorial(T: Any) -> None:
         print(f"Set grad_tensors to {scale} gives")
         print("x gradient:", x.grad)
 
-    x = T.tensor([[-2.5212, 1.2730], [0.0366, -0.0750]], requires_grad=True)
+    x = T.randn(2, 2, requires_grad=True)
     print("x", x)
     y = 2 * x
     z = y**3
@@ -48,7 +48,7 @@ def tutorial(T: Any) -> None:
     print("x gradient for the first row:\n", x.grad)
 
     # a scalar output of a 2x2 x: f(x) = mean((2x)^3), f'(x) = 24 x^2 / n
-    x = T.tensor([[-2.5212, 1.2730], [0.0366, -0.0750]], requires_grad=True)
+    x = T.randn(2, 2, requires_grad=True)
     out = ((2 * x) ** 3).mean()
     out.backward()
     print("out", out)

@@ -14,13 +14,13 @@ from _runner import run
 
 
 def tutorial(T: Any) -> None:
-    # the post draws x with torch.randn(3); fixed values make the run repeatable
-    x = T.tensor([0.3367, 0.1288, 0.2345], requires_grad=True)
+    T.manual_seed(0)  # the session's generator draws what torch.manual_seed(0) then draws
+    x = T.randn(3, requires_grad=True)
     y = x.sum()
     y.backward()  # the same as y.backward(torch.tensor(1.))
     print("d(sum)/dx:", x.grad)
 
-    x = T.tensor([0.3367, 0.1288, 0.2345], requires_grad=True)
+    x = T.randn(3, requires_grad=True)
     y = x * 2
     steps = 0
     while y.data.norm() < 1000:

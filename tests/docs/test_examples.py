@@ -57,7 +57,8 @@ def test_python_tutorial_prints_what_torch_prints(script: Path, server: str, tor
 
 def _t01(torch: Any) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    x = torch.tensor([[-0.7207]], requires_grad=True)
+    torch.manual_seed(0)
+    x = torch.randn(1, 1, requires_grad=True)
     z = (2 * x) ** 3
     z.backward(retain_graph=True)
     out.append(("x.grad", x.grad.clone()))
@@ -65,14 +66,14 @@ def _t01(torch: Any) -> list[tuple[str, Any]]:
         x.grad.zero_()
         z.backward(torch.tensor([[scale]]), retain_graph=True)
         out.append(("x.grad", x.grad.clone()))
-    x = torch.tensor([[-2.5212, 1.2730], [0.0366, -0.0750]], requires_grad=True)
+    x = torch.randn(2, 2, requires_grad=True)
     z = (2 * x) ** 3
     for g in ([[1.0, 1.0], [1.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 0.0]]):
         if x.grad is not None:
             x.grad.zero_()
         z.backward(torch.tensor(g), retain_graph=True)
         out.append(("x.grad", x.grad.clone()))
-    x = torch.tensor([[-2.5212, 1.2730], [0.0366, -0.0750]], requires_grad=True)
+    x = torch.randn(2, 2, requires_grad=True)
     ((2 * x) ** 3).mean().backward()
     out.append(("x.grad", x.grad.clone()))
     return out
@@ -148,10 +149,11 @@ def _t04(torch: Any) -> list[tuple[str, Any]]:
 
 
 def _t05(torch: Any) -> list[tuple[str, Any]]:
-    x = torch.tensor([0.3367, 0.1288, 0.2345], requires_grad=True)
+    torch.manual_seed(0)
+    x = torch.randn(3, requires_grad=True)
     x.sum().backward()
     out = [("x.grad", x.grad)]
-    x = torch.tensor([0.3367, 0.1288, 0.2345], requires_grad=True)
+    x = torch.randn(3, requires_grad=True)
     y = x * 2
     while y.data.norm() < 1000:
         y = y * 2
