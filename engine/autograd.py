@@ -194,11 +194,7 @@ def _run(
     optional ``vjp`` (its numpy twin of ``backward``) runs when it has one: the
     hot path then costs one numpy call per node. With ``create_graph`` they are
     Tensors and every rule runs in engine ops, recording the backward graph."""
-    for i, out in enumerate(outputs):
-        if not out.requires_grad:
-            raise NoGradFnError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
+    _check_outputs(outputs)
     raw = not create_graph
     leaf_grads: dict[Tensor, Any] = {}
     retained: dict[Tensor, Tensor] = {}
@@ -226,6 +222,7 @@ def _run(
         captured = [None] * len(inputs)
         needed = _needed(order, set(capture_edges), set(capture_leaf))
     capture_nodes = {node for node, _ in capture_edges}
+    several_roots = len(outputs) > 1
 
     executed: list[Node] = []
     with set_grad_enabled(create_graph):
@@ -238,14 +235,18 @@ def _run(
                     continue
             elif all(g is None for g in grads):
                 continue
+            runs = needed is None or node in needed
+            if not runs and several_roots and node not in capture_nodes:
+                continue  # a root off every path: PyTorch's GraphRoot never reaches it
+            # PyTorch captures a gradient before the tensor's hooks when the node also
+            # runs (it leads to another input), after them when it is only captured
+            if capture_edges and runs:
+                _capture(node, grads, capture_edges, captured)
             if node.tensor_refs:
                 _tensor_hooks(node, grads, retained, raw)
-            if capture_edges:
-                for nr, g in enumerate(grads):
-                    if g is not None:
-                        for idx in capture_edges.get((node, nr), ()):
-                            captured[idx] = g
-            if needed is not None and node not in needed:
+            if capture_edges and not runs:
+                _capture(node, grads, capture_edges, captured)
+            if not runs:
                 continue
             if len(grads) > 1 and any(g is None for g in grads):  # no gradient came: zeros
                 grads = [
@@ -299,6 +300,26 @@ def _run(
         leaf_grads = {t: Tensor._make(g) for t, g in leaf_grads.items()}
         captured = [None if g is None else Tensor._make(g) for g in captured]
     return leaf_grads, retained, captured, executed
+
+
+def _capture(
+    node: Node,
+    grads: list[Any],
+    capture_edges: dict[tuple[Node, int], list[int]],
+    captured: list[Any],
+) -> None:
+    for nr, g in enumerate(grads):
+        if g is not None:
+            for idx in capture_edges.get((node, nr), ()):
+                captured[idx] = g
+
+
+def _check_outputs(outputs: list[Tensor]) -> None:
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise NoGradFnError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
 
 
 def _zeros(shape: tuple[int, ...], dtype: np.dtype, raw: bool) -> Any:
@@ -358,7 +379,16 @@ def _commit(
         if old is None:
             data = g.data
             if create_graph:
-                t._grad = g
+                # AccumulateGrad copies under grad mode: a fresh, dense .grad (an expanded
+                # gradient would refuse a later in-place zero_)
+                if not g.requires_grad:
+                    t._grad = Tensor._make(np.array(data, copy=True, order="C"))
+                elif not (data.flags.c_contiguous and data.flags.writeable):
+                    from .ops.shape import clone
+
+                    t._grad = clone(g)
+                else:
+                    t._grad = g
             else:
                 if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
                     data = np.array(data, copy=True)
@@ -371,6 +401,24 @@ def _commit(
             old._vc[0] += 1
         touched.append(t)
     return touched
+
+
+def _leaf_hooks(inputs: list[Tensor], captured: list[Tensor | None]) -> list[Tensor | None]:
+    """A leaf input's hooks (PyTorch's pre-hooks of its AccumulateGrad) run before its
+    gradient is captured, once per leaf however often it is listed."""
+    done: dict[int, Tensor | None] = {}
+    out = list(captured)
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if t.grad_fn is not None or not t._hooks or g is None:
+            continue
+        if id(t) not in done:
+            for hook in t._hooks:
+                new = hook(g)
+                if new is not None:
+                    g = new
+            done[id(t)] = g
+        out[i] = done[id(t)]
+    return out
 
 
 def backward(
@@ -397,15 +445,17 @@ def backward(
             raise GradientTypeError("inputs must be Tensors")
         if not t.requires_grad:
             raise NoGradFnError("can't retain_grad on Tensor that has requires_grad=False")
+    for t in wanted or ():
+        t.retain_grad()  # as PyTorch does: a non-leaf input keeps retaining afterwards
     leaf_grads, retained, captured, executed = _run(
         outputs, root_grads, create_graph=create_graph, inputs=wanted
     )
     if not retain_graph:
         _free(executed, tag)
     if wanted is not None:
-        updates = {t: g for t, g in zip(wanted, captured) if g is not None}
-        leaves = {t: g for t, g in updates.items() if t.grad_fn is None}
-        retained = {t: g for t, g in updates.items() if t.grad_fn is not None}
+        # non-leaf inputs got theirs through retain_grad, like every retaining tensor
+        # whose node ran; leaves only through their capture
+        leaves = {t: g for t, g in zip(wanted, captured) if g is not None and t.grad_fn is None}
     else:
         leaves = leaf_grads
     fresh = {id(g.data) for g in root_grads if g is not None}
@@ -438,6 +488,7 @@ def grad(
     if not ins:
         raise BadLengthError("`inputs` argument to `grad()` cannot be empty.")
     root_grads = _make_root_grads(outs, _grads_list(grad_outputs, len(outs)), "grad_output")
+    _check_outputs(outs)  # PyTorch checks the outputs before the inputs
     for t in ins:
         if not isinstance(t, Tensor):
             raise GradientTypeError("inputs must be Tensors")
@@ -445,13 +496,16 @@ def grad(
             raise NoGradFnError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    _, _, captured, executed = _run(outs, root_grads, create_graph=create_graph, inputs=ins)
+    _, retained, captured, executed = _run(outs, root_grads, create_graph=create_graph, inputs=ins)
+    captured = _leaf_hooks(ins, captured)
     if not allow_unused:
         for index, g in enumerate(captured):
             if g is None:
                 raise UnusedInputError(UNUSED_INPUT_MESSAGE.format(index=index), index=index)
     if not retain_graph:
         _free(executed, tag)
+    # the nodes that ran updated the grads their tensors retain, as in PyTorch
+    _commit(retained, create_graph, {id(g.data) for g in captured if g is not None}, False)
     if materialize_grads:
         captured = [
             g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype), create_graph)

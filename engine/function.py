@@ -183,7 +183,9 @@ class Node:
 
     def release(self, tag: Any = None) -> None:
         """Free saved tensors after a backward without retain_graph."""
-        if (self._saved is not None or self._saved_result) and not self.freed:
+        # CopySlices drops the op it wraps whatever that saved (PyTorch's fn_ = nullptr)
+        held = self._saved is not None or self._saved_result or self.fn.name == "CopySlices"
+        if held and not self.freed:
             self._saved = None
             self._result = None
             self.freed = True
@@ -241,13 +243,19 @@ def detached_marker() -> int:
     return -next(_sequence)
 
 
+_CPP_NODES = {"CopySlices": "torch::autograd::CopySlices"}
+
+
 def _version_message(t: Tensor, now: int, expected: int) -> str:
     kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
         dtypes.torch_name(t.dtype), "Float"
     )
     desc = f"[torch.{kind}Tensor [{', '.join(map(str, t.shape))}]]"
     if t.grad_fn is not None:
-        op = re.sub(r"Backward\d*$", "", t.grad_fn.name)
+        # PyTorch prints its C++ node names in full (torch::autograd::CopySlices)
+        name = t.grad_fn.name
+        # and drop "Backward0" but keep an overload's number: ClampBackward1 is "Clamp1"
+        op = _CPP_NODES.get(name) or re.sub(r"Backward(0|(\d*))$", r"\2", name)
         desc += f", which is output {t._output_nr} of {op},"
     return (
         "one of the variables needed for gradient computation has been modified by an "

@@ -20,6 +20,7 @@ from .ops._util import broadcast_message
 from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
+from .views import check_partial_overlap
 
 # not a list of forms (the registrations say which ops have ``name_``): the numpy ufuncs
 # that let the SGD update ``w -= lr * w.grad`` under no_grad write with no copy
@@ -44,6 +45,7 @@ def _inplace(name: str) -> Any:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
+        check_partial_overlap(self, args + tuple(kwargs.values()))
         if not _records(self, *args, *kwargs.values()):
             if ufunc is not None and len(args) == 1 and not kwargs and self.data.flags.writeable:
                 # the SGD update ``w -= lr * w.grad`` under no_grad: no copy, no graph

@@ -37,6 +37,10 @@ OVERLAP_MESSAGE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
 )
+PARTIAL_OVERLAP_MESSAGE = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location. Please clone() the tensor before performing the operation."
+)
 NO_GRAD_VIEW_MESSAGE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
@@ -217,6 +221,40 @@ def check_inplace(t: Tensor, grad_on: bool) -> None:
         and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
     ):
         raise BadArgumentsError(OVERLAP_MESSAGE)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``: the strides, sorted, are those of a
+    contiguous layout (size-1 dims ignored)."""
+    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
+    """PyTorch's ``assert_no_partial_overlap`` before an in-place write: a source that
+    shares only part of the target's memory (or all of it in another layout) would be
+    read after being overwritten. Sources it cannot judge (expanded) pass, as there."""
+    out = target.data
+    if out.size == 0 or not _dense(out):
+        return
+    lo, hi = np.lib.array_utils.byte_bounds(out)
+    for src in sources:
+        data = getattr(src, "data", None)
+        if src is target or not isinstance(data, np.ndarray) or data.size == 0:
+            continue
+        if not _dense(data):
+            continue
+        slo, shi = np.lib.array_utils.byte_bounds(data)
+        if (slo, shi) == (lo, hi):
+            if data.strides != out.strides:
+                raise BadArgumentsError(PARTIAL_OVERLAP_MESSAGE)
+        elif slo < hi and lo < shi:
+            raise BadArgumentsError(PARTIAL_OVERLAP_MESSAGE)
 
 
 def check_multi_output(t: Tensor) -> None:

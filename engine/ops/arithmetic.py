@@ -103,7 +103,7 @@ def not_implemented_function(aten: str) -> type[Function]:
         "NotImplemented_" + aten,
         (Function,),
         {
-            "name": "torch::autograd::NotImplemented",
+            "name": "NotImplemented",  # type(grad_fn).__name__ and the repr in PyTorch
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
         },
@@ -177,8 +177,10 @@ class MulBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        # PyTorch saves `other` when self needs grad and `self` when other does
-        ctx.save_for_backward(a, b)
+        # PyTorch saves `other` when self needs grad and `self` when other does, so an
+        # in-place edit of an operand nobody's gradient needs does not fail backward
+        need = ctx.needs_input_grad
+        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         with _quiet():  # inf * 0 is NaN in PyTorch, not a warning
             return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
@@ -213,7 +215,8 @@ class DivBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         if dtype.kind != "f":
             dtype = dtypes.DEFAULT_FLOAT
-        ctx.save_for_backward(a, b)
+        # PyTorch saves `self` only when `other` needs grad (the divisor always)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.divide(arr(a, dtype), arr(b, dtype), dtype=dtype)
 

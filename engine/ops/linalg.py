@@ -181,12 +181,32 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 # -- products with a fixed shape: dot, mv, mm, bmm --------------------------------------------
 
 
+def _save_crossed(ctx: Any, a: Tensor, b: Tensor) -> None:
+    """Save each operand of a product only when the other needs a gradient (its own
+    gradient never reads it), as PyTorch does: an in-place edit of an unsaved operand
+    before backward is then allowed."""
+    need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    ctx.save_for_backward(a if need_b else None, b if need_a else None)
+
+
+class _Shaped:
+    """Stands for an operand that was not saved: its shape and rank only."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.ndim = len(shape)
+
+
+def _data_or_shape(t: Tensor | None, shape: tuple[int, ...]) -> Any:
+    return t.data if t is not None else _Shaped(shape)
+
+
 class DotBackward0(Function):
     name = "DotBackward0"
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
-        ctx.save_for_backward(a, b)
+        _save_crossed(ctx, a, b)
         return np.asarray(np.dot(a.data, b.data))
 
     @staticmethod
@@ -207,7 +227,7 @@ class MvBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, v: Tensor) -> np.ndarray:
-        ctx.save_for_backward(a, v)
+        _save_crossed(ctx, a, v)
         return np.matmul(a.data, v.data)
 
     @staticmethod
@@ -244,7 +264,8 @@ class MmBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
-        ctx.save_for_backward(a, b)
+        _save_crossed(ctx, a, b)
+        ctx.shapes = a.data.shape, b.data.shape
         return np.matmul(a.data, b.data)
 
     @classmethod
@@ -291,7 +312,8 @@ class _MatmulBackward(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
-        ctx.save_for_backward(a, b)
+        _save_crossed(ctx, a, b)
+        ctx.shapes = a.data.shape, b.data.shape
         return np.matmul(a.data, b.data)
 
     @staticmethod
@@ -300,7 +322,7 @@ class _MatmulBackward(Function):
 
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        sa, sb, sg = a.data.shape, b.data.shape, g.data.shape
+        (sa, sb), sg = ctx.shapes, g.data.shape
         ga = gb = None
         if len(sb) == 1:  # (..., n, m) @ (m,): a is at least 2-d here
             if need_a:
@@ -308,6 +330,14 @@ class _MatmulBackward(Function):
             if need_b:
                 rows = reshape(a, (math.prod(sa[:-1]), sa[-1]))
                 gb = MvBackward0.apply(_t(rows), reshape(g, (math.prod(sg),)))
+        elif len(sa) == 1 and len(sb) == 2:  # PyTorch: a.unsqueeze(0).mm(b).squeeze_(0)
+            from .shape import squeeze, unsqueeze
+
+            g_row = unsqueeze(g, 0)
+            if need_a:
+                ga = squeeze(MmBackward0.apply(g_row, _t(b)), 0)
+            if need_b:
+                gb = MmBackward0.apply(_t(unsqueeze(a, 0)), g_row)
         elif len(sa) == 1:  # (m,) @ (..., m, p)
             if need_a:
                 ga = reshape(_matmul_any(b, reshape(g, sg + (1,))), sg[:-1] + sa)
@@ -330,7 +360,7 @@ class _MatmulBackward(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        x, y = a.data, b.data
+        x, y = _data_or_shape(a, ctx.shapes[0]), _data_or_shape(b, ctx.shapes[1])
         ga = gb = None
         if y.ndim == 1:
             if need_a:
@@ -610,7 +640,7 @@ class AddmmBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, w: Tensor, bias: Tensor) -> np.ndarray:
-        ctx.save_for_backward(x, w)
+        _save_crossed(ctx, x, w)
         xd = x.data
         ctx.x_shape = xd.shape
         if xd.ndim != 2:
@@ -631,7 +661,8 @@ class AddmmBackward0(Function):
         if len(shape) != 2:
             rows = math.prod(shape[:-1])
             g = reshape(g, (rows, g.data.shape[-1]))
-            x = reshape(x, (rows, shape[-1]))
+            if need_w:
+                x = reshape(x, (rows, shape[-1]))
         gx = MmBackward0.apply(g, w) if need_x else None
         if gx is not None and len(shape) != 2:
             gx = reshape(gx, shape)
@@ -644,15 +675,17 @@ class AddmmBackward0(Function):
     ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        xd, shape = x.data, ctx.x_shape
+        shape = ctx.x_shape
+        xd = x.data if need_w else None
         if len(shape) != 2:
             rows = math.prod(shape[:-1])
             g = g.reshape(rows, g.shape[-1])
-            xd = xd.reshape(rows, shape[-1])
+            if xd is not None:
+                xd = xd.reshape(rows, shape[-1])
         gx = np.matmul(g, w.data) if need_x else None
         if gx is not None and len(shape) != 2:
             gx = gx.reshape(shape)
-        gw = np.matmul(g.T, xd) if need_w else None
+        gw = np.matmul(g.T, xd) if xd is not None else None
         return gx, gw, (g if need_b else None)
 
 

@@ -1504,7 +1504,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         keepdim_ = bool(keepdim)
     else:
         d = normalize_dim(dim, a.ndim)
-        _nonempty_dim("aminmax", a, d)
+        if a.ndim and a.data.shape[d] == 0:  # PyTorch's wording differs from the others'
+            raise IndexOutOfRangeError(
+                f"aminmax: Expected reduction dim {d} to have non-zero size."
+            )
         dims = (d,) if a.ndim else ()
         keepdim_ = bool(keepdim)
     lo, hi = AminmaxBackward0.apply(a, dims=dims, keepdim=keepdim_)

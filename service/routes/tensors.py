@@ -143,8 +143,9 @@ async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) 
     """`requires_grad_(flag)` and/or `retain_grad()`."""
     session, out = call.session, call.out
     async with session.lock:
-        return JSONBody(views.tensor(name, verbs.patch_tensor(session, name, body), out))
+        t = verbs.patch_tensor(session, name, body)
         await journal.record(session, "patch", name, body)
+        return JSONBody(views.tensor(name, t, out))
 
 
 @router.delete(
@@ -215,5 +216,5 @@ async def zero_grad(
     """Zero in place (or set to None) the grads of the named tensors, or of every leaf."""
     async with session.lock:
         done = verbs.zero_grad(session, body or ZeroGradIn())
-        await journal.record(session, "zero_grad", body)
+        await journal.record(session, "zero_grad", body or ZeroGradIn())
     return JSONBody({"tensors": done})

@@ -449,30 +449,14 @@ BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
     "outer": lambda T, a, b: T.outer(a[0], b[0]),
     "linear": lambda T, a, b: (T.nn.functional.linear if T is torch else E.linear)(a, b),
 }
-# (op, which operand requires grad, which one is then written in place) where the
-# engine saves more than PyTorch: the fix belongs to the op's module (see the report).
-SAVES_TOO_MUCH = {
-    *((op, "a", "a") for op in ("mul", "div", "mm", "matmul", "outer", "linear")),
-    *((op, "b", "b") for op in ("mul", "mm", "matmul", "outer", "linear")),
-}
-
-
 def _binary_cases() -> list[Any]:
-    cases = []
-    for op in BINARY:
-        for grad in ("a", "b", "ab"):
-            for written in ("a", "b"):
-                marks = []
-                if (op, grad, written) in SAVES_TOO_MUCH:
-                    marks.append(
-                        pytest.mark.xfail(
-                            strict=True,
-                            reason="the op saves an operand PyTorch saves only when the other "
-                            "requires grad (fix in its module: arithmetic.py / linalg.py)",
-                        )
-                    )
-                cases.append(pytest.param(op, grad, written, marks=marks))
-    return cases
+    """(op, which operand requires grad, which one is then written in place)."""
+    return [
+        pytest.param(op, grad, written)
+        for op in BINARY
+        for grad in ("a", "b", "ab")
+        for written in ("a", "b")
+    ]
 
 
 @pytest.mark.parametrize(("op", "grad", "written"), _binary_cases())

@@ -105,7 +105,7 @@ def run(program: list[Event], be: Backend) -> list[Event]:
             event: Event = {"i": i}
             for name in produced:
                 event[name] = _describe(env[name], be)
-            if step["kind"] in ("backward", "grad", "zero_grad", "inplace"):
+            if step["kind"] in ("backward", "grad", "zero_grad", "inplace", "setitem"):
                 event["grads"] = {n: _grad(t, be) for n, t in env.items()}
             trace.append(event)
     return trace
@@ -134,7 +134,30 @@ def _execute(step: Event, env: dict[str, Any], be: Backend) -> list[str]:
                 env[step["out"]] = call()
         else:
             env[step["out"]] = call()
+        if step.get("first"):  # max/min over a dim: (values, indices)
+            env[step["out"]] = env[step["out"]][0]
         return [step["out"]]
+    if kind == "pow":  # a positive base (tensor exponents of negative bases are NaN)
+        a, b = env[step["a"]], env[step["b"]]
+        env[step["out"]] = (a.sigmoid() + 0.25) ** b
+        return [step["out"]]
+    if kind == "where":
+        c, a, b = env[step["cond"]], env[step["a"]], env[step["b"]]
+        env[step["out"]] = be.ns.where(c > 0, a, b)
+        return [step["out"]]
+    if kind == "fn":  # a module function of a list of tensors: cat, stack
+        tensors = [env[n] for n in step["list"]]
+        env[step["out"]] = getattr(be.ns, step["fn"])(tensors, step["dim"])
+        return [step["out"]]
+    if kind == "setitem":
+        target = env[step["target"]]
+        value = _arg(step["value"], env)
+        if step.get("no_grad"):
+            with be.no_grad():
+                target[_key(step["key"])] = value
+        else:
+            target[_key(step["key"])] = value
+        return [step["target"]]
     if kind == "binop":
         a, b = env[step["a"]], _arg(step["b"], env)
         env[step["out"]] = getattr(a, _OPS[step["op"]])(b)

@@ -28,8 +28,13 @@ ALL_FEATURES = frozenset(
         "no_grad",
         "inputs",
         "retain_grad",
+        "ops",  # softmax, pow with tensor exponents, where, cat/stack, max/min(dim), clamp...
+        "setitem",  # x[i] = ... through views
+        "double",  # grad(create_graph=True) then a backward through the gradient
     }
 )
+# what runs over HTTP: everything but Python hooks and `x[i] = v` (the client has no __setitem__)
+SERVER_FEATURES = ALL_FEATURES - {"hooks", "setitem"}
 
 UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
 BINARY = ["+", "-", "*", "/"]
@@ -148,20 +153,156 @@ class Builder:
         self.bind(out, shape, v.dtype, v.requires_grad, False)
 
     def matmul(self) -> None:
-        a = self.pick(lambda v: len(v.shape) == 2)
+        """``a @ b`` in PyTorch's shape cases: n-d @ 2-d, 1-d @ 2-d, n-d @ 1-d, 1-d @ 1-d
+        (same dtype: mixing is an error, kept rare)."""
+        a = self.pick(lambda v: 1 <= len(v.shape) <= 3)
         if a is None:
             return
         va = self.vars[a]
-        b = self.pick(lambda v: len(v.shape) == 2 and v.shape[0] == va.shape[1])
+        k = va.shape[-1]
+        b = self.pick(
+            lambda v: (
+                1 <= len(v.shape) <= 2
+                and v.shape[0] == k
+                and (v.dtype == va.dtype or self.rng.random() < 0.1)
+            )
+        )
         if b is None:
             return
         vb = self.vars[b]
         out = self.name()
         self.prog.append({"kind": "binop", "out": out, "op": "@", "a": a, "b": b})
+        shape = va.shape[:-1] + vb.shape[1:]
         dtype = "float64" if "float64" in (va.dtype, vb.dtype) else "float32"
-        self.bind(
-            out, (va.shape[0], vb.shape[1]), dtype, va.requires_grad or vb.requires_grad, False
+        self.bind(out, shape, dtype, va.requires_grad or vb.requires_grad, False)
+
+    def op(self) -> None:
+        """The wider op set: softmax, log_softmax, pow with a tensor exponent, where,
+        cat/stack, max/min over a dim, clamp, mean over dims."""
+        src = self.pick(lambda v: len(v.shape) >= 1)
+        if src is None:
+            return
+        v = self.vars[src]
+        nd = len(v.shape)
+        out = self.name()
+        choice = self.rng.choice(
+            ["softmax", "log_softmax", "pow", "where", "cat", "stack", "max", "min", "clamp"]
+            + ["mean_dims", "sum_keepdim"]
         )
+        dim = self.rng.randrange(-nd, nd)
+        shape, dtype, rg = v.shape, v.dtype, v.requires_grad
+        step: dict[str, Any]
+        if choice in ("softmax", "log_softmax"):
+            step = {"kind": "call", "out": out, "fn": choice, "args": [src, dim], "kwargs": {}}
+        elif choice in ("pow", "where"):
+            other = self.pick(lambda w: w.shape == v.shape)
+            assert other is not None  # src itself
+            w = self.vars[other]
+            dtype = "float64" if "float64" in (v.dtype, w.dtype) else "float32"
+            rg = v.requires_grad or w.requires_grad
+            if choice == "pow":  # a positive base keeps most values finite
+                step = {"kind": "pow", "out": out, "a": src, "b": other}
+            else:
+                step = {"kind": "where", "out": out, "cond": src, "a": src, "b": other}
+        elif choice in ("cat", "stack"):
+            other = self.pick(lambda w: w.shape == v.shape and w.dtype == v.dtype)
+            assert other is not None
+            rg = v.requires_grad or self.vars[other].requires_grad
+            d = dim % nd if choice == "cat" else self.rng.randrange(nd + 1)
+            step = {"kind": "fn", "out": out, "fn": choice, "list": [src, other], "dim": d}
+            if choice == "cat":
+                shape = tuple(2 * s if i == d else s for i, s in enumerate(v.shape))
+            else:
+                shape = v.shape[:d] + (2,) + v.shape[d:]
+        elif choice in ("max", "min"):
+            if 0 in v.shape:
+                return
+            keep = self.rng.random() < 0.3
+            step = {
+                "kind": "call",
+                "out": out,
+                "fn": choice,
+                "args": [src],
+                "kwargs": {"dim": dim, "keepdim": keep},
+                "first": True,
+            }
+            d = dim % nd
+            shape = tuple(1 if i == d else s for i, s in enumerate(v.shape) if keep or i != d)
+        elif choice == "clamp":
+            lo = round(self.rng.uniform(-1.5, 0.5), 2)
+            kwargs = {"min": lo, "max": lo + 1.0} if self.rng.random() < 0.7 else {"min": lo}
+            step = {"kind": "call", "out": out, "fn": "clamp", "args": [src], "kwargs": kwargs}
+        else:
+            keep = choice == "sum_keepdim" or self.rng.random() < 0.3
+            dims = sorted(self.rng.sample(range(nd), self.rng.randint(1, nd)))
+            fn = "sum" if choice == "sum_keepdim" else "mean"
+            step = {
+                "kind": "call",
+                "out": out,
+                "fn": fn,
+                "args": [src],
+                "kwargs": {"dim": dims, "keepdim": keep},
+            }
+            shape = tuple(
+                1 if i in dims else n for i, n in enumerate(v.shape) if keep or i not in dims
+            )
+        self.prog.append(step)
+        self.bind(out, shape, dtype, rg, False)
+
+    def setitem(self) -> None:
+        """``x[i] = value`` (a number or a tensor of the row's shape), on a non-leaf, a
+        view of one, or a leaf under no_grad."""
+        target = self.pick(lambda v: len(v.shape) >= 1 and v.shape[0] > 0)
+        if target is None:
+            return
+        v = self.vars[target]
+        i = self.rng.randrange(v.shape[0])
+        value: Any = round(self.rng.uniform(-2, 2), 2)
+        if self.rng.random() < 0.6:
+            other = self.pick(lambda w: _broadcast(v.shape[1:], w.shape) == v.shape[1:])
+            value = other if other is not None else value
+        step: dict[str, Any] = {"kind": "setitem", "target": target, "key": [["int", i]]}
+        step["value"] = value
+        if v.leaf and v.requires_grad:
+            step["no_grad"] = self.rng.random() < 0.8
+        self.prog.append(step)
+
+    def double(self) -> None:
+        """A second-order derivative: gradients with create_graph, then a backward
+        through their sum."""
+        root = self.pick(lambda v: v.requires_grad and not v.leaf)
+        leaves = [k for k, w in self.vars.items() if w.requires_grad and w.leaf]
+        if root is None or not leaves:
+            return
+        v = self.vars[root]
+        x = self.rng.choice(leaves)
+        outs = [self.name(), self.name()]
+        self.prog.append(
+            {
+                "kind": "grad",
+                "outputs": [root],
+                "inputs": [x],
+                "grad_outputs": [self.values(v.shape)],
+                "retain_graph": True,
+                "create_graph": True,
+                "allow_unused": True,
+                "out": outs[:1],
+            }
+        )
+        self.prog.append(
+            {"kind": "call", "out": outs[1], "fn": "sum", "args": [outs[0]], "kwargs": {}}
+        )
+        self.prog.append(
+            {
+                "kind": "backward",
+                "root": outs[1],
+                "gradient": None,
+                "retain_graph": self.rng.random() < 0.5,
+            }
+        )
+        w = self.vars[x]
+        self.bind(outs[0], w.shape, w.dtype, True, False)
+        self.bind(outs[1], (), w.dtype, True, False)
 
     def view(self) -> None:
         src = self.pick(lambda v: len(v.shape) >= 1)
@@ -227,7 +368,9 @@ class Builder:
             self.prog.append({"kind": "retain_grad", "target": target})
 
     def hook(self) -> None:
-        target = self.pick(lambda v: v.requires_grad)
+        # not on views: PyTorch 2.13 segfaults in register_hook on a view of a leaf
+        # written in place under no_grad (x.unsqueeze(0), then x.add_ under no_grad)
+        target = self.pick(lambda v: v.requires_grad and not v.view)
         if target is not None:
             scale = self.rng.choice([2.0, -1.0, 0.5])
             self.prog.append({"kind": "hook", "target": target, "scale": scale})
@@ -331,6 +474,12 @@ def generate(
         moves.append((b.hook, 1))
     if "grad" in features:
         moves.append((b.grad, 1))
+    if "ops" in features:
+        moves.append((b.op, 4))
+    if "setitem" in features:
+        moves.append((b.setitem, 1))
+    if "double" in features:
+        moves.append((b.double, 1))
     fns = [f for f, w in moves for _ in range(w)]
     for _ in range(length):
         b.rng.choice(fns)()

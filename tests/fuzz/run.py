@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 import torch
 
@@ -24,12 +25,29 @@ def check(seed: int, features: frozenset[str], length: int) -> str | None:
     return compare(ours, theirs)
 
 
+def _differs(program: list[dict[str, Any]]) -> str | None:
+    return compare(run(program, Backend(engine, "engine")), run(program, Backend(torch, "torch")))
+
+
+def minimise(program: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop instructions one at a time while the programs still differ (the first
+    difference may change: any difference is a finding)."""
+    i = len(program) - 1
+    while i >= 0:
+        shorter = program[:i] + program[i + 1 :]
+        if _differs(shorter) is not None:
+            program = shorter
+        i -= 1
+    return program
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", default="0:500", help="start:stop")
     parser.add_argument("--features", default=",".join(sorted(ALL_FEATURES)))
     parser.add_argument("--length", type=int, default=14)
     parser.add_argument("--show", type=int, default=5, help="programs to print in full")
+    parser.add_argument("--minimise", action="store_true", help="print shown programs minimised")
     args = parser.parse_args(argv)
     start, stop = (int(x) for x in args.seeds.split(":"))
     features = frozenset(f for f in args.features.split(",") if f)
@@ -40,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             print(f"seed {seed}: {diff}")
             if failures <= args.show:
-                print(json.dumps(generate(seed, features, args.length)))
+                program = generate(seed, features, args.length)
+                if args.minimise:
+                    program = minimise(program)
+                    print(f"  minimised: {_differs(program)}")
+                print(json.dumps(program))
     print(f"{stop - start - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -116,7 +116,7 @@ def test_generated_python_client_runs_the_tutorial(api: Any, server: str) -> Non
             ]
         ),
     )
-    assert isinstance(batch, m.TensorListOut)
+    assert isinstance(batch, m.BatchOut)
     assert [(t.name, t.grad_fn) for t in batch.tensors] == [
         ("y", "PowBackward0"),
         ("z", "PowBackward0"),

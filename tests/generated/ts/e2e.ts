@@ -72,15 +72,17 @@ async function main(): Promise<void> {
       params: { path: { session, tensor: "x" } },
     });
     if (grad.error) fail("getGrad", grad.error);
-    seen[`x_grad_${round}`] = numbers(grad.data.grad);
+    // JSON or raw bytes (Accept: application/octet-stream): this call asked for JSON
+    seen[`x_grad_${round}`] = numbers((grad.data as components["schemas"]["GradOut"]).grad);
   }
 
   const yGrad = await api.GET("/v1/sessions/{session}/tensors/{tensor}/grad", {
     params: { path: { session, tensor: "y" } },
   });
   if (yGrad.error) fail("getGrad y", yGrad.error);
-  seen.y_grad = yGrad.data.grad;
-  seen.y_warning = yGrad.data.warning;
+  const yGradOut = yGrad.data as components["schemas"]["GradOut"];
+  seen.y_grad = yGradOut.grad;
+  seen.y_warning = yGradOut.warning;
 
   const zeroed = await api.POST("/v1/sessions/{session}/zero_grad", { ...at, body: { tensors: ["x"] } });
   if (zeroed.error) fail("zeroGrad", zeroed.error);
@@ -88,7 +90,7 @@ async function main(): Promise<void> {
     params: { path: { session, tensor: "x" }, query: { encoding: "json" } },
   });
   if (tensor.error) fail("getTensor", tensor.error);
-  seen.x_grad_zeroed = numbers(tensor.data.grad);
+  seen.x_grad_zeroed = numbers((tensor.data as components["schemas"]["TensorOut"]).grad);
 
   const first = await api.POST("/v1/sessions/{session}/backward", {
     ...at,
