@@ -7,11 +7,16 @@ y = x ** 2
 y.backward([1.0, 1.0], retain_graph=True)
 print(x.grad)              # tensor([2., 4.])
 x.grad.zero_()
+s.close()                  # unbinds the generated names; the session stays
+
+``AsyncSession`` is the same on ``httpx.AsyncClient`` (building queued, reads and backward
+awaited: ``await loss.backward()``, ``await w.numpy()``), for many sessions in one loop.
 """
 
 from engine.version import __version__
 
 from . import errors
+from .aio import AsyncSession, AsyncTensor
 from .errors import GradserveError
 from .local import LocalServer
 from .session import Session
@@ -19,6 +24,8 @@ from .tensor import GradRef, Tensor, TensorData
 
 __all__ = [
     "__version__",
+    "AsyncSession",
+    "AsyncTensor",
     "GradRef",
     "GradserveError",
     "LocalServer",

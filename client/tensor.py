@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import errors
+from . import errors, wire
 from .printing import MAX_ELEMENTS, tensor_repr
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .steps import Remote
 
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -86,6 +86,23 @@ class TensorData(np.ndarray):
             return self
         return self._write(np.zeros_like(self))
 
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self).copy()
+
+    def __repr__(self) -> str:
+        return tensor_repr(np.asarray(self))
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:  # as torch.Tensor.__format__: a 0-d tensor formats as its number
+            return format(np.asarray(self).item(), spec)
+        return format(str(self), spec)
+
+    def norm(self, p: float = 2) -> np.floating[Any]:
+        """``y.data.norm()`` of old tutorials (``while y.data.norm() < 1000``)."""
+        return np.linalg.norm(np.asarray(self).reshape(-1), ord=p)  # type: ignore[no-any-return]
+
     def _grad_guard(self) -> None:
         if isinstance(self._owner, GradRef):
             raise NotImplementedError("a remote .grad can only be read and zeroed (zero_())")
@@ -121,7 +138,7 @@ class Tensor:
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * t -> t.__rmul__
     __hash__ = object.__hash__
 
-    def __init__(self, session: Session, name: str, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, session: Remote, name: str, meta: dict[str, Any] | None = None) -> None:
         self._session = session
         self._name = name
         self._meta = meta
@@ -136,7 +153,7 @@ class Tensor:
         return self._name
 
     @property
-    def session(self) -> Session:
+    def session(self) -> Remote:
         return self._session
 
     def _check(self) -> None:
@@ -155,7 +172,7 @@ class Tensor:
             self._session.flush()
             self._check()
         if self._meta is None:
-            self._meta = self._session._get_tensor(self._name, values=False)
+            self._meta = self._session.fetch(self._name, values=False)
         return self._meta
 
     def _set_meta(self, meta: dict[str, Any]) -> None:
@@ -164,9 +181,9 @@ class Tensor:
         grad = meta.pop("grad", None)
         self._meta = meta
         if data is not None:
-            self._value = self._session._decode(data)
+            self._value = wire.decode(data)
         if grad is not None:
-            self._session._grads[self._name] = self._session._decode(grad)
+            self._session.steps.grads[self._name] = wire.decode(grad)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -218,8 +235,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         self._check()
-        self._session.flush()
-        self._meta = self._session._get_tensor(self._name, values=False)
+        self._meta = self._session.fetch(self._name, values=False)
         return int(self._meta["version"])
 
     # --- values --------------------------------------------------------------------------------
@@ -227,10 +243,10 @@ class Tensor:
     def _values(self) -> np.ndarray:
         self._check()
         if self._value is None:
-            self._session.flush()
+            meta = self._session.fetch(self._name, values=True)
             self._check()
-        if self._value is None:
-            self._set_meta(self._session._get_tensor(self._name, values=True))
+            if self._value is None:
+                self._set_meta(meta)
         assert self._value is not None
         return self._value
 
@@ -283,7 +299,7 @@ class Tensor:
 
     def _write_data(self, values: np.ndarray) -> None:
         self._check()
-        self._session._assign_value(self, values)
+        self._session.steps.assign_value(self, values)
 
     def __repr__(self) -> str:
         if self._failed is not None or self._stale:
@@ -298,6 +314,11 @@ class Tensor:
             values, grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
         )
 
+    def __format__(self, spec: str) -> str:
+        if self._failed is None and not self._stale and self.ndim == 0:
+            return format(self.item(), spec)  # as torch.Tensor.__format__
+        return format(repr(self), spec)
+
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
             yield self[i]
@@ -309,16 +330,18 @@ class Tensor:
         """``x.grad``: a handle on the remote gradient, or None (with PyTorch's warning for a
         non-leaf that does not retain its grad)."""
         self._check()
-        found, warning = self._session._read_grad(self._name)
+        if self._session.grad_pending(self._name):
+            return GradRef(self)  # a queued backward sets it: read when used (one request)
+        value, warning = self._session.read_grad(self._name)
         if warning:
             warnings.warn(warning, UserWarning, stacklevel=2)
-        return GradRef(self) if found else None
+        return GradRef(self) if value is not None else None
 
     @grad.setter
     def grad(self, value: None) -> None:
         if value is not None:
             raise NotImplementedError("a remote .grad can only be set to None")
-        self._session._clear_grad(self._name)
+        self._session.clear_grad(self._name)
 
     def backward(
         self,
@@ -336,10 +359,10 @@ class Tensor:
         )
 
     def retain_grad(self) -> None:
-        self._set_meta(self._session._patch(self, {"retain_grad": True}))
+        self._set_meta(self._session.patch(self, {"retain_grad": True}))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self._set_meta(self._session._patch(self, {"requires_grad": requires_grad}))
+        self._set_meta(self._session.patch(self, {"requires_grad": requires_grad}))
         return self
 
     def detach(self) -> Tensor:
@@ -361,11 +384,11 @@ class Tensor:
     # --- ops -------------------------------------------------------------------------------------
 
     def _op(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        return self._session._apply(op, (self, *args), kwargs)
+        return self._session.steps.apply(op, (self, *args), kwargs)
 
     def bind(self, name: str) -> Tensor:
         """Bind this tensor to another session name too (``y = x ** 2`` then ``y.bind("y")``)."""
-        return self._session._apply_expr(self, name)
+        return self._session.steps.bind_as(self, name)
 
     def __getattr__(self, op: str) -> Any:
         # any catalogue op with a method form (x.cumsum(...)) or an in-place form
@@ -373,9 +396,9 @@ class Tensor:
         if op.startswith("_"):
             raise AttributeError(op)
         if op.endswith("_"):
-            self._session._check_op(op[:-1], form="inplace")
+            self._session.steps.check_op(op[:-1], form="inplace")
             return lambda *args, **kwargs: self._inplace(op[:-1], *args, **kwargs)
-        self._session._check_op(op, form="method")
+        self._session.steps.check_op(op, form="method")
         return lambda *args, **kwargs: self._op(op, *args, **kwargs)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
@@ -395,85 +418,85 @@ class Tensor:
         return self._op("permute", *reversed(range(self.ndim)))  # PyTorch: PermuteBackward0
 
     def __getitem__(self, index: Any) -> Tensor:
-        return self._session._index(self, index)
+        return self._session.steps.index(self, index)
 
     # arithmetic operators travel as expressions (``_t1 ** 2``, ``2 - x``, ``w - 0.1 * w.grad``):
     # the server's expression parser records them exactly as PyTorch's operators do
     def __add__(self, other: Any) -> Tensor:
-        return self._session._binary("+", self, other)
+        return self._session.steps.binary("+", self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return self._session._binary("+", other, self)
+        return self._session.steps.binary("+", other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return self._session._binary("-", self, other)
+        return self._session.steps.binary("-", self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return self._session._binary("-", other, self)
+        return self._session.steps.binary("-", other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return self._session._binary("*", self, other)
+        return self._session.steps.binary("*", self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return self._session._binary("*", other, self)
+        return self._session.steps.binary("*", other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return self._session._binary("/", self, other)
+        return self._session.steps.binary("/", self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return self._session._binary("/", other, self)
+        return self._session.steps.binary("/", other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return self._session._binary("**", self, other)
+        return self._session.steps.binary("**", self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return self._session._binary("**", other, self)
+        return self._session.steps.binary("**", other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return self._session._binary("@", self, other)
+        return self._session.steps.binary("@", self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return self._session._binary("@", other, self)
+        return self._session.steps.binary("@", other, self)
 
     def __neg__(self) -> Tensor:
-        return self._op("neg")
+        return self._op(self._session.steps.operator("__neg__"))
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return self._op("abs")
+        return self._op(self._session.steps.operator("__abs__"))
 
     def __invert__(self) -> Tensor:
-        return self._op("logical_not")
+        return self._op(self._session.steps.operator("__invert__"))
 
     def __and__(self, other: Any) -> Tensor:
-        return self._op("logical_and", other)
+        return self._op(self._session.steps.operator("__and__"), other)
 
     def __or__(self, other: Any) -> Tensor:
-        return self._op("logical_or", other)
+        return self._op(self._session.steps.operator("__or__"), other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return self._op("lt", other)
+        return self._op(self._session.steps.operator("__lt__"), other)
 
     def __le__(self, other: Any) -> Tensor:
-        return self._op("le", other)
+        return self._op(self._session.steps.operator("__le__"), other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return self._op("gt", other)
+        return self._op(self._session.steps.operator("__gt__"), other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return self._op("ge", other)
+        return self._op(self._session.steps.operator("__ge__"), other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._op("eq", other)
+        return self._op(self._session.steps.operator("__eq__"), other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._op("ne", other)
+        return self._op(self._session.steps.operator("__ne__"), other)
 
     # in place: under no_grad (or on a non-leaf) as PyTorch allows; `w -= lr * w.grad` included
     def _inplace(self, op: str, *args: Any, **kwargs: Any) -> Tensor:
-        self._session._inplace(self, op, args, kwargs)
+        self._session.steps.inplace(self, op, args, kwargs)
         return self
 
     def add_(self, other: Any, *, alpha: float = 1) -> Tensor:
@@ -489,16 +512,16 @@ class Tensor:
         return self._inplace("div", other)
 
     def __iadd__(self, other: Any) -> Tensor:
-        return self._inplace("add", other)
+        return self._inplace(self._session.steps.operator("__iadd__"), other)
 
     def __isub__(self, other: Any) -> Tensor:
-        return self._inplace("sub", other)
+        return self._inplace(self._session.steps.operator("__isub__"), other)
 
     def __imul__(self, other: Any) -> Tensor:
-        return self._inplace("mul", other)
+        return self._inplace(self._session.steps.operator("__imul__"), other)
 
     def __itruediv__(self, other: Any) -> Tensor:
-        return self._inplace("div", other)
+        return self._inplace(self._session.steps.operator("__itruediv__"), other)
 
 
 class GradRef(Tensor):
@@ -515,10 +538,10 @@ class GradRef(Tensor):
 
     def _values(self) -> np.ndarray:
         self._owner._check()
-        found, _ = self._session._read_grad(self._name)
-        if not found:
+        value, _ = self._session.read_grad(self._name)
+        if value is None:
             raise RuntimeError(f"{self._name}.grad is None")
-        return self._session._grads[self._name]  # type: ignore[return-value]
+        return value  # type: ignore[no-any-return]
 
     def _metadata(self) -> dict[str, Any]:
         values = self._values()
@@ -555,7 +578,7 @@ class GradRef(Tensor):
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
         """``x.grad.backward()`` (after ``create_graph=True``): through a tensor bound to it."""
-        self._session.expr(f"{self._name}.grad").backward(*args, **kwargs)
+        self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
 
     def retain_grad(self) -> None:
         raise RuntimeError("can't retain_grad on a .grad")

@@ -1,33 +1,102 @@
-"""One ``httpx.Client`` per session: keep-alive, timeouts, retries, problem -> exception.
+"""HTTP for the sessions: keep-alive, timeouts, retries, problem -> exception.
 
-Only idempotent methods (GET, PUT, DELETE) are retried, and only when the
-request never got an answer (connection refused or reset, connect timeout):
-a POST that may have run on the server is never sent twice. Any error answer
-is raised as the typed exception for its problem ``code``.
+Retries are httpx-retries' ``RetryTransport``: GET, PUT and DELETE (idempotent
+here: a PUT rebinds a leaf to the same value) are retried on connection
+errors, timeouts and 429/502/503/504 answers, honouring ``Retry-After``, with
+exponential backoff and full jitter. Every other method (POST, PATCH) is
+retried only when the connection could not be made, so the request never
+left: a POST that may have run on the server is never sent twice. Any error
+answer is raised as the typed exception for its problem ``code``.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 import orjson
+from httpx_retries import Retry, RetryTransport
 
 from . import errors
 
 IDEMPOTENT = frozenset({"GET", "PUT", "DELETE", "HEAD", "OPTIONS"})
-RETRYABLE = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.PoolTimeout,
-    httpx.RemoteProtocolError,
-    httpx.ReadError,
-    httpx.WriteError,
-)
+RETRY_STATUSES = (429, 502, 503, 504)
+UNSENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)  # the request never left
+
+
+class UnsentOnly(Retry):
+    """Retry a request only when it never left (no status is worth sending a POST twice)."""
+
+    def is_retryable_status_code(self, status_code: int) -> bool:
+        return False
+
+
+def retry_policies(retries: int, backoff: float, max_wait: float = 30.0) -> tuple[Retry, Retry]:
+    """(the policy for idempotent methods, the one for the rest: unsent requests only)."""
+    idempotent = Retry(
+        total=retries,
+        backoff_factor=backoff,
+        backoff_jitter=1.0,
+        respect_retry_after_header=True,
+        max_backoff_wait=max_wait,
+        allowed_methods=IDEMPOTENT,
+        status_forcelist=RETRY_STATUSES,
+        retry_on_exceptions=(httpx.TransportError,),
+    )
+    unsent = UnsentOnly(
+        total=retries,
+        backoff_factor=backoff,
+        backoff_jitter=1.0,
+        max_backoff_wait=max_wait,
+        allowed_methods=("POST", "PATCH"),
+        retry_on_exceptions=UNSENT,
+    )
+    return idempotent, unsent
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {"Accept": "application/json", "User-Agent": "gradserve-client/0.2"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
+def encode_body(json: Any) -> tuple[bytes | None, dict[str, str]]:
+    if json is None:
+        return None, {}
+    return orjson.dumps(json, option=orjson.OPT_SERIALIZE_NUMPY), {
+        "Content-Type": "application/json"
+    }
+
+
+def answer(response: httpx.Response, method: str, path: str, raw: bool | str) -> Any:
+    """The decoded JSON body (None for 204), the text with ``raw=True``, the bytes with
+    ``raw="bytes"``; an error answer raised as its typed exception."""
+    if response.status_code >= 400:
+        try:
+            body = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            body = {"detail": response.text[:500]}
+        if not isinstance(body, dict):
+            body = {"detail": str(body)[:500]}
+        raise errors.from_problem(response.status_code, body)
+    if raw == "bytes":
+        return response
+    if response.status_code == 204 or not response.content:
+        return None
+    if raw:
+        return response.text
+    try:
+        return orjson.loads(response.content)
+    except orjson.JSONDecodeError as exc:
+        raise errors.TransportError(
+            f"{method} {path}: answer is not JSON ({response.headers.get('content-type')})"
+        ) from exc
 
 
 class Transport:
+    """One ``httpx.Client`` (one keep-alive connection pool) per session."""
+
     def __init__(
         self,
         base_url: str,
@@ -37,26 +106,19 @@ class Transport:
         connect_timeout: float = 5.0,
         retries: int = 3,
         backoff: float = 0.1,
-        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
-        headers = {"Accept": "application/json", "User-Agent": "gradserve-client/0.1"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self.retries = retries
-        self.backoff = backoff
-        self.requests = 0  # round trips made, for tests and the curious
-        self._own = client is None
-        self.http = client or httpx.Client(
+        self.idempotent, self.unsent = retry_policies(retries, backoff)
+        self.requests = 0  # logical requests made, for tests and the curious
+        self.http = httpx.Client(
             base_url=base_url.rstrip("/"),
-            headers=headers,
+            headers=_headers(api_key),
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=RetryTransport(transport or httpx.HTTPTransport(), retry=self.idempotent),
         )
-        if client is not None:
-            self.http.headers.update(headers)
 
     def close(self) -> None:
-        if self._own:
-            self.http.close()
+        self.http.close()
 
     def request(
         self,
@@ -65,45 +127,75 @@ class Transport:
         *,
         json: Any = None,
         params: dict[str, Any] | None = None,
-        raw: bool = False,
+        raw: bool | str = False,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
-        """Send one request; the decoded JSON body (None for 204), or the text with ``raw``."""
-        content = None
-        headers = {}
-        if json is not None:
-            content = orjson.dumps(json, option=orjson.OPT_SERIALIZE_NUMPY)
-            headers["Content-Type"] = "application/json"
-        attempts = 1 + (self.retries if method in IDEMPOTENT else 0)
-        for attempt in range(attempts):
-            try:
-                self.requests += 1
-                response = self.http.request(
-                    method, path, content=content, params=params, headers=headers
-                )
-                break
-            except RETRYABLE as exc:
-                if attempt + 1 >= attempts:
-                    raise errors.TransportError(
-                        f"{method} {path}: {type(exc).__name__}: {exc}"
-                    ) from exc
-                time.sleep(self.backoff * 2**attempt)
-            except httpx.HTTPError as exc:  # read timeouts and the like: not retried
-                raise errors.TransportError(
-                    f"{method} {path}: {type(exc).__name__}: {exc}"
-                ) from exc
-        if response.status_code >= 400:
-            try:
-                body = orjson.loads(response.content)
-            except orjson.JSONDecodeError:
-                body = {"detail": response.text[:500]}
-            raise errors.from_problem(response.status_code, body)
-        if response.status_code == 204 or not response.content:
-            return None
-        if raw:
-            return response.text
+        """Send one request (retried as the module says) and decode its answer."""
+        body, head = encode_body(json)
+        if content is not None:
+            body = content
+        head.update(headers or {})
+        extensions = {} if method in IDEMPOTENT else {"retry": self.unsent}
+        self.requests += 1
         try:
-            return orjson.loads(response.content)
-        except orjson.JSONDecodeError as exc:
-            raise errors.TransportError(
-                f"{method} {path}: answer is not JSON ({response.headers.get('content-type')})"
-            ) from exc
+            response = self.http.request(
+                method, path, content=body, params=params, headers=head, extensions=extensions
+            )
+        except httpx.HTTPError as exc:
+            raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return answer(response, method, path, raw)
+
+
+class AsyncTransport:
+    """The same over one ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+        retries: int = 3,
+        backoff: float = 0.1,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.idempotent, self.unsent = retry_policies(retries, backoff)
+        self.requests = 0
+        self.http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers=_headers(api_key),
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=RetryTransport(
+                transport or httpx.AsyncHTTPTransport(), retry=self.idempotent
+            ),
+        )
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        raw: bool | str = False,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        body, head = encode_body(json)
+        if content is not None:
+            body = content
+        head.update(headers or {})
+        extensions = {} if method in IDEMPOTENT else {"retry": self.unsent}
+        self.requests += 1
+        try:
+            response = await self.http.request(
+                method, path, content=body, params=params, headers=head, extensions=extensions
+            )
+        except httpx.HTTPError as exc:
+            raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return answer(response, method, path, raw)

@@ -314,7 +314,7 @@ def test_json_encoding_and_non_finite_values(server: str) -> None:
 # --- transport ------------------------------------------------------------------------------------
 
 
-def _flaky(fail: int) -> tuple[httpx.Client, list[str]]:
+def _flaky(fail: int) -> tuple[httpx.MockTransport, list[str]]:
     calls: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -323,51 +323,47 @@ def _flaky(fail: int) -> tuple[httpx.Client, list[str]]:
             raise httpx.ConnectError("connection refused", request=request)
         return httpx.Response(200, json={"ok": True})
 
-    return httpx.Client(
-        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(handler)
-    ), calls
+    return httpx.MockTransport(handler), calls
 
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
-def test_idempotent_requests_retry_on_connection_errors(method: str) -> None:
-    http, calls = _flaky(fail=2)
-    t = Transport("http://127.0.0.1:9", client=http, retries=3, backoff=0.0)
-    assert t.request(method, "/x") == {"ok": True}
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "POST", "PATCH"])
+def test_requests_that_never_left_are_retried(method: str) -> None:
+    inner, calls = _flaky(fail=2)
+    t = Transport("http://127.0.0.1:9", transport=inner, retries=3, backoff=0.0)
+    assert t.request(method, "/x", json={} if method in ("POST", "PATCH") else None) == {"ok": True}
     assert calls == [method] * 3
+    assert t.requests == 1  # one logical request
 
 
 @pytest.mark.parametrize("method", ["POST", "PATCH"])
-def test_other_requests_are_never_retried(method: str) -> None:
-    http, calls = _flaky(fail=1)
-    t = Transport("http://127.0.0.1:9", client=http, retries=3, backoff=0.0)
-    with pytest.raises(errors.TransportError):
+def test_posts_that_may_have_run_are_never_retried(method: str) -> None:
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.method)
+        if len(calls) == 1:
+            raise httpx.ReadError("connection reset after the request was sent", request=request)
+        return httpx.Response(200, json={"ok": True})
+
+    t = Transport("http://127.0.0.1:9", transport=httpx.MockTransport(handler), backoff=0.0)
+    with pytest.raises(errors.TransportError, match="ReadError"):
         t.request(method, "/x", json={})
     assert calls == [method]
 
 
-def test_retries_give_up_and_timeouts_are_not_retried() -> None:
-    http, calls = _flaky(fail=10)
-    t = Transport("http://127.0.0.1:9", client=http, retries=2, backoff=0.0)
+def test_retries_give_up() -> None:
+    inner, calls = _flaky(fail=10)
+    t = Transport("http://127.0.0.1:9", transport=inner, retries=2, backoff=0.0)
     with pytest.raises(errors.TransportError, match="ConnectError"):
         t.request("GET", "/x")
     assert len(calls) == 3
-
-    def slow(request: httpx.Request) -> httpx.Response:
-        calls.append("slow")
-        raise httpx.ReadTimeout("timed out", request=request)
-
-    calls.clear()
-    t = Transport("http://127.0.0.1:9", client=httpx.Client(transport=httpx.MockTransport(slow)))
-    with pytest.raises(errors.TransportError, match="ReadTimeout"):
-        t.request("GET", "http://127.0.0.1:9/x")
-    assert calls == ["slow"]
 
 
 def test_one_connection_is_reused(session: Session) -> None:
     x = session.tensor([1.0], requires_grad=True)
     for _ in range(20):
         (x * 2).numpy()
-    pool = session._t.http._transport._pool  # httpcore's pool behind the one httpx.Client
+    pool = session._t.http._transport._sync_transport._pool  # httpcore's pool, behind the retries
     assert len(pool.connections) == 1
 
 
@@ -488,3 +484,30 @@ def test_repr_of_a_large_tensor_fetches_nothing(session: Session) -> None:
     before = session.requests
     assert repr(y) == "tensor([...], size=(100, 50), grad_fn=<MulBackward0>)"
     assert session.requests == before
+
+
+def test_close_unbinds_the_clients_temporaries(server: str) -> None:
+    name = _name()
+    with Session(server, name=name) as s:
+        x = s.tensor([1.0, 2.0], requires_grad=True, name="x")
+        y = x * 2
+        for _ in range(5):
+            y = y + 1
+        y.bind("y")
+        (g,) = s.grad(y.sum(), [x])
+        assert len(s.info()["tensors"]) > 2
+    with Session(server, name=name, create=False) as again:
+        assert sorted(t["name"] for t in again.info()["tensors"]) == ["x", "y"]
+        again.delete()
+
+
+def test_old_tutorial_data_idioms(session: Session) -> None:
+    x = session.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    while y.data.norm() < 1000:  # the doubling tutorial, as written before PyTorch 0.4
+        y = y * 2
+    y.backward(np.float32([1.0, 1.0]))
+    assert float(np.linalg.norm(y.numpy())) >= 1000
+    np.testing.assert_array_equal(x.grad.numpy(), [512.0, 512.0])
+    x.grad.data.zero_()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])

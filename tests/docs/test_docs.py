@@ -1,0 +1,199 @@
+"""Docs that run: every code block of README.md and client/README.md runs as written.
+
+Blocks are taken from the files by their fence's language: ``sh``/``bash`` blocks run
+with bash against a live server (``B=`` pointing to it, in order, so later blocks see
+the sessions earlier ones made), ``python`` blocks run with the repository on
+``sys.path`` (the URL ``http://127.0.0.1:8000`` pointing to the server). An expected
+output in ``# {...}`` comments after a command is checked: as JSON when it is JSON,
+else each piece between ``...`` must appear in what the command printed. A block that
+must not run says why in a ``<!-- not run: reason -->`` comment right before it;
+``text`` blocks are not code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ["README.md", "client/README.md"]
+RUNNABLE = {"sh", "bash", "python"}
+DOC_URL = "http://127.0.0.1:8000"
+FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
+NOT_RUN = re.compile(r"<!--\s*not run:\s*(?P<reason>.+?)\s*-->")
+
+
+@dataclass
+class Block:
+    doc: str
+    line: int
+    lang: str
+    code: str
+    not_run: str | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def blocks(doc: str) -> list[Block]:
+    """The fenced code blocks of ``doc``, dedented, with their not-run reason if any."""
+    lines = (ROOT / doc).read_text().splitlines()
+    found: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, lang, start = m["indent"], m["lang"], i
+        body: list[str] = []
+        i += 1
+        while not lines[i].strip().startswith("```"):
+            body.append(lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i])
+            i += 1
+        before = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
+        reason = NOT_RUN.search(before)
+        found.append(
+            Block(
+                doc, start + 1, lang, "\n".join(body) + "\n", reason["reason"] if reason else None
+            )
+        )
+        i += 1
+    return found
+
+
+ALL = [b for doc in DOCS for b in blocks(doc)]
+
+
+def test_every_block_runs_or_says_why_not() -> None:
+    """A block is run, or text, or marked with its reason; the list is printed."""
+    for b in ALL:
+        assert b.lang, f"{b.id}: a fence without a language (say ```text for a non-code block)"
+        assert b.lang in RUNNABLE | {"text"} or b.not_run, (
+            f"{b.id}: a {b.lang} block must be marked <!-- not run: reason -->"
+        )
+    skipped = [(b.id, b.lang, b.not_run) for b in ALL if b.not_run]
+    print("\nblocks not run:")
+    for where, lang, reason in skipped:
+        print(f"  {where} ({lang}): {reason}")
+    assert sum(1 for b in ALL if b.lang in RUNNABLE and not b.not_run) >= 7
+
+
+# --- shell blocks ----------------------------------------------------------------------------------
+
+
+def commands(code: str) -> list[tuple[str, list[str]]]:
+    """(a command, with its continuation lines; the expected-output comments after it)."""
+    out: list[tuple[str, list[str]]] = []
+    current: list[str] = []
+    for line in code.splitlines():
+        stripped = line.strip()
+        if not current and stripped.startswith("#"):
+            opens = stripped.startswith("# {")  # an expected answer; "#  ..." continues it
+            if out and (opens or (out[-1][1] and stripped.startswith("#  "))):
+                out[-1][1].append(stripped[1:].strip())
+            continue
+        if not stripped and not current:
+            continue
+        current.append(line)
+        # a trailing comment (two spaces, then #) may hold an apostrophe: not a quote
+        text = "\n".join(re.sub(r"\s{2,}#.*$", "", part) for part in current)
+        if text.count("'") % 2 == 0 and not line.rstrip().endswith("\\"):
+            text = "\n".join(current)
+            out.append((text, []))
+            current = []
+    assert not current, f"an unfinished command: {current}"
+    return out
+
+
+def check_expected(printed: str, expected: list[str], where: str) -> None:
+    text = " ".join(expected)
+    try:
+        want = None if "..." in text else json.loads(text)
+    except json.JSONDecodeError:
+        want = None
+    if want is None:  # elided: each piece between "..." appears as written
+        for piece in text.split("..."):
+            piece = piece.strip().strip(",").strip()
+            if piece not in ("", "}", "{"):
+                squeezed = re.sub(r",\s+\"", ',"', piece)
+                assert squeezed in printed, f"{where}: {squeezed!r} not in {printed!r}"
+        return
+    assert json.loads(printed) == want, f"{where}: {printed!r} != {want!r}"
+
+
+def shell_env() -> dict[str, str]:
+    """The environment of a reader whose virtualenv is active (``python`` is this one)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    return {**os.environ, "PATH": path}
+
+
+def run_shell(block: Block, server: str, cwd: Path) -> None:
+    cmds = commands(block.code)
+    script = ["set -euo pipefail", f"export B={server}"]
+    for i, (cmd, _) in enumerate(cmds):
+        cmd = re.sub(r"^B=.*$", f"B={server}", cmd, flags=re.M)
+        script += [f"echo '@@{i}'", cmd, "echo"]
+    done = subprocess.run(
+        ["bash", "-c", "\n".join(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,  # files a block writes (w.bin, ...) land in the test's directory
+        env=shell_env(),
+    )
+    assert done.returncode == 0, f"{block.id} failed:\n{done.stdout}\n{done.stderr}"
+    outputs = re.split(r"^@@\d+\n", done.stdout, flags=re.M)[1:]
+    assert len(outputs) == len(cmds)
+    for (cmd, expected), printed in zip(cmds, outputs):
+        if expected:
+            check_expected(printed.strip(), expected, f"{block.id} `{cmd.splitlines()[0]}`")
+
+
+def run_python(block: Block, server: str, cwd: Path, extra_path: list[Path]) -> None:
+    code = block.code.replace(DOC_URL, server)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(str(p) for p in [*extra_path, ROOT]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
+    assert done.returncode == 0, f"{block.id} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def runnable(doc: str) -> list[Block]:
+    return [b for b in blocks(doc) if b.lang in RUNNABLE and not b.not_run]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_doc_blocks_run_as_written(doc: str, server: str, tmp_path: Path) -> None:
+    """The doc's blocks in order; python blocks run in ``tmp_path``, where a shell block
+    that generates a package (``openapi-python-client generate``) puts it."""
+    (tmp_path / "openapi").symlink_to(ROOT / "openapi")
+    ran = 0
+    for block in runnable(doc):
+        if block.lang == "python":
+            run_python(block, server, tmp_path, [tmp_path])
+        elif "openapi-python-client generate" in block.code:
+            done = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", block.code],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                cwd=tmp_path,
+                env=shell_env(),
+            )
+            assert done.returncode == 0, f"{block.id}:\n{done.stdout}\n{done.stderr}"
+        else:
+            run_shell(block, server, tmp_path)
+        ran += 1
+    assert ran >= 2
