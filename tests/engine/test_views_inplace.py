@@ -449,6 +449,8 @@ BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
     "outer": lambda T, a, b: T.outer(a[0], b[0]),
     "linear": lambda T, a, b: (T.nn.functional.linear if T is torch else E.linear)(a, b),
 }
+
+
 def _binary_cases() -> list[Any]:
     """(op, which operand requires grad, which one is then written in place)."""
     return [
