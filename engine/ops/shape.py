@@ -115,11 +115,16 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
         sample(S.rand(rng, 4), (2, -1)),
         sample(S.rand(rng), (1,)),
         sample(S.rand(rng, 0, 3), (3, 0)),
+        sample(S.rand(rng, 2, 4), "int64", gradcheck=False, note="as a dtype: the same bits"),
+        sample(S.rand(rng, 3, 2), "int32", gradcheck=False, note="as a dtype of other size"),
     ]
 )
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """``reshape`` that PyTorch allows only when the result can share the input's memory."""
+    """``reshape`` that PyTorch allows only when the result can share the input's memory;
+    ``view(dtype)`` reads the same bytes as another dtype (no history, as in PyTorch)."""
     a = as_tensor(input)
+    if len(shape) == 1 and isinstance(shape[0], (str, np.dtype)):
+        return _view_dtype(a, dtypes.to_dtype(shape[0]))
     target = _infer_shape(shape_arg(shape), a._data.size)
     if not _viewable(a._data, target):
         raise ShapeMismatchError(
@@ -127,6 +132,33 @@ def view(input: Tensor, *shape: Any) -> Tensor:
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
     return ViewBackward0.apply(a, shape=target)
+
+
+def _view_dtype(a: Tensor, dt: np.dtype) -> Tensor:
+    """PyTorch's ``view(dtype)``: same-size dtypes reinterpret every element; otherwise the
+    last dim (contiguous, its size divisible by the ratio) is split or merged."""
+    src = a._data
+    old, new = src.dtype.itemsize, dt.itemsize
+    names = f"{dtypes.type_name(src.dtype)} as {dtypes.type_name(dt)}"
+    if old != new:
+        if src.ndim == 0:
+            raise BadArgumentsError(
+                f"self.dim() cannot be 0 to view {names} (different element sizes)"
+            )
+        stride = src.strides[-1] // old if src.shape[-1] > 1 else 1
+        if stride != 1:
+            raise BadArgumentsError(
+                f"self.stride(-1) must be 1 to view {names} (different element sizes), "
+                f"but got {stride}"
+            )
+        if old < new and src.shape[-1] % (new // old):
+            raise BadArgumentsError(
+                f"self.size(-1) must be divisible by {new // old} to view {names} "
+                f"(different element sizes), but got {src.shape[-1]}"
+            )
+    out = Tensor._make(src.view(dt))
+    out._vc = a._vc  # the same memory: in-place writes through either are seen by both
+    return out
 
 
 def _flatten_samples(rng: np.random.Generator) -> list[Any]:

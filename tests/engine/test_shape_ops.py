@@ -276,3 +276,58 @@ def test_views_write_through_like_torch(name: str) -> None:
         make(tx).mul_(2)
     np.testing.assert_array_equal(x.data, tx.detach().numpy())
     assert x._version == tx._version
+
+
+# -- view(dtype) ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("src", "shape", "dst"),
+    [
+        ("float32", (2, 3), "int32"),
+        ("float32", (2, 4), "float16"),
+        ("float16", (2, 4), "float32"),
+        ("float64", (3, 2), "int64"),
+        ("int64", (2, 2), "float64"),
+        ("float32", (2, 4), "uint8"),
+        ("uint8", (2, 8), "float32"),
+    ],
+)
+def test_view_as_dtype_reads_the_same_bytes(src: str, shape: tuple[int, ...], dst: str) -> None:
+    torch = require_torch()
+    data = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 0.75 + 1
+    data = data.astype(src)
+    mine = E.tensor(data).view(dst)
+    theirs = torch.from_numpy(data.copy()).view(getattr(torch, dst))
+    assert str(mine.dtype) == dst and tuple(mine.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(np.asarray(mine), theirs.numpy())
+
+
+def test_view_as_dtype_has_no_history_and_shares_memory() -> None:
+    torch = require_torch()
+    x = E.tensor([1.0, 2.0], requires_grad=True)
+    y = x.view("int32")
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = tx.view(torch.int32)
+    assert y.requires_grad is ty.requires_grad is False and y.grad_fn is None
+    z = E.tensor([1.0, 2.0])
+    w = z.view("int32")
+    w.zero_()
+    assert z.tolist() == [0.0, 0.0] and z._version == w._version == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "dst"),
+    [
+        (lambda T: T.ones(2, 3).half(), "float32"),
+        (lambda T: T.ones(2, 4).t(), "float16"),
+        (lambda T: T.tensor(1.0), "float16"),
+    ],
+)
+def test_view_as_dtype_refuses_what_torch_refuses(make: Any, dst: str) -> None:
+    torch = require_torch()
+    with pytest.raises(RuntimeError) as theirs:
+        make(torch).view(getattr(torch, dst))
+    with pytest.raises(E.EngineError) as mine:
+        make(E).view(dst)
+    assert str(mine.value) == str(theirs.value)

@@ -29,7 +29,17 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the test extra
     _torch = None
 
-DTYPE_NAMES = ("float32", "float64", "int64", "bool")
+DTYPE_NAMES = (
+    "float16",
+    "float32",
+    "float64",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+)
 # value tolerances (rtol, atol) for engine vs PyTorch, by result dtype
 TOLERANCES = {np.dtype(np.float32): (1e-5, 1e-5), np.dtype(np.float64): (1e-7, 1e-7)}
 
