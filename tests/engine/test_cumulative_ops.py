@@ -66,7 +66,7 @@ def compare(fn_e: Any, fn_t: Any, *arrays: np.ndarray, second: bool = True) -> N
         if b is not None and b._is_zerotensor():  # torch's symbolic zero (sign's derivative)
             b = torch.zeros(b.shape, dtype=b.dtype)
         if b is None:
-            assert a is None or not np.any(a.data), f"second order {k}: torch None"
+            assert a is None or not np.any(a._data), f"second order {k}: torch None"
         else:
             assert a is not None, f"second order {k}: engine None"
             assert_same(a, b, graph=False, path=f"second order {k}")

@@ -68,7 +68,7 @@ def check(call: Any, x: np.ndarray, create_graph: bool = False, grad: bool = Tru
         (he,) = E.grad(E.sum(ge * ge), xe, allow_unused=True)
         (ht,) = torch.autograd.grad((gt * gt).sum(), xt, allow_unused=True)
         if ht is None or ht._is_zerotensor():
-            assert he is None or not np.any(he.data)
+            assert he is None or not np.any(he._data)
         else:
             _close(he.data, ht.numpy(), he.dtype)
 
