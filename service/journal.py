@@ -146,49 +146,6 @@ def _replay_del_grad(s: Session, settings: Settings, head: dict[str, Any], _: me
         t.grad = None
 
 
-# --- steps that draw fresh entropy ---------------------------------------------------------
-
-
-def draws_entropy(steps: list[Any]) -> bool:
-    """Whether a step may draw from OS entropy, which a replay cannot repeat. Random ops
-    draw from the session's own generator (PyTorch's default seed, then the session's
-    ``manual_seed`` steps), which a replay repeats draw for draw: none does today."""
-    return False
-
-
-def pin(s: Session, steps: list[Any]) -> tuple[list[dict[str, Any]], bytes]:
-    """Keep the values the steps bound, since a replay would draw others. A bound result
-    with a graph keeps its value but not its graph, in the live session too (the graph
-    saved the draw): a backward through it answers ``graph_lost``, as after a restart."""
-    names: dict[str, None] = {}
-    for st in steps:
-        for n in [st.out] if isinstance(st.out, str) else st.out:
-            names[n] = None
-    pinned: list[dict[str, Any]] = []
-    chunks: list[bytes] = []
-    for name in names:
-        t = s.tensors.get(name)
-        if t is None:
-            continue
-        entry: dict[str, Any] = {"name": name, **_array_head(t._data)}
-        chunks.append(np.ascontiguousarray(t._data).tobytes())
-        if t.grad_fn is not None:
-            by_id = s.names_of(_leaves(t))
-            leaves = [ns[0] for ns in by_id.values()]
-            entry["lost"] = {"grad_fn": t.grad_fn.name, "retains_grad": t.retains_grad,
-                             "leaves": leaves, "version": t._version, "why": "entropy"}  # fmt: skip
-            _unpin_graph(s, name, t._data, entry["lost"])
-        pinned.append(entry)
-    return pinned, b"".join(chunks)
-
-
-def _unpin_graph(s: Session, name: str, arr: np.ndarray, lost: dict[str, Any]) -> None:
-    leaves = [s.tensors[n] for n in lost["leaves"] if n in s.tensors]
-    t = _lost_tensor(arr, lost, [name], leaves)
-    t._vc[0] = int(lost["version"])
-    s.tensors[name] = t
-
-
 _STEPS_SEEN: dict[bytes, list[Any]] = {}  # a training loop's records repeat the same steps
 
 
@@ -199,14 +156,8 @@ def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: mem
         if len(_STEPS_SEEN) >= 1024:
             _STEPS_SEEN.clear()
         steps = _STEPS_SEEN[key] = STEPS.validate_python(head["steps"])
+    # random ops draw from the session's generator, which the replay repeats draw for draw
     programs.run_program(s, steps, settings, ())
-    at = 0
-    for entry in head.get("pinned", ()):
-        arr, at = _array(entry, raw, at)
-        if "lost" in entry:
-            _unpin_graph(s, entry["name"], arr, entry["lost"])
-        else:
-            np.copyto(s.tensors[entry["name"]]._data, arr)
 
 
 Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]
@@ -316,13 +267,6 @@ class GraphLost(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
         names = ", ".join(repr(n) for n in getattr(ctx, "lost_names", ()))
-        if getattr(ctx, "lost_why", None) == "entropy":
-            raise GraphLostError(
-                f"the graph behind {names} was not kept: it saved a draw of a random op "
-                "without a seed, which the session store cannot replay",
-                hint="pass seed=... to rand/randn (or use a seeded generator) in durable "
-                "sessions, and recompute it",
-            )
         raise GraphLostError(
             f"the graph behind {names} was dropped: the session's journal passed "
             "GRADSERVE_JOURNAL_MAX_BYTES while a graph was held",
@@ -349,7 +293,6 @@ def _lost_tensor(
     node.next_edges = tuple((leaf, 0) for leaf in leaves)
     node.out_shape, node.out_dtype = arr.shape, arr.dtype
     node.lost_names = names  # type: ignore[attr-defined]  # Node has a __dict__ for rare fields
-    node.lost_why = lost.get("why")  # type: ignore[attr-defined]
     t = Tensor._make(arr, requires_grad=True, grad_fn=node)
     if lost.get("retains_grad"):
         t.retain_grad()
@@ -730,10 +673,6 @@ class Journal:
     # -- appending ----------------------------------------------------------------------------
     async def append(self, s: Session, tracked: Tracked, kind: str, args: tuple[Any, ...]) -> None:
         blob = _encode(kind, args)
-        if kind == "steps" and draws_entropy(args[0]):
-            pinned, raw = pin(s, args[0])
-            head, _ = unpack(blob)
-            blob = pack({**head, "pinned": pinned}, raw)
         if tracked.dead:
             raise SessionMovedError(f"session {s.name!r} was reloaded; the change was not kept")
         # bytes: the steps' upper bound when they kept one (walking every tensor per
