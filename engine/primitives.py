@@ -64,7 +64,11 @@ class ExpandBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
         ctx.in_shape = a._data.shape
-        return np.broadcast_to(a._data, shape)
+        out = np.broadcast_to(a._data, shape)
+        if all(s or n < 2 for s, n in zip(out.strides, out.shape)) and a._data.flags.writeable:
+            # no element repeated: a writable alias, so an in-place write reaches the input
+            out = np.lib.stride_tricks.as_strided(a._data, out.shape, out.strides)
+        return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

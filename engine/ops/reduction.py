@@ -25,6 +25,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
+from ..primitives import SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -212,41 +213,6 @@ def sum(  # noqa: A001
     if dim is None:
         return SumBackward0.apply(a, dtype=dt)
     return SumBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim), dtype=dt)
-
-
-class SumToSize(Function):
-    """Reduce a broadcast gradient to an input's shape (the backward loop's one place)."""
-
-    name = "SumBackward1"
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a._data.shape
-        return sum_to_array(a._data, shape)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .shape import expand
-
-        return expand(g, ctx.in_shape)
-
-
-def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum an array down to ``shape``: over leading dims, and dims that were 1."""
-    lead = x.ndim - len(shape)
-    kept = tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
-    if not kept:
-        # only leading dims were broadcast (a bias): the sum has the shape already
-        return x.sum(axis=tuple(range(lead))) if lead else x
-    out = x.sum(axis=tuple(range(lead)) + kept, keepdims=True)
-    return out.reshape(shape)
-
-
-def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``input`` down to ``shape`` (the inverse of broadcasting)."""
-    if input._data.shape == tuple(shape):
-        return input
-    return SumToSize.apply(input, shape=tuple(shape))
 
 
 # -- mean --------------------------------------------------------------------------------------

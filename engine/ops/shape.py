@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes, estimates
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
+from ..primitives import ExpandBackward0
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -340,32 +341,6 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     if len(set(norm)) != len(norm):
         raise BadArgumentsError("permute(): duplicate dims are not allowed.")
     return PermuteBackward0.apply(a, dims=norm)
-
-
-class ExpandBackward0(Function):
-    name = "ExpandBackward0"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a._data.shape
-        out = np.broadcast_to(a._data, shape)
-        if all(s or n < 2 for s, n in zip(out.strides, out.shape)) and a._data.flags.writeable:
-            # no element repeated: a writable alias, so an in-place write reaches the input
-            out = np.lib.stride_tricks.as_strided(a._data, out.shape, out.strides)
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .reduction import sum_to
-
-        return sum_to(g, ctx.in_shape)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        from .reduction import sum_to_array
-
-        return g if g.shape == ctx.in_shape else sum_to_array(g, ctx.in_shape)
 
 
 def _legacy_name(dtype: np.dtype) -> str:
