@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, fpstate
 from .errors import (
     BadArgumentsError,
     EngineError,
@@ -225,73 +225,87 @@ def _run(
     several_roots = len(outputs) > 1
 
     executed: list[Node] = []
-    with set_grad_enabled(create_graph):
-        for node in order:
-            grads = buffers.pop(node, None)
-            if grads is None:
-                continue
-            if len(grads) == 1:
-                if grads[0] is None:
+    user_fp = fpstate.current()  # tensor hooks are user code: the user's numpy state
+    quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
+    try:
+        with set_grad_enabled(create_graph):
+            for node in order:
+                grads = buffers.pop(node, None)
+                if grads is None:
                     continue
-            elif all(g is None for g in grads):
-                continue
-            runs = needed is None or node in needed
-            if not runs and several_roots and node not in capture_nodes:
-                continue  # a root off every path: PyTorch's GraphRoot never reaches it
-            # PyTorch captures a gradient before the tensor's hooks when the node also
-            # runs (it leads to another input), after them when it is only captured
-            if capture_edges and runs:
-                _capture(node, grads, capture_edges, captured)
-            if node.tensor_refs:
-                _tensor_hooks(node, grads, retained, raw)
-            if capture_edges and not runs:
-                _capture(node, grads, capture_edges, captured)
-            if not runs:
-                continue
-            if len(grads) > 1 and any(g is None for g in grads):  # no gradient came: zeros
-                grads = [
-                    g if g is not None else _zeros(*node.meta(nr), raw)
-                    for nr, g in enumerate(grads)
-                ]
-            if node.freed:
-                node._check_alive()
-            fn = node.fn
-            if not raw:
-                in_grads = fn.backward(node, *grads)
-            elif fn.vjp is not None:
-                in_grads = fn.vjp(node, *grads)
-            else:
-                in_grads = fn.backward(node, *[Tensor._make(g) for g in grads])
-                in_grads = (
-                    tuple(None if g is None else g._data for g in in_grads)
-                    if type(in_grads) is tuple
-                    else in_grads._data
-                )
-            if type(in_grads) is not tuple:
-                in_grads = (in_grads,)
-            executed.append(node)
-            for edge, g in zip(node.next_edges, in_grads):
-                if edge is None or g is None:
-                    continue
-                target, nr = edge
-                if type(target) is Node:
-                    if target.output_meta is None:
-                        shape, dtype = target.out_shape, target.out_dtype
-                    else:
-                        shape, dtype = target.output_meta[nr]
-                else:
-                    shape, dtype = target._data.shape, target._data.dtype
-                if g.shape != shape or g.dtype != dtype:
-                    g = _fit(node, g, shape, dtype, raw)
-                if type(target) is Node:
-                    if needed is not None and target not in needed and target not in capture_nodes:
+                if len(grads) == 1:
+                    if grads[0] is None:
                         continue
-                    pending = buffers.get(target)
-                    if pending is None:
-                        pending = buffers[target] = [None] * target.n_outputs
-                    pending[nr] = _add(pending[nr], g)
-                elif inputs is None or id(target) in capture_leaf:
-                    leaf_grads[target] = _add(leaf_grads.get(target), g)
+                elif all(g is None for g in grads):
+                    continue
+                runs = needed is None or node in needed
+                if not runs and several_roots and node not in capture_nodes:
+                    continue  # a root off every path: PyTorch's GraphRoot never reaches it
+                # PyTorch captures a gradient before the tensor's hooks when the node also
+                # runs (it leads to another input), after them when it is only captured
+                if capture_edges and runs:
+                    _capture(node, grads, capture_edges, captured)
+                if node.tensor_refs:
+                    user = fpstate.restore(user_fp)
+                    try:
+                        _tensor_hooks(node, grads, retained, raw)
+                    finally:
+                        fpstate.quiet_off(user)
+                if capture_edges and not runs:
+                    _capture(node, grads, capture_edges, captured)
+                if not runs:
+                    continue
+                if len(grads) > 1 and any(g is None for g in grads):  # no gradient came: zeros
+                    grads = [
+                        g if g is not None else _zeros(*node.meta(nr), raw)
+                        for nr, g in enumerate(grads)
+                    ]
+                if node.freed:
+                    node._check_alive()
+                fn = node.fn
+                if not raw:
+                    in_grads = fn.backward(node, *grads)
+                elif fn.vjp is not None:
+                    in_grads = fn.vjp(node, *grads)
+                else:
+                    in_grads = fn.backward(node, *[Tensor._make(g) for g in grads])
+                    in_grads = (
+                        tuple(None if g is None else g._data for g in in_grads)
+                        if type(in_grads) is tuple
+                        else in_grads._data
+                    )
+                if type(in_grads) is not tuple:
+                    in_grads = (in_grads,)
+                executed.append(node)
+                for edge, g in zip(node.next_edges, in_grads):
+                    if edge is None or g is None:
+                        continue
+                    target, nr = edge
+                    if type(target) is Node:
+                        if target.output_meta is None:
+                            shape, dtype = target.out_shape, target.out_dtype
+                        else:
+                            shape, dtype = target.output_meta[nr]
+                    else:
+                        shape, dtype = target._data.shape, target._data.dtype
+                    if g.shape != shape or g.dtype != dtype:
+                        g = _fit(node, g, shape, dtype, raw)
+                    if type(target) is Node:
+                        if (
+                            needed is not None
+                            and target not in needed
+                            and target not in capture_nodes
+                        ):
+                            continue
+                        pending = buffers.get(target)
+                        if pending is None:
+                            pending = buffers[target] = [None] * target.n_outputs
+                        pending[nr] = _add(pending[nr], g)
+                    elif inputs is None or id(target) in capture_leaf:
+                        leaf_grads[target] = _add(leaf_grads.get(target), g)
+    finally:
+        fpstate.quiet_off(quiet)
+
     if inputs is not None:
         for t, g in leaf_grads.items():
             for idx in capture_leaf.get(id(t), ()):

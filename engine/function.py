@@ -25,6 +25,7 @@ from .errors import (
     ShapeMismatchError,
     VersionMismatchError,
 )
+from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
 
 if TYPE_CHECKING:
@@ -111,7 +112,10 @@ class Node:
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
-        return tuple(edge is not None for edge in self.next_edges)
+        edges = self.next_edges
+        if len(edges) == 2:  # binary ops read it in every forward (hot path)
+            return (edges[0] is not None, edges[1] is not None)
+        return tuple([edge is not None for edge in edges])
 
     def meta(self, nr: int) -> tuple[tuple[int, ...], np.dtype]:
         """Shape and dtype of output ``nr`` (what a gradient flowing into it must have)."""
@@ -311,10 +315,13 @@ class Function:
                         t.grad_fn  # noqa: B018 - a stale view regenerates its history first
                     if t.requires_grad_flag:
                         return cls._record(inputs, params)
+        quiet = quiet_on()  # inf and NaN are answers, not numpy warnings (see fpstate)
         try:
             out = cls.forward(_NoCtx(), *inputs, **params)
         except ValueError as exc:
             raise _shape_error(cls, inputs, exc) from None
+        finally:
+            quiet_off(quiet)
         if type(out) is tuple:
             results = tuple(_wrap(o) for o in out)
             if cls.is_view:
@@ -366,10 +373,13 @@ class Function:
             edges = tuple(listed)
         node = Node(cls)
         node.next_edges = edges
+        quiet = quiet_on()
         try:
             out = cls.forward(node, *inputs, **params)
         except ValueError as exc:
             raise _shape_error(cls, inputs, exc) from None
+        finally:
+            quiet_off(quiet)
         make = _tensor_cls._make
         if type(out) is not tuple:
             if type(out) is not np.ndarray:

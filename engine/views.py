@@ -240,15 +240,14 @@ def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
     shares only part of the target's memory (or all of it in another layout) would be
     read after being overwritten. Sources it cannot judge (expanded) pass, as there."""
     out = target._data
-    if out.size == 0 or not _dense(out):
-        return
-    lo, hi = np.lib.array_utils.byte_bounds(out)
     for src in sources:
         data = getattr(src, "_data", None)
-        if src is target or not isinstance(data, np.ndarray) or data.size == 0:
+        # numpy's bounds test in C first: the common source shares no memory at all
+        if src is target or type(data) is not np.ndarray or not np.may_share_memory(out, data):
             continue
-        if not _dense(data):
+        if out.size == 0 or data.size == 0 or not _dense(out) or not _dense(data):
             continue
+        lo, hi = np.lib.array_utils.byte_bounds(out)
         slo, shi = np.lib.array_utils.byte_bounds(data)
         if (slo, shi) == (lo, hi):
             if data.strides != out.strides:

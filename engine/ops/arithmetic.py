@@ -15,7 +15,7 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, cast, operands
-from .elementwise import KernelDtypeError, _quiet
+from .elementwise import KernelDtypeError
 
 
 def _data(v: Any) -> Any:
@@ -118,8 +118,7 @@ class AddBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        with _quiet():  # inf + -inf is NaN in PyTorch, not a warning
-            return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -129,8 +128,7 @@ class AddBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if ctx.alpha == 1:
             return g, g
-        with _quiet():
-            return g, g * ctx.alpha
+        return g, g * ctx.alpha
 
 
 class SubBackward0(Function):
@@ -141,8 +139,7 @@ class SubBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        with _quiet():
-            return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -152,8 +149,7 @@ class SubBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if ctx.alpha == 1:
             return g, -g
-        with _quiet():
-            return g, g * -ctx.alpha
+        return g, g * -ctx.alpha
 
 
 class RsubBackward1(Function):
@@ -163,8 +159,7 @@ class RsubBackward1(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
-        with _quiet():
-            return np.subtract(np.asarray(other, dtype), cast(a._data, dtype))
+        return np.subtract(np.asarray(other, dtype), cast(a._data, dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -181,8 +176,7 @@ class MulBackward0(Function):
         # in-place edit of an operand nobody's gradient needs does not fail backward
         need = ctx.needs_input_grad
         ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
-        with _quiet():  # inf * 0 is NaN in PyTorch, not a warning
-            return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
+        return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -194,17 +188,16 @@ class MulBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
-        with _quiet():
-            if a is b and edge_a is not None:
-                # x * x: both gradients go to x, so send their sum down one edge
-                # (one product instead of two and an addition)
-                out = g * a._data
-                out *= 2
-                return out, None
-            return (
-                g * _data(b) if edge_a is not None else None,
-                g * _data(a) if edge_b is not None else None,
-            )
+        if a is b and edge_a is not None:
+            # x * x: both gradients go to x, so send their sum down one edge
+            # (one product instead of two and an addition)
+            out = g * a._data
+            out *= 2
+            return out, None
+        return (
+            g * _data(b) if edge_a is not None else None,
+            g * _data(a) if edge_b is not None else None,
+        )
 
 
 class DivBackward0(Function):
@@ -456,8 +449,7 @@ class RsubBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        with _quiet():
-            return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
+        return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
