@@ -6,39 +6,37 @@ The node is the rule's context (``ctx``) as in ``torch.autograd.Function``: it
 keeps what ``save_for_backward`` saved, with the version of each saved tensor,
 so an in-place edit before backward is caught, and frees it after a backward
 without ``retain_graph``.
+
+A view op's result is marked as a view of its input here too (``ViewInfo``),
+and a view whose base was written in place since regenerates its ``grad_fn``
+from the base's new history (``ViewInfo.refresh``, an ``AsStridedBackward0``
+node): both are part of recording, so the Tensor reaches them through the
+``ViewInfo`` it holds and this module imports the Tensor, not the reverse.
+In-place writes themselves (``CopySlices``) are in ``views``.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from . import dtypes
 from .errors import (
     GRAPH_FREED_MESSAGE,
+    BadArgumentsError,
     GraphFreedError,
     ShapeMismatchError,
     VersionMismatchError,
 )
 from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
+from .tensor import Tensor, clock
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
-
-_sequence = itertools.count()
-
-# Filled by tensor.py at import (breaks the import cycle Tensor <-> Function).
-_tensor_cls: Any = None
-
-
-def _wrap(data: np.ndarray) -> Tensor:
-    return _tensor_cls._make(data)
+_make = Tensor._make
 
 
 class _NoGrads:
@@ -103,7 +101,7 @@ class Node:
         self.fn = fn
         # creation order: a node's consumers are always created after it, so
         # running nodes by decreasing ``seq`` is a topological order
-        self.seq = next(_sequence)
+        self.seq = next(clock)
         self._saved: tuple[Any, ...] | None = None
 
     @property
@@ -131,7 +129,7 @@ class Node:
     def save_for_backward(self, *items: Any) -> None:
         """Keep tensors (version-checked) or raw values for the backward rule."""
         self._saved = items
-        T = _tensor_cls
+        T = Tensor
         if len(items) == 2:  # the common binary case, unrolled (hot path)
             a, b = items
             self._versions = (a._vc[0] if type(a) is T else 0, b._vc[0] if type(b) is T else 0)
@@ -151,7 +149,7 @@ class Node:
         if saved is None:
             return ()
         for t, version in zip(saved, self._versions):
-            if type(t) is _tensor_cls:
+            if type(t) is Tensor:
                 if t._vc[0] != version:
                     raise VersionMismatchError(
                         _version_message(t, t._vc[0], version), node=self, tensor=t
@@ -173,10 +171,10 @@ class Node:
             if vc[0] != version:
                 ref = self.result_views.get(nr) if self.result_views else None
                 view = ref() if ref is not None else None
-                t = _tensor_cls._make(data)
+                t = _make(data)
                 t.grad_fn = view._grad_fn if view is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
-            t = _tensor_cls._make(data, True, self, nr)
+            t = _make(data, True, self, nr)
             t._vc = vc
             out.append(t)
         return tuple(out)
@@ -240,13 +238,6 @@ DETACHED_MESSAGE = (
 )
 
 
-def detached_marker() -> int:
-    """What ``detach_`` stores in ``_output_nr`` (meaningless without a grad_fn): minus the
-    next node sequence number, so nodes created before it, which saved the tensor while it
-    had history, refuse to use it."""
-    return -next(_sequence)
-
-
 _CPP_NODES = {"CopySlices": "torch::autograd::CopySlices"}
 
 
@@ -308,7 +299,7 @@ class Function:
         Inputs are Tensors, or Python numbers that act as constants."""
         grad_on = _enabled.get()
         if grad_on:
-            T = _tensor_cls
+            T = Tensor
             for t in inputs:
                 if type(t) is T:
                     if t._view is not None:
@@ -323,21 +314,21 @@ class Function:
         finally:
             quiet_off(quiet)
         if type(out) is tuple:
-            results = tuple(_wrap(o) for o in out)
+            results = tuple(_make(o) for o in out)
             if cls.is_view:
                 for nr, r in enumerate(results):
-                    r._view_of(inputs[0], cls, params, nr, grad_on)
+                    make_view(r, inputs[0], cls, params, nr, grad_on)
             return results
         if cls.is_view:
-            return _wrap(out)._view_of(inputs[0], cls, params, None, grad_on)
-        return _wrap(out)
+            return make_view(_make(out), inputs[0], cls, params, None, grad_on)
+        return _make(out)
 
     @classmethod
     def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
         # Edges first, node second: reading a stale view's ``grad_fn`` regenerates it,
         # and a node must be created after the nodes it points to (see ``Node.seq``).
         # A forward may read ``ctx.needs_input_grad`` to save only what is needed.
-        T = _tensor_cls
+        T = Tensor
         edges: tuple[tuple[Any, int] | None, ...]
         if len(inputs) == 1:  # apply refreshed it if it is a view
             t = inputs[0]
@@ -345,7 +336,8 @@ class Function:
             edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
         elif len(inputs) == 2:  # binary ops, unrolled (hot path)
             a, b = inputs
-            edge_a = edge_b = None
+            edge_a: tuple[Any, int] | None = None
+            edge_b: tuple[Any, int] | None = None
             if type(a) is T:
                 fn = a._grad_fn if a._view is None else a.grad_fn
                 if fn is not None:
@@ -362,7 +354,7 @@ class Function:
         else:
             listed: list[tuple[Any, int] | None] = []
             for t in inputs:
-                edge = None
+                edge: tuple[Any, int] | None = None
                 if type(t) is T:
                     fn = t._grad_fn if t._view is None else t.grad_fn
                     if fn is not None:
@@ -380,14 +372,14 @@ class Function:
             raise _shape_error(cls, inputs, exc) from None
         finally:
             quiet_off(quiet)
-        make = _tensor_cls._make
+        make = _make
         if type(out) is not tuple:
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             dtype = out.dtype
             result = make(out, True, node, 0) if dtype.kind == "f" else make(out)
             if cls.is_view:
-                result._view_of(inputs[0], cls, params, None, True)
+                make_view(result, inputs[0], cls, params, None, True)
             node.out_shape = out.shape
             node.out_dtype = dtype
             if node._saved_result:
@@ -400,7 +392,7 @@ class Function:
             differentiable = arr.dtype.kind == "f"
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
-                results[-1]._view_of(inputs[0], cls, params, nr, True)
+                make_view(results[-1], inputs[0], cls, params, nr, True)
         node.output_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         node.n_outputs = len(results)
         if node._saved_result:
@@ -412,10 +404,23 @@ def _shape_error(cls: type[Function], inputs: tuple[Any, ...], exc: ValueError) 
     """NumPy's ValueError from a broadcasting forward, as PyTorch's shape error."""
     if not cls.broadcasts:
         return exc
-    from .ops._util import broadcast_message
-
-    shapes = tuple(np.shape(t._data if type(t) is _tensor_cls else t) for t in inputs)
+    shapes = tuple(np.shape(t._data if type(t) is Tensor else t) for t in inputs)
     return ShapeMismatchError(broadcast_message(shapes))
+
+
+def broadcast_message(shapes: tuple[tuple[int, ...], ...]) -> str:
+    """PyTorch's message for shapes that do not broadcast (the first pair that differs)."""
+    a, b = shapes[0], shapes[-1]
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            dim = max(len(a), len(b)) - i
+            return (
+                f"The size of tensor a ({da}) must match the size of tensor b ({db}) "
+                f"at non-singleton dimension {dim}"
+            )
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
 def function(
@@ -432,3 +437,195 @@ def function(
             "backward": staticmethod(backward),
         },
     )
+
+
+# -- views: what a view knows, and its history regenerated after an in-place write ------
+
+
+STALE_NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
+STALE_MULTI_OUTPUT_MESSAGE = (
+    "Output {nr} of {name} is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such functions "
+    "do not allow the output views to be modified inplace. You should replace the inplace "
+    "operation by an out-of-place one."
+)
+
+
+class ViewInfo:
+    """What a view knows: its root base, how to replay itself from it, and the
+    version of the shared counter at which its ``grad_fn`` was last valid."""
+
+    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "_index")
+
+    def __init__(
+        self,
+        base: Tensor,
+        chain: tuple[tuple[type[Function], dict[str, Any], int | None], ...],
+        attr_version: int,
+        no_grad: bool,
+        multi: tuple[type[Function], int] | None,
+    ) -> None:
+        self.base = base
+        self.chain = chain
+        self.attr_version = attr_version
+        self.no_grad = no_grad  # made under no_grad from a base that requires grad
+        self.multi = multi  # (op, output nr) when one of several views of one op
+        self._index: np.ndarray | None = None
+
+    def refresh(self, view: Tensor) -> None:
+        """Regenerate ``view``'s stale ``grad_fn`` from the base's current history, as
+        PyTorch's ``VariableHooks::grad_fn`` does (the Tensor's ``grad_fn`` calls this)."""
+        base = self.base
+        if view._grad_fn is None and not base.requires_grad:
+            return
+        if self.no_grad:
+            raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
+        if self.multi is not None:
+            cls, nr = self.multi
+            raise BadArgumentsError(STALE_MULTI_OUTPUT_MESSAGE.format(nr=nr, name=_op_name(cls)))
+        node: Any = Node(AsStridedBackward0)  # its rule's context lives on the node
+        node.next_edges = (edge_of(base),)
+        node.out_shape, node.out_dtype = view._data.shape, view._data.dtype
+        node.index = self.index()
+        node.in_shape = base._data.shape
+        self.attr_version = view._vc[0]
+        set_history(view, node, 0)
+
+    def index(self) -> np.ndarray:
+        """Flat positions in the base of each view element (the view replayed on arange)."""
+        if self._index is None:
+            base = self.base._data
+            arr = np.arange(base.size, dtype=np.int64).reshape(base.shape)
+            ctx = _NoCtx()
+            for cls, params, nr in self.chain:
+                out = cls.forward(ctx, _make(arr), **params)
+                arr = out if nr is None else out[nr]
+            self._index = np.asarray(arr)
+        return self._index
+
+
+def make_view(
+    view: Tensor,
+    parent: Tensor,
+    cls: type[Function],
+    params: dict[str, Any],
+    nr: int | None,
+    grad_on: bool,
+) -> Tensor:
+    """Mark ``view`` (made by ``cls`` from ``parent``) as a view of ``parent``'s root base."""
+    info = parent._view
+    chain: tuple[tuple[type[Function], dict[str, Any], int | None], ...]
+    if info is None:
+        root, chain = parent, ((cls, params, nr),)
+    else:
+        root, chain = info.base, info.chain + ((cls, params, nr),)
+    view._vc = parent._vc
+    view._view = ViewInfo(
+        root,
+        chain,
+        parent._vc[0],
+        not grad_on,
+        None if nr is None else (cls, nr),
+    )
+    return view
+
+
+def edge_of(t: Tensor) -> tuple[Any, int] | None:
+    """The graph edge a gradient for ``t`` flows along (None when it needs none)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (t, 0) if t.requires_grad_flag else None
+
+
+class _StrongRef:
+    """A node's reference to the pre-in-place version of a tensor (its old hooks)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+
+    def __call__(self) -> Tensor:
+        return self.tensor
+
+
+def set_history(t: Tensor, fn: Node, nr: int) -> None:
+    """Give ``t`` a new ``grad_fn``: hooks registered so far stay with the old node (they
+    fire for the gradient of the old version); a retained grad follows the tensor."""
+    old = t._grad_fn
+    if old is not None and old.tensor_refs:
+        ghost = None
+        refs: list[tuple[int, Callable[[], Tensor | None]]] = []
+        for n, ref in old.tensor_refs:
+            if ref() is t:
+                if ghost is None:
+                    ghost = _make(t._data, True, old, t._output_nr)
+                    ghost._vc = t._vc
+                    ghost._hooks = t._hooks
+                if ghost._hooks:
+                    refs.append((n, _StrongRef(ghost)))
+                continue
+            refs.append((n, ref))
+        old.tensor_refs = refs
+        if ghost is not None:
+            t._hooks = None
+    t._grad_fn = fn
+    t._output_nr = nr
+    t.requires_grad_flag = True
+    if t._retains_grad:
+        fn.register_tensor(nr, t)
+
+
+def _op_name(cls: type[Function]) -> str:
+    return re.sub(r"Backward\d*$", "", cls.name)
+
+
+def _gather(g: np.ndarray, index: np.ndarray) -> np.ndarray:
+    return np.asarray(g.reshape(-1)[index])
+
+
+def _scatter_add(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = np.bincount(index.reshape(-1), weights=g.reshape(-1), minlength=size)
+    return flat.astype(g.dtype, copy=False).reshape(shape)
+
+
+class AsStridedBackward0(Function):
+    """The elements of the base at ``index`` (a regenerated view's node)."""
+
+    name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, index: np.ndarray) -> np.ndarray:
+        ctx.index, ctx.in_shape = index, a._data.shape
+        return _gather(a._data, index)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return AsStridedScatterBackward0.apply(g, index=ctx.index, shape=ctx.in_shape)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return _scatter_add(g, ctx.index, ctx.in_shape)
+
+
+class AsStridedScatterBackward0(Function):
+    """The adjoint of ``AsStridedBackward0``: ``g`` added into zeros at ``index``."""
+
+    name = "AsStridedScatterBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        ctx.index = index
+        return _scatter_add(g._data, index, shape)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return AsStridedBackward0.apply(gg, index=ctx.index)

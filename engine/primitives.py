@@ -24,6 +24,25 @@ from .tensor import Tensor
 # -- arrays ------------------------------------------------------------------------------------
 
 
+def _arr(value: Any, dtype: np.dtype) -> Any:
+    """An operand's array in ``dtype`` (Python numbers pass through: NumPy keeps them weak)."""
+    if type(value) is Tensor:
+        data = value._data
+        return data if data.dtype == dtype else data.astype(dtype)
+    return value
+
+
+def viewable(data: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether ``shape`` can be a view of ``data`` (PyTorch's and NumPy's stride rules agree)."""
+    if data.flags.c_contiguous:
+        return True
+    try:
+        data.reshape(shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
 def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum an array down to ``shape``: over leading dims, and dims that were 1."""
     lead = x.ndim - len(shape)
@@ -90,11 +109,24 @@ class ViewBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return reshape(g, ctx.in_shape)
+        return reshape(g, ctx.in_shape)  # PyTorch's rule: grad.reshape(self.sizes())
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         return g.reshape(ctx.in_shape)
+
+
+class ReshapeAliasBackward0(ViewBackward0):
+    """A reshape of a non-contiguous input that can still be a view."""
+
+    name = "ReshapeAliasBackward0"
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    """A reshape that had to copy (no view of the input has the new shape)."""
+
+    name = "UnsafeViewBackward0"
+    is_view = False
 
 
 class ToCopyBackward0(Function):
@@ -115,15 +147,21 @@ class ToCopyBackward0(Function):
 
 
 class WhereBackward0(Function):
-    """``where(cond, a, b)`` of two tensors of one dtype (the form backward rules use)."""
+    """``where(cond, a, b)``: ``a`` and ``b`` are tensors of one dtype (the form backward
+    rules use), or with ``dtype`` given, tensors or numbers brought to it (the public
+    ``where``, which has promoted them)."""
 
     name = "WhereBackward0"
     broadcasts = True
 
     @staticmethod
-    def forward(ctx: Any, cond: Tensor, a: Tensor, b: Tensor) -> np.ndarray:
+    def forward(
+        ctx: Any, cond: Tensor, a: Any, b: Any, *, dtype: np.dtype | None = None
+    ) -> np.ndarray:
         ctx.save_for_backward(cond)
-        return np.where(cond._data, a._data, b._data)
+        if dtype is None:
+            return np.where(cond._data, a._data, b._data)
+        return np.asarray(np.where(cond._data, _arr(a, dtype), _arr(b, dtype)), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
@@ -155,8 +193,14 @@ def expand(input: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def reshape(input: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """``input`` in ``shape`` (same size; no -1), recorded as a view."""
-    return ViewBackward0.apply(input, shape=tuple(shape))
+    """``input`` in ``shape`` (same size; no -1): a view when the layout allows, else a
+    copy, recorded under PyTorch's name for each case."""
+    shape = tuple(shape)
+    data = input._data
+    if data.flags.c_contiguous:
+        return ViewBackward0.apply(input, shape=shape)
+    fn = ReshapeAliasBackward0 if viewable(data, shape) else UnsafeViewBackward0
+    return fn.apply(input, shape=shape)
 
 
 def cast(input: Tensor, dtype: Any) -> Tensor:

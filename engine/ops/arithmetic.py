@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
 from ..function import Function
+from ..primitives import WhereBackward0
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -390,27 +391,6 @@ SignBackward0 = _zero_grad_function("SignBackward0", _sign)
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)
-
-
-class WhereBackward0(Function):
-    name = "WhereBackward0"
-    broadcasts = True
-
-    @staticmethod
-    def forward(ctx: Any, cond: Tensor, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        ctx.save_for_backward(cond)
-        return np.asarray(np.where(cond._data, arr(a, dtype), arr(b, dtype)), dtype=dtype)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
-        (cond,) = ctx.saved_tensors
-        _, need_a, need_b = ctx.needs_input_grad
-        zero = _zeros_like(g)
-        return (
-            None,
-            where(cond, g, zero) if need_a else None,
-            where(cond, zero, g) if need_b else None,
-        )
 
 
 # -- public functions -------------------------------------------------------

@@ -23,6 +23,7 @@ from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
 from ..registry import Const, register, sample
 from ..tensor import Tensor, _snapshot
+from ..views import inplace
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
 from .shape import UnsqueezeBackward0, expand
@@ -510,7 +511,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
     view._check_inplace()
     if view._records(v):
         source = _snapshot(view) if view.requires_grad_flag else view
-        view._inplace(IndexPutBackward0.apply(source, v, index=key))
+        inplace(view, IndexPutBackward0.apply(source, v, index=key))
     else:
         out = view._data.copy()
         out[key] = v._data
