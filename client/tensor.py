@@ -157,7 +157,8 @@ class Tensor:
         meta = dict(meta)
         data = meta.pop("data", None)
         grad = meta.pop("grad", None)
-        self._meta = meta
+        if meta:  # (a binary read brings values only)
+            self._meta = meta
         if data is not None:
             self._value = wire.decode(data)
         if grad is not None:
