@@ -77,7 +77,7 @@ class Results:
 
 
 def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, bool]:
-    """The reference reading of a results rule; the client mirrors it line by line.
+    """The one reading of a results rule (the client calls it on ``GET /v1/ops`` rules).
     ``bound`` maps parameter names to values; tensors are anything with a ``shape``
     that is not a list or tuple."""
 
