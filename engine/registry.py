@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .compat import calls
+
 
 @dataclass(frozen=True)
 class Const:
@@ -199,10 +201,11 @@ def register(
         if isinstance(results, bool) or not isinstance(results, int | Results):
             # a client evaluates the rule from GET /v1/ops: it must be data, not code
             raise TypeError(f"op {key!r}: results= takes an int or a Results rule")
+        sig = inspect.signature(fn)
         OPS[key] = OpSpec(
             name=key,
-            fn=fn,
-            signature=inspect.signature(fn),
+            fn=calls(key, fn, sig),  # with ``out=`` and the ``axis=`` alias (compat.py)
+            signature=sig,
             doc=(inspect.getdoc(fn) or "").splitlines()[0] if fn.__doc__ else "",
             differentiable=differentiable,
             method=method,
