@@ -88,6 +88,7 @@ class Node:
 
     output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] | None = None  # several outputs
     n_outputs = 1
+    materialize_grads = True  # zeros for outputs no gradient reached (custom ctx may clear)
     _saved_result = False
     _result: list[tuple[np.ndarray, Any, int]] | None = None
     freed = False

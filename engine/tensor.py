@@ -156,6 +156,11 @@ class Tensor:
     def _version(self) -> int:
         return self._vc[0]
 
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf)."""
+        return self._output_nr if self.grad_fn is not None else 0
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad on a leaf; PyTorch refuses it on non-leaves and integers."""
         requires_grad = bool(requires_grad)
