@@ -218,9 +218,11 @@ def _wrap_outputs(
             continue
         meta.append((out._data.shape, out._data.dtype))
         tensor_outputs.append(True)
-        if not recording:
-            continue
         is_input = id(out) in input_ids
+        if not recording:
+            if is_input and id(out) not in dirty_ids:
+                outputs[nr] = out.detach()  # PyTorch returns a view of it, without history
+            continue
         differentiable = id(out) not in non_diff_ids and out._data.dtype.kind == "f"
         if not differentiable:
             if is_input and out.requires_grad:

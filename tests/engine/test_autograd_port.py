@@ -675,3 +675,986 @@ def test_free_deep_graph_pyfunction(torch: Any) -> None:
         return x.grad
 
     _both(torch, scenario)
+
+
+def test_return_leaf(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class Identity(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, a: Any, b: Any) -> Any:
+                return a, a + b
+
+            @staticmethod
+            def backward(ctx: Any, grad_a: Any, grad_b: Any) -> Any:
+                return grad_a + grad_b, grad_b
+
+        seen = []
+        x, y = _leaf(t, (5, 5), 1), _leaf(t, (5, 5), 2)
+        q, p = Identity.apply(x, y)
+        q.register_hook(lambda grad: seen.append(grad))  # only q's use, not x's
+        (q + p + x).sum().backward()
+        return [q is x, q.is_leaf, seen, x.grad, y.grad]
+
+    _both(torch, scenario)
+
+
+def test_return_leaf_inplace(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class Inplace(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, a: Any, b: Any) -> Any:
+                ctx.mark_dirty(a)
+                return a.add_(b), b + 2
+
+            @staticmethod
+            def backward(ctx: Any, grad_a: Any, grad_b: Any) -> Any:
+                return grad_a, grad_a + grad_b
+
+        x = t.lib.tensor(_vals((5, 5), 1))
+        y = _leaf(t, (5, 5), 2)
+        q, p = Inplace.apply(x, y)
+        facts = [q is x, q.requires_grad, q.is_leaf, _name(q.grad_fn), x._version]
+        q.sum().backward()
+        return [facts, q, p, y.grad]
+
+    _both(torch, scenario)
+
+
+def test_no_grad_input(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class MyFunction(t.lib.autograd.Function):
+            @staticmethod
+            def forward(self: Any, x: Any) -> Any:
+                return x
+
+            @staticmethod
+            def backward(self: Any, grad_output: Any) -> Any:
+                return grad_output
+
+        x = _leaf(t, (5,))
+        with t.lib.no_grad():
+            y = MyFunction.apply(x)
+        return [x.requires_grad, y.grad_fn is None, y.requires_grad, y is x]
+
+    _both(torch, scenario)
+
+
+def test_save_none_for_backward(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        seen = []
+
+        class MyFn(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, input: Any) -> Any:
+                ctx.save_for_backward(None, input, None)
+                return input * input
+
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any) -> Any:
+                n1, input, n2 = ctx.saved_tensors
+                seen.append([n1, n2])
+                return 2 * input * grad_output
+
+        x = _leaf(t, (5, 5))
+        MyFn.apply(x).sum().backward()
+        return [seen, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_too_many_grads(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class MyFn(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, input: Any) -> Any:
+                return input
+
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any) -> Any:
+                return grad_output, None, None
+
+        x = _leaf(t, (5, 5))
+        MyFn.apply(x).sum().backward()
+        return x.grad
+
+    _both(torch, scenario)
+
+
+def test_dep_nograd(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class F1(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, input: Any) -> Any:
+                out = t.lib.ones(input.size())
+                ctx.mark_non_differentiable(out)
+                return input, out
+
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any, ignored: Any) -> Any:
+                return grad_output
+
+        class F2(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, input: Any, ignored: Any) -> Any:
+                return input
+
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any) -> Any:
+                return grad_output, None
+
+        x = _leaf(t, (5,))
+        a, b = F1.apply(x)
+        b = b + 1
+        facts = [a.requires_grad, b.requires_grad]
+        c = F2.apply(a, b)
+        c.backward(t.lib.ones(c.size()))
+        return [facts, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_custom_autograd_no_early_free(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class Double(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                y = x**2
+                ctx.save_for_backward(x, y)
+                return y
+
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any) -> Any:
+                x, _ = ctx.saved_tensors
+                return grad_output * 2 * x
+
+        class Double2(Double):
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any) -> Any:
+                x, y = ctx.saved_tensors
+                return grad_output * 2 * y / x
+
+        x = t.lib.tensor(2.0, dtype=t.float64).requires_grad_()
+        out = []
+        for fn in (Double.apply, Double2.apply):
+            y = fn(x)
+            out.append(t.lib.autograd.grad(y, x, create_graph=True))
+            out.append(t.lib.autograd.grad(y, x))
+        return out
+
+    _both(torch, scenario)
+
+
+def test_simple_reentrant(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        y_data = t.lib.tensor(_vals((2, 2), 3))
+
+        class Reenter(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                with t.lib.enable_grad():
+                    ctx.x = x.detach().requires_grad_()
+                    ctx.y = y_data.detach().requires_grad_()
+                    ctx.output_var = ctx.x * ctx.y
+                return ctx.output_var.detach()
+
+            @staticmethod
+            def backward(ctx: Any, grad_output: Any) -> Any:
+                with t.lib.enable_grad():
+                    ctx.output_var.sum().backward()
+                return ctx.x.grad * grad_output
+
+        x = _leaf(t, (2, 2), 4)
+        out = Reenter.apply(x)
+        out.sum().backward()
+        return x.grad
+
+    _both(torch, scenario)
+
+
+# -- hooks, retain_grad --------------------------------------------------------------------
+
+
+def test_hooks(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(5, 5, requires_grad=True)
+        y = t.lib.ones(5, 5) * 4
+        y.requires_grad_(True)
+        counter = [0]
+
+        def bw_hook(inc: int, grad: Any) -> None:
+            assert isinstance(grad, type(x))
+            counter[0] += inc
+
+        z = x**2 + x * 2 + x * y + y
+        x.register_hook(lambda *args: bw_hook(0, *args))
+        test = z.register_hook(lambda *args: bw_hook(1, *args))
+        z.backward(t.lib.ones(5, 5), retain_graph=True)
+        counts = [counter[0]]
+        test2 = z.register_hook(lambda *args: bw_hook(2, *args))
+        z.backward(t.lib.ones(5, 5), retain_graph=True)
+        counts.append(counter[0])
+        test2.remove()
+        z.backward(t.lib.ones(5, 5), retain_graph=True)
+        counts.append(counter[0])
+
+        def bw_hook_modify(grad: Any) -> Any:
+            return grad.mul(2)
+
+        test.remove()
+        z.register_hook(bw_hook_modify)
+        with t.lib.no_grad():
+            y.grad.zero_()
+        z.backward(t.lib.ones(5, 5), retain_graph=True)
+        first = y.grad.clone()
+        y.register_hook(bw_hook_modify)
+        with t.lib.no_grad():
+            y.grad.zero_()
+        z.backward(t.lib.ones(5, 5))
+        return [counts, first, y.grad, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_hook_with_no_name(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class MyHookClass:
+            def __call__(self, grad: Any) -> Any:
+                return grad.clone()
+
+        x0 = _leaf(t, (5,))
+        x = x0.clone()
+        x.register_hook(MyHookClass())
+        x.sum().backward()
+        return x0.grad
+
+    _both(torch, scenario)
+
+
+def test_grad_nonleaf_register_hook(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (5,))
+        x_list = x.unbind()
+        x0 = x_list[0]
+        hook_results: list[Any] = [None]
+
+        def hook(grad: Any) -> None:
+            hook_results[0] = grad
+
+        x0.register_hook(hook)
+        x_list[0].backward()
+        out = [hook_results[0], x.grad.clone(), x_list[0].grad]
+        for i in range(1, 5):
+            hook_results[0] = None
+            x_list[i].backward()
+            out += [hook_results[0], x.grad.clone(), x_list[i].grad]
+        return out
+
+    with pytest.warns(UserWarning, match="is not a leaf Tensor"):
+        _both(torch, scenario)
+
+
+def test_grad_nonleaf_many_outputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (4, 2))
+        a, b = x.chunk(2)
+        hook_called = []
+        x.register_hook(lambda *grads: hook_called.append(True))
+        go = t.lib.tensor(_vals((2, 2), 5))
+        grad_a, grad_b = t.lib.autograd.grad(a + 2 * b, [a, b], grad_outputs=go, create_graph=True)
+        return [grad_a, grad_b, hook_called, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_retain_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        input = _leaf(t, (1, 3))
+        h1 = input * 3
+        out = (h1 * h1).sum()
+        h1.retain_grad()
+        h1.retain_grad()
+        out.backward(retain_graph=True)
+        first = h1.grad.clone()
+        out.backward(retain_graph=True)
+        second = h1.grad.clone()
+        with t.lib.no_grad():
+            input.grad.zero_()
+        input.retain_grad()
+        input.retain_grad()
+        out.backward()
+        return [first, second, input.grad, h1.retains_grad, input.retains_grad]
+
+    _both(torch, scenario)
+
+
+def test_retain_grad_inplace(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = _leaf(t, (10,)).clone()
+        a.retain_grad()
+        a.mul_(2)
+        a.sum().backward()
+        first = a.grad.clone()
+        a = _leaf(t, (10,)).clone()
+        a.retain_grad()
+        a.mul_(2)  # the retained grad follows the tensor to its new grad_fn
+        a.mul_(2)
+        a.sum().backward()
+        return [first, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_tensor_hooks_inplace(torch: Any) -> None:
+    """A hook registered before an in-place op sees the old version's gradient; one
+    registered after sees the new one's."""
+
+    def scenario(t: T) -> Any:
+        calls = []
+        a = _leaf(t, (4,))
+        b = a.clone()
+        b.register_hook(lambda g: calls.append(("before", g.tolist())))
+        b.mul_(2)
+        b.register_hook(lambda g: calls.append(("after", g.tolist())) or g * 3)
+        (b * 5).sum().backward()
+        return [calls, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_hook_on_a_tensor_without_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        return t.lib.ones(3).register_hook(lambda g: g)
+
+    _both(torch, scenario)
+
+
+# -- backward / grad -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_accumulate_grad(torch: Any, create_graph: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (5, 5))
+        y = x + 2
+        y.backward(t.lib.ones(5, 5), retain_graph=True)
+        x_grad = x.grad
+        x_grad_clone = x.grad.clone()
+        y.backward(t.lib.ones(5, 5), create_graph=create_graph)
+        return [x_grad is x.grad, x_grad, x_grad_clone, x.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_accumulate_grad_tensor_reference(torch: Any, create_graph: bool) -> None:
+    def scenario(t: T) -> Any:
+        params = t.lib.tensor([1.5, 1.5]).requires_grad_()
+        params.grad = t.lib.tensor([1.5, 1.5])
+        grad_saved = params.grad
+        params.backward(t.lib.tensor([1.5, 1.5]), create_graph=create_graph)
+        return [grad_saved is params.grad, params.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_grad_of_grad_fn_names(torch: Any, case: int) -> None:
+    """``.grad`` under create_graph: a leaf's is a CopyBackwards copy, a retained
+    one's a clone, an accumulation an add (AccumulateGrad's ``clone_obey_contract``)."""
+
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        h = x * 1
+        h.retain_grad()
+        if case == 0:
+            (h**2).sum().backward(create_graph=True)
+        elif case == 1:
+            (h**2).sum().backward(t.lib.ones((), requires_grad=True), create_graph=True)
+        elif case == 2:
+            (h * h).backward(t.lib.ones(2, 2), create_graph=True)
+        elif case == 3:
+            (h * 2).backward(t.lib.ones(2, 2), create_graph=True)
+        else:
+            for _ in range(case - 2):
+                (h * h).sum().backward(create_graph=True)
+        return [_name(x.grad.grad_fn), _name(h.grad.grad_fn), x.grad, h.grad]
+
+    _both(torch, scenario)
+
+
+def test_sum_to_with_empty_dim_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = t.lib.ones(4, 0, requires_grad=True)
+        b = t.lib.ones(4, 1, requires_grad=True)
+        c = a + b
+        c.sum().backward()
+        return [c.shape, a.grad, b.grad]
+
+    _both(torch, scenario)
+
+
+def test_hessian_vector(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = _leaf(t, (2, 2), 1), _leaf(t, (2, 2), 2)
+        z = x**2 + y * x + y**2
+        z.backward(t.lib.ones(2, 2), create_graph=True)
+        first = [x.grad.clone(), y.grad.clone()]
+        grad_sum = 2 * x.grad + y.grad
+        grad_sum.backward(t.lib.ones(2, 2))
+        return [first, x.grad, y.grad]
+
+    _both(torch, scenario)
+
+
+def test_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = _leaf(t, (2, 2), 1), _leaf(t, (2, 2), 2)
+        z = x**2 + y * x + y**2
+        z.backward(t.lib.ones(2, 2), create_graph=True)
+        grad_sum = 2 * x.grad + y.grad
+        x_hv = t.lib.autograd.grad(
+            outputs=[grad_sum], grad_outputs=[t.lib.ones(2, 2)], inputs=[x], create_graph=True
+        )
+        out = [x_hv, x.grad, y.grad]
+        try:
+            t.lib.autograd.grad(
+                outputs=[grad_sum], grad_outputs=[t.lib.ones(2)], inputs=[x], create_graph=True
+            )
+        except RuntimeError as error:
+            out.append(str(error))
+        return out
+
+    _both(torch, scenario)
+
+
+def test_grad_nonleaf(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x_init = _leaf(t, (2, 2), 1)
+        x = x_init
+        y = _leaf(t, (2, 2), 2)
+        grad_output = t.lib.ones(2, 2)
+
+        def fn(x: Any) -> Any:
+            return x**2 + y * x + y**2
+
+        out = []
+        for _ in range(5):
+            (grad_x,) = t.lib.autograd.grad(fn(x), x, grad_outputs=grad_output, create_graph=True)
+            out += [grad_x, y.grad, x_init.grad]
+            x = x + 0.05 * grad_x
+        x.backward(grad_output)
+        return [out, y.grad, x_init.grad]
+
+    _both(torch, scenario)
+
+
+def test_sharded_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        leaves = [t.lib.zeros(5, 5, requires_grad=True) for _ in range(10)]
+        intermediates = [leaf * i + leaf * leaf for i, leaf in enumerate(leaves)]
+        loss = sum(v * i for i, v in enumerate(intermediates)).sum()
+        d_intermediates = [
+            d_i
+            for k in range(0, len(intermediates), 2)
+            for d_i in t.lib.autograd.grad(loss, intermediates[k : k + 2], retain_graph=True)
+        ]
+        t.lib.autograd.backward(intermediates, d_intermediates)
+        return [leaf.grad for leaf in leaves]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["backward", "grad_x_y", "grad_y_x", "grad_ok"])
+def test_backward_badcalls(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(1, requires_grad=case == "grad_ok")
+        y = x**2
+        if case == "backward":
+            return x.backward()
+        if case == "grad_x_y":
+            return t.lib.autograd.grad(x, y)
+        return t.lib.autograd.grad(y, x)
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("allow_unused", [True, False])
+def test_grad_unreachable(torch: Any, allow_unused: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(1, requires_grad=True)
+        y = t.lib.ones(1, requires_grad=True)
+        _ = x * 2, y * 2
+        a = t.lib.autograd.grad(x * 2, [x, y], allow_unused=allow_unused)
+        z = t.lib.ones(1, requires_grad=True)
+        b = t.lib.autograd.grad(x * 2, [x, z], allow_unused=allow_unused)
+        return [a, b]
+
+    _both(torch, scenario)
+
+
+def test_multi_backward(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y, q, a, b = (_leaf(t, (5, 5), i) for i in range(5))
+        q2 = q * 2
+        z = x + y + q2
+        c = a * b + q2
+        grad_z, grad_c = t.lib.tensor(_vals((5, 5), 7)), t.lib.tensor(_vals((5, 5), 8))
+        t.lib.autograd.backward([z, c], [grad_z, grad_c])
+        return [x.grad, y.grad, a.grad, b.grad, q.grad]
+
+    _both(torch, scenario)
+
+
+def test_multi_backward_no_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (5, 5))
+        y = t.lib.ones(5, 5)
+        z = x + y
+        q = y * 2
+        t.lib.autograd.backward([z, q], [t.lib.ones(5, 5), t.lib.ones(5, 5)])
+
+    _both(torch, scenario)
+
+
+def test_dependent_backward(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor([0.5 * i - 2 for i in range(10)], dtype=t.float64, requires_grad=True)
+        y = x**2
+        z = y**3
+        go_y = t.lib.tensor([1.0, -1.0] * 5, dtype=t.float64)
+        go_z = t.lib.tensor([0.5, 2.0] * 5, dtype=t.float64)
+        t.lib.autograd.backward([y, z], [go_y, go_z])
+        return x.grad
+
+    _both(torch, scenario)
+
+
+def test_duplicate_backward_root(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a, b = _leaf(t, (5, 5), 1), _leaf(t, (5, 5), 2)
+        x = a * b
+        grad_output = t.lib.tensor(_vals((5, 5), 3))
+        t.lib.autograd.backward([x, x], [grad_output, grad_output])
+        return [a.grad, b.grad]
+
+    _both(torch, scenario)
+
+
+def test_backward_no_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = _leaf(t, (5, 5))
+        b = a + 2
+        t.lib.autograd.backward([b], [None])
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("retain", [False, True])
+@pytest.mark.parametrize("saved", [False, True])
+def test_backward_twice(torch: Any, retain: bool, saved: bool) -> None:
+    """test_backward_twice_{with,without}_saved_values and their retained_graph twins."""
+
+    def scenario(t: T) -> Any:
+        b = _leaf(t, (3,), dtype=t.float64)
+        if saved:
+            c = t.lib.zeros(3, dtype=t.float64)
+            c[[1, 2]] = b[[1, 1]]
+        else:
+            c = b + 1
+        go = t.lib.tensor([1.0, 1.0, 1.0], dtype=t.float64)
+        c.backward(go, retain_graph=retain)
+        c.backward(go)
+        return b.grad
+
+    _both(torch, scenario)
+
+
+def test_next_functions(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = _leaf(t, (5, 5), 1), _leaf(t, (5, 5), 2)
+        a = x + y
+        nf = a.grad_fn.next_functions
+        b = a + 5
+        nf2 = b.grad_fn.next_functions
+        return [
+            [(_name(f), n) for f, n in nf],
+            nf[0][0].variable is x,
+            nf2[0][0] is a.grad_fn,
+            nf2[1],
+        ]
+
+    _both(torch, scenario)
+
+
+def test_inplace(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        out = []
+
+        def attempt(fn: Any) -> None:
+            try:
+                fn()
+                out.append("ok")
+            except RuntimeError as exc:
+                out.append(str(exc))
+
+        x = t.lib.ones(5, 5, requires_grad=True)
+        y = (t.lib.ones(5, 5) * 4).requires_grad_()
+        z = x * y
+        q = z + y
+        w = z * y
+        z.add_(2)
+        attempt(lambda: q.backward(t.lib.ones(5, 5), retain_graph=True))
+        attempt(lambda: w.backward(t.lib.ones(5, 5)))
+
+        z = x * y
+        q = z * y
+        r = z + y
+        w = z.add_(y)
+        attempt(lambda: w.backward(t.lib.ones(5, 5), retain_graph=True))
+        attempt(lambda: r.backward(t.lib.ones(5, 5), retain_graph=True))
+        attempt(lambda: q.backward(t.lib.ones(5, 5)))
+
+        with t.lib.no_grad():
+            x.grad.zero_()
+        m = x / 2
+        z = m + y / 8
+        q = z * y
+        r = z + y
+        prev_version = z._version
+        w = z.exp_()
+        out.append([prev_version, z._version, w is z])
+        r.backward(t.lib.ones(5, 5), retain_graph=True)
+        out.append(x.grad.clone())
+        w.backward(t.lib.ones(5, 5), retain_graph=True)
+        out.append(x.grad.clone())
+        attempt(lambda: q.backward(t.lib.ones(5, 5)))
+
+        leaf = t.lib.ones(5, 5, requires_grad=True)
+        x = leaf.clone()
+        x.add_(10)
+        y = x + 2
+        y.backward(t.lib.ones(5, 5))
+        z = x * y
+        x.add_(2)
+        attempt(lambda: z.backward(t.lib.ones(5, 5)))
+        return [out, leaf.grad]
+
+    _both(torch, scenario)
+
+
+def test_requires_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = t.lib.ones(5, 5), t.lib.ones(5, 5)
+        z = _leaf(t, (5, 5))
+        a = x + y
+        b = a + z
+        b.backward(t.lib.ones(5, 5))
+        return [a.requires_grad, b.requires_grad, z.grad]
+
+    _both(torch, scenario)
+
+
+def test_requires_grad_(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(5, 5)
+        y = t.lib.ones(5, 5, requires_grad=True)
+        out = [x is x.requires_grad_(), x.requires_grad, y is y.requires_grad_(), y.requires_grad]
+        z = x * y
+        try:
+            z.requires_grad_(False)
+        except RuntimeError as exc:
+            out.append(str(exc))
+        out += [z is z.requires_grad_(), z.requires_grad, z is z.requires_grad_(True)]
+        out += [x is x.requires_grad_(False), x.requires_grad, y.requires_grad_(False) is y]
+        return [out, y.requires_grad]
+
+    _both(torch, scenario)
+
+
+def test_requires_grad_inplace(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = t.lib.ones(5, 5)
+        b = _leaf(t, (5, 5))
+        a += b
+        c = t.lib.ones(5, 5) + 0
+        c += b
+        return [a.requires_grad, _name(a.grad_fn), c.requires_grad, _name(c.grad_fn)]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["plain", "view", "leaf_after", "view_after"])
+def test_no_requires_grad_inplace(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        a = t.lib.tensor(_vals((2, 3)))
+        b = a[:]
+        if case == "plain":
+            a.add_(5)
+        elif case == "view":
+            b.add_(5)
+        a.requires_grad = True
+        if case == "leaf_after":
+            a.add_(5)
+        elif case == "view_after":
+            b.add_(5)
+        a.sum().backward()
+        return a.grad
+
+    _both(torch, scenario)
+
+
+def test_no_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(5, 5, requires_grad=True)
+        y = t.lib.ones(5, 5) * 4
+        with t.lib.no_grad():
+            w = x + y
+
+        @t.lib.no_grad()
+        def adder(x: Any, y: Any) -> Any:
+            return x + y
+
+        z = adder(x, y)
+        out = [w.requires_grad, w.grad_fn is None, z.requires_grad, z.grad_fn is None]
+        with t.lib.no_grad():
+            out.append(t.lib.is_grad_enabled())
+            adder(x, y)
+            out.append(t.lib.is_grad_enabled())
+        try:
+            w.backward(t.lib.ones(5, 5))
+        except RuntimeError as exc:
+            out.append(str(exc))
+        return out
+
+    _both(torch, scenario)
+
+
+def test_set_grad_enabled(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor([1.0], requires_grad=True)
+        out = []
+        with t.lib.set_grad_enabled(False):
+            out.append((x * 2).requires_grad)
+        with t.lib.set_grad_enabled(True):
+            out.append((x * 2).requires_grad)
+        with t.lib.set_grad_enabled(False):
+            t.lib.set_grad_enabled(True)
+            out.append((x * 2).requires_grad)
+        out.append(t.lib.is_grad_enabled())
+        return out
+
+    _both(torch, scenario)
+
+
+def test_detach(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (4, 4))
+        y = (x + 2).detach()
+        z = y * 4 + 2
+        out = [y.requires_grad, z.requires_grad]
+        x = _leaf(t, (4, 4))
+        y = (x * 2).detach()
+        out += [y.requires_grad, y.grad_fn is None]
+        (x + y).sum().backward()
+        out.append(x.grad)
+        x, y = _leaf(t, (4, 4), 1), _leaf(t, (4, 4), 2)
+        a = x * 2
+        (y + a).sum().backward(retain_graph=True)
+        a.detach_()
+        out.append(a.requires_grad)
+        (y + a).sum().backward()
+        out += [x.grad, y.grad]
+        try:
+            x.narrow(0, 1, 2).detach_()
+        except RuntimeError as exc:
+            out.append(str(exc))
+        return out
+
+    _both(torch, scenario)
+
+
+def test_detach_base(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (4, 4))
+        view = x.narrow(0, 1, 2)
+        x.detach_()
+        return [x.requires_grad, view.requires_grad, _name(view.grad_fn), view._base is x]
+
+    _both(torch, scenario)
+
+
+def test_isolated_node(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = _leaf(t, (5, 5), 1), _leaf(t, (5, 5), 2)
+        a = x + y
+        b = t.lib.max(a, 1, True)[1].repeat(1, 5).double()
+        (b + a).sum().backward()
+        return [x.grad, y.grad]
+
+    _both(torch, scenario)
+
+
+def test_numpy_requires_grad(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (2, 2))
+        with t.lib.no_grad():
+            ok = x.detach().numpy().tolist()
+        return [ok, x.numpy()]
+
+    _both(torch, scenario)
+
+
+def test_leaf_assignment(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor(_vals((5, 5)))
+        y, z = _leaf(t, (5,), 1), _leaf(t, (5,), 2)
+        x[0] = y
+        x[1] = 2 * z
+        facts = [x.requires_grad, _name(x.grad_fn)]
+        x.sum().backward()
+        return [facts, y.grad, z.grad]
+
+    _both(torch, scenario)
+
+
+def test_no_grad_assignment(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (5, 5))
+        y = t.lib.tensor(_vals((5,), 1))
+        with t.lib.no_grad():
+            x[0] = y
+        return [x.requires_grad, x.grad_fn is None, x._version, x]
+
+    _both(torch, scenario)
+
+
+def test_no_grad_modifies_version(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = _leaf(t, (5,), 1), _leaf(t, (5,), 2)
+        z = (x * y).sum()
+        with t.lib.no_grad():
+            x *= 2
+        z.backward()
+
+    _both(torch, scenario)
+
+
+def test_backward_copy(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(5, 5, requires_grad=True)
+        y = t.lib.ones(5, 5, requires_grad=True)
+        a, b, c = x + 2, y + 2, x + 2
+        add2 = a + b + c
+        for _ in range(4):
+            a, b, c = a * 2, b * 2, c * 2
+        out = add2 + (a + b + c)
+        out.backward(t.lib.ones(5, 5))
+        return [x.grad, y.grad]
+
+    _both(torch, scenario)
+
+
+def test_unused_output(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (10, 10))
+        o = x.chunk(5)[2] * 4 + 2
+        o.sum().backward()
+        first = x.grad.clone()
+        with t.lib.no_grad():
+            x.grad.zero_()
+        x.chunk(5)[0].backward(t.lib.tensor(_vals((2, 10), 1)))
+        return [first, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_unbind(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        stacked = _leaf(t, (3, 4, 4))
+        x, y, z = stacked.unbind()
+        grad = t.lib.tensor(_vals((3, 4, 4), 1))
+        t.lib.autograd.backward([x, y, z], grad.unbind())
+        out = [stacked.grad]
+        for i in range(3):
+            stacked = _leaf(t, (3, 4, 4))
+            outs = stacked.unbind()
+            out.append(t.lib.autograd.grad(outs[i], stacked, grad.unbind()[i]))
+        return out
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize(
+    "size,index",
+    [
+        ((5, 5), 1),
+        ((5,), 1),
+        ((1,), 0),
+        ((10,), [[0, 4, 2]]),
+        ((5, 5), [[0, 4], [2, 2]]),
+        ((5, 5, 5), (slice(None), slice(None), [1, 3])),
+        ((5, 5, 5), (slice(None), [2, 4], [1, 3])),
+    ],
+)
+@pytest.mark.parametrize("tensor_value", [False, True])
+def test_setitem(torch: Any, size: tuple[int, ...], index: Any, tensor_value: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(*size, requires_grad=True)
+        y = x + 2
+        y_version = y._version
+        if tensor_value:
+            value = t.lib.ones(x[index].shape) * 7
+            value.requires_grad = True
+            y[index] = value
+        else:
+            y[index] = 2
+        changed = y._version != y_version
+        y.backward(t.lib.ones(*size))
+        return [changed, _name(y.grad_fn), x.grad, value.grad if tensor_value else None]
+
+    _both(torch, scenario)
+
+
+def test_indexing_duplicates(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        out = []
+        for shape, idx in [
+            ((4, 4), t.lib.tensor([1, 1, 3, 2, 1, 2])),
+            ((4, 4), [[1, 1, 3, 2, 1, 2], [0]]),
+            ((4, 4), [[[1, 2], [0, 0]], [[0, 1], [1, 1]]]),
+            ((4, 4, 4), ([1, 1, 1], slice(None), slice(None))),
+        ]:
+            y = t.lib.ones(*shape, requires_grad=True)
+            y[idx].sum().backward()
+            out.append(y.grad)
+        return out
+
+    _both(torch, scenario)
+
+
+def test_index_backward_does_not_save_tensor(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = t.lib.tensor([1.0, 0, 0])
+        b = t.lib.zeros(3, requires_grad=True)
+        tensor = b + 0
+        tensor[a != 0] = tensor[a != 0]
+        tensor.backward(t.lib.zeros_like(tensor))
+        return b.grad
+
+    _both(torch, scenario)
+
+
+def test_no_unnecessary_save(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        mu = t.lib.ones(1, requires_grad=True)
+        x = t.lib.zeros(1)
+        loss = 0
+        for i in range(3):
+            x.detach_()
+            x.copy_(mu + i)
+            ft = t.lib.tensor([float(i)])
+            loss += (x * ft).sum()
+        loss.backward()
+        return mu.grad
+
+    _both(torch, scenario)
