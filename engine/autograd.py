@@ -253,6 +253,9 @@ def _run(
                 _capture(node, grads, capture_edges, captured)
             if not runs:
                 continue
+            if node.pre_hooks:
+                grads = _node_pre_hooks(node, grads, raw)
+            incoming = grads
             if len(grads) > 1 and node.materialize_grads and any(g is None for g in grads):
                 # no gradient came: zeros
                 grads = [
@@ -277,6 +280,8 @@ def _run(
                 )
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
+            if node.post_hooks:
+                in_grads = _node_post_hooks(node, in_grads, incoming, raw)
             executed.append(node)
             for index, (edge, g) in enumerate(zip(node.next_edges, in_grads)):
                 if edge is None or g is None:
@@ -355,6 +360,46 @@ def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool,
     return g
 
 
+def _hook_values(grads: Any, raw: bool) -> tuple[Any, ...]:
+    return tuple(None if g is None else Tensor._make(g) if raw else g for g in grads)
+
+
+def _hook_result(hook: Any, result: Any, expected: int) -> tuple[Any, ...]:
+    """PyTorch's ``check_result`` for a node hook's return value."""
+    if not isinstance(result, tuple):
+        raise GradientTypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise BadArgumentsError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, but "
+            f"expected {expected})"
+        )
+    return result
+
+
+def _node_pre_hooks(node: Node, grads: list[Any], raw: bool) -> list[Any]:
+    """``Node.register_prehook`` hooks, on the gradients of the node's outputs."""
+    values = _hook_values(grads, raw)
+    for hook in list(node.pre_hooks or ()):
+        new = hook(values)
+        if new is not None:
+            values = _hook_result(hook, new, len(values))
+    return [None if g is None else g._data if raw else g for g in values]
+
+
+def _node_post_hooks(
+    node: Node, in_grads: tuple[Any, ...], incoming: list[Any], raw: bool
+) -> tuple[Any, ...]:
+    """``Node.register_hook`` hooks: ``hook(grad_inputs, grad_outputs)`` after the rule."""
+    outs = _hook_values([None if e is None else g for e, g in zip(node.next_edges, in_grads)], raw)
+    ins = _hook_values(incoming, raw)
+    for hook in list(node.post_hooks or ()):
+        new = hook(outs, ins)
+        if new is not None:
+            outs = _hook_result(hook, new, len(outs))
+    return tuple(None if g is None else g._data if raw else g for g in outs)
+
+
 def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     """PyTorch's ``is_expandable_to``: ``shape`` broadcasts to ``to``."""
     if len(shape) > len(to):
@@ -417,6 +462,10 @@ def _commit(
             np.add(old._data, g._data, out=old._data, casting="unsafe")
             old._vc[0] += 1
         touched.append(t)
+        post = getattr(t, "_post_hooks", None) if inplace else None
+        for hook in post or ():
+            if hook(t) is not None:
+                raise BadArgumentsError("Tensor post accumulate grad hooks should return None.")
     return touched
 
 

@@ -172,12 +172,12 @@ class Function:
             args = bound.args
         tensors_need = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         recording = _enabled.get() and any(tensors_need)
-        edges: list[tuple[Any, int] | None] = []
+        edges: list[tuple[Any, int] | None] = []  # one per Tensor argument, as in PyTorch
         for a, need in zip(args, tensors_need):
             if need and recording:
                 fn = a.grad_fn  # a stale view regenerates its node first
                 edges.append((fn, a._output_nr) if fn is not None else (a, 0))
-            else:
+            elif isinstance(a, Tensor):
                 edges.append(None)
         # created after its inputs' nodes, as ``Node.seq`` requires
         ctx = BackwardCFunction(cls._node_class())
@@ -232,7 +232,7 @@ def _wrap_outputs(
                     outputs[nr] = out.detach()
             continue
         if id(out) in dirty_ids:
-            _rebase_dirty(out, ctx, nr)
+            _rebase_dirty(out, ctx, nr, args)
         elif is_input:
             alias = Tensor._make(out._data, True, ctx, nr)
             alias._vc = out._vc
@@ -251,7 +251,7 @@ def _wrap_outputs(
     return tuple(outputs) if is_tuple else outputs[0]
 
 
-def _rebase_dirty(t: Tensor, ctx: BackwardCFunction, nr: int) -> None:
+def _rebase_dirty(t: Tensor, ctx: BackwardCFunction, nr: int, args: tuple[Any, ...]) -> None:
     """An input modified in place: its history becomes this node, as in-place ops do."""
     info = t._view
     if info is None:
@@ -264,7 +264,8 @@ def _rebase_dirty(t: Tensor, ctx: BackwardCFunction, nr: int) -> None:
     views.check_multi_output(t)
     if info.no_grad:
         raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
-    old_edge = ctx.next_edges[nr] if nr < len(ctx.next_edges) else None
+    tensor_args = [a for a in args if isinstance(a, Tensor)]
+    old_edge = next(e for a, e in zip(tensor_args, ctx.next_edges) if a is t)
     views.rebase(t, ctx, nr, old_edge)
     t.requires_grad_flag = True
     info.attr_version = -1  # regenerate the view's grad_fn from the base's new history
@@ -281,7 +282,7 @@ def _run_backward(cls: type[Function], ctx: BackwardCFunction, *grads: Any) -> t
     result = cls.backward(ctx, *grads_list)
     if not isinstance(result, tuple):
         result = (result,)
-    n_inputs = len(ctx.next_edges)
+    n_inputs = len(ctx.input_is_tensor)
     if len(result) != n_inputs:
         if len(result) > n_inputs and all(r is None for r in result[n_inputs:]):
             result = result[:n_inputs]
@@ -291,15 +292,18 @@ def _run_backward(cls: type[Function], ctx: BackwardCFunction, *grads: Any) -> t
                 f"{n_inputs}, got {len(result)})"
             )
     out = []
-    for i, (g, edge) in enumerate(zip(result, ctx.next_edges)):
+    edges = iter(ctx.next_edges)
+    for i, g in enumerate(result):
+        if not ctx.input_is_tensor[i]:
+            if g is not None:
+                raise CustomFunctionError(
+                    f"function {name} returned a gradient different than None at position "
+                    f"{i + 1}, but the corresponding forward input was not a Variable"
+                )
+            continue
         if g is not None and not isinstance(g, Tensor):
             raise ArgumentTypeError(f"expected Tensor or None (got {type(g).__name__})")
-        if g is not None and not ctx.input_is_tensor[i]:
-            raise CustomFunctionError(
-                f"function {name} returned a gradient different than None at position "
-                f"{i + 1}, but the corresponding forward input was not a Variable"
-            )
-        out.append(g if edge is not None else None)
+        out.append(g if next(edges) is not None else None)
     return tuple(out)
 
 

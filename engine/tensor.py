@@ -23,6 +23,7 @@ from .errors import (
     ShapeMismatchError,
 )
 from .grad_mode import _enabled
+from .hooks import RemovableHandle
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -41,18 +42,6 @@ NOT_LEAF_MESSAGE = (
 )
 
 
-class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: list[Any], hook: Any) -> None:
-        self._hooks = hooks
-        self._hook = hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-
-
 class Tensor:
     """An n-dimensional array that can record the ops applied to it."""
 
@@ -66,9 +55,11 @@ class Tensor:
         "_vc",
         "_hooks",
         "_view",
+        "_post_hooks",  # post-accumulate-grad hooks; unset on most tensors (read with getattr)
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
+    _post_hooks: list[Callable[[Tensor], None]]
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
@@ -193,6 +184,21 @@ class Tensor:
         if self.grad_fn is not None:
             self.grad_fn.register_tensor(self._output_nr, self)
         return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` after a backward accumulated into this leaf's ``.grad``."""
+        if not self.requires_grad_flag:
+            raise NoGradFnError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise NoGradFnError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        hooks: list[Callable[[Tensor], None]] | None = getattr(self, "_post_hooks", None)
+        if hooks is None:
+            hooks = []
+            self._post_hooks = hooks
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     @property
     def grad(self) -> Tensor | None:

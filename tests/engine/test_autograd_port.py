@@ -1658,3 +1658,180 @@ def test_no_unnecessary_save(torch: Any) -> None:
         return mu.grad
 
     _both(torch, scenario)
+
+
+# -- Node hooks and post-accumulate-grad hooks ---------------------------------------------
+
+
+def _plainly(values: Any) -> Any:
+    return [None if v is None else v.tolist() for v in values]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_fn_prehooks_and_hooks(torch: Any, create_graph: bool) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        a = _leaf(t, (3,))
+        b = a * 2
+        c = b * 3
+
+        def prehook(grad_outputs: Any) -> Any:
+            calls.append(("pre", _plainly(grad_outputs)))
+            return (grad_outputs[0] * 2,)
+
+        def posthook(grad_inputs: Any, grad_outputs: Any) -> Any:
+            calls.append(("post", _plainly(grad_inputs), _plainly(grad_outputs)))
+            return (grad_inputs[0] + 1, None)
+
+        h1 = c.grad_fn.register_prehook(prehook)
+        h2 = b.grad_fn.register_hook(posthook)
+        c.sum().backward(retain_graph=True, create_graph=create_graph)
+        first = a.grad.clone()
+        h1.remove()
+        h2.remove()
+        h2.remove()
+        a.grad = None
+        c.sum().backward()
+        return [calls, first, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_grad_fn_prehooks_multiple_outputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        a = _leaf(t, (3, 2))
+        b = a * 1
+        x, y, z = b.unbind(0)
+        x.grad_fn.register_prehook(lambda g: calls.append(_plainly(g)))
+        x.grad_fn.register_hook(lambda gi, go: calls.append((_plainly(gi), _plainly(go))))
+        (x * 2 + z).sum().backward()
+        return [calls, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_hook_order_tensor_hooks_retain_grad_and_prehooks(torch: Any) -> None:
+    """A tensor's hooks run first, then retain_grad keeps their result, then the node's
+    pre-hooks see it (PyTorch's call_tensor_pre_hooks, then call_pre_hooks)."""
+
+    def scenario(t: T) -> Any:
+        calls = []
+        a = _leaf(t, (2,))
+        b = a * 2
+        b.retain_grad()
+        b.register_hook(lambda g: calls.append(("tensor", g.tolist())) or g + 1)
+        b.grad_fn.register_prehook(lambda g: calls.append(("pre", _plainly(g))) or (g[0] * 10,))
+        b.sum().backward()
+        return [calls, b.grad, a.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("result", ["tensor", "long", "list"])
+def test_grad_fn_hook_bad_results(torch: Any, result: str) -> None:
+    def scenario(t: T) -> Any:
+        a = _leaf(t, (2,))
+        b = a * 2
+
+        def prehook(grad_outputs: Any) -> Any:
+            if result == "tensor":
+                return grad_outputs[0]
+            if result == "long":
+                return (grad_outputs[0], grad_outputs[0])
+            return [grad_outputs[0]]
+
+        b.grad_fn.register_prehook(prehook)
+        b.sum().backward()
+        return a.grad
+
+    _both(torch, scenario)
+
+
+def test_custom_function_node_hooks(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+
+        class Twice(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any, k: Any) -> Any:
+                return x * 2
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return g * 2, None
+
+        x = _leaf(t, (3,))
+        y = Twice.apply(x, 5)
+        y.grad_fn.register_prehook(lambda g: calls.append(_plainly(g)))
+        y.grad_fn.register_hook(lambda gi, go: calls.append((_plainly(gi), _plainly(go))))
+        y.sum().backward()
+        return [calls, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_post_accumulate_grad_hook(torch: Any) -> None:
+    """The hook gets the leaf after its ``.grad`` was accumulated; an optimizer step in
+    it (as in PyTorch's docs) sees the summed gradient."""
+
+    def scenario(t: T) -> Any:
+        calls = []
+        p = _leaf(t, (3,))
+        q = _leaf(t, (3,), 1)
+
+        def step(param: Any) -> None:
+            calls.append([param is p, param.grad.tolist()])
+            with t.lib.no_grad():
+                param.sub_(0.1 * param.grad)
+
+        handle = p.register_post_accumulate_grad_hook(step)
+        (p * q + p).sum().backward()
+        after_one = [p.detach().clone(), p.grad.clone()]
+        (p * 3).sum().backward()
+        handle.remove()
+        (p * 3).sum().backward()
+        t.lib.autograd.grad((p * 3).sum(), p)  # grad() accumulates nothing: no call
+        return [calls, after_one, p, p.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["non_leaf", "no_grad", "returns"])
+def test_post_accumulate_grad_hook_errors(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        p = _leaf(t, (3,))
+        if case == "non_leaf":
+            return (p * 2).register_post_accumulate_grad_hook(lambda t: None)
+        if case == "no_grad":
+            return t.lib.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+        p.register_post_accumulate_grad_hook(lambda t: t.grad)
+        (p * 2).sum().backward()
+        return p.grad
+
+    _both(torch, scenario)
+
+
+def test_post_accumulate_grad_hook_with_backward_inputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        p, q = _leaf(t, (2,)), _leaf(t, (2,), 1)
+        p.register_post_accumulate_grad_hook(lambda t: calls.append("p"))
+        q.register_post_accumulate_grad_hook(lambda t: calls.append("q"))
+        (p * q).sum().backward(inputs=[q])
+        return [calls, p.grad, q.grad]
+
+    _both(torch, scenario)
+
+
+def test_removable_handle_as_context_manager(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        a = _leaf(t, (2,))
+        b = a * 2
+        with b.register_hook(lambda g: calls.append(g.tolist())):
+            b.sum().backward(retain_graph=True)
+        b.sum().backward()
+        return [calls, a.grad]
+
+    _both(torch, scenario)
