@@ -16,7 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from . import custom_function as function  # noqa: F401 - torch.autograd.function
 from . import dtypes, fpstate
+from .custom_function import Function as Function
+from .custom_function import FunctionCtx as FunctionCtx
+from .custom_function import once_differentiable as once_differentiable
 from .errors import (
     BadArgumentsError,
     EngineError,
@@ -30,6 +34,7 @@ from .function import Node
 from .grad_mode import set_grad_enabled
 from .primitives import cast, sum_to, sum_to_array
 from .tensor import Tensor
+from .views import CopyBackwards
 
 UNUSED_INPUT_MESSAGE = (
     "The differentiated Tensor at index {index} appears to not have been used in the graph. "
@@ -141,7 +146,7 @@ def _topological_order(roots: list[Node]) -> list[Node]:
         for edge in stack.pop().next_edges:
             if edge is not None:
                 child = edge[0]
-                if type(child) is Node and child not in seen:
+                if type(child) is not Tensor and child not in seen:
                     seen.add(child)
                     stack.append(child)
     return sorted(seen, key=_by_seq, reverse=True)
@@ -162,7 +167,7 @@ def _needed(
             if edge is None:
                 continue
             target = edge[0]
-            if type(target) is Node:
+            if type(target) is not Tensor:
                 if target in needed or edge in capture_edges:
                     needed.add(node)
                     break
@@ -225,7 +230,7 @@ def _run(
     several_roots = len(outputs) > 1
 
     executed: list[Node] = []
-    user_fp = fpstate.current()  # tensor hooks are user code: the user's numpy state
+    user_fp = fpstate.current()  # hooks are user code: the user's numpy state
     quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
     try:
         with set_grad_enabled(create_graph):
@@ -255,7 +260,15 @@ def _run(
                     _capture(node, grads, capture_edges, captured)
                 if not runs:
                     continue
-                if len(grads) > 1 and any(g is None for g in grads):  # no gradient came: zeros
+                if node.pre_hooks:
+                    user = fpstate.restore(user_fp)
+                    try:
+                        grads = _node_pre_hooks(node, grads, raw)
+                    finally:
+                        fpstate.quiet_off(user)
+                incoming = grads
+                if len(grads) > 1 and node.materialize_grads and any(g is None for g in grads):
+                    # no gradient came: zeros
                     grads = [
                         g if g is not None else _zeros(*node.meta(nr), raw)
                         for nr, g in enumerate(grads)
@@ -268,7 +281,9 @@ def _run(
                 elif fn.vjp is not None:
                     in_grads = fn.vjp(node, *grads)
                 else:
-                    in_grads = fn.backward(node, *[Tensor._make(g) for g in grads])
+                    in_grads = fn.backward(
+                        node, *[None if g is None else Tensor._make(g) for g in grads]
+                    )
                     in_grads = (
                         tuple(None if g is None else g._data for g in in_grads)
                         if type(in_grads) is tuple
@@ -276,12 +291,19 @@ def _run(
                     )
                 if type(in_grads) is not tuple:
                     in_grads = (in_grads,)
+                if node.post_hooks:
+                    user = fpstate.restore(user_fp)
+                    try:
+                        in_grads = _node_post_hooks(node, in_grads, incoming, raw)
+                    finally:
+                        fpstate.quiet_off(user)
                 executed.append(node)
-                for edge, g in zip(node.next_edges, in_grads):
+                for index, (edge, g) in enumerate(zip(node.next_edges, in_grads)):
                     if edge is None or g is None:
                         continue
                     target, nr = edge
-                    if type(target) is Node:
+                    is_node = type(target) is not Tensor
+                    if is_node:
                         if target.output_meta is None:
                             shape, dtype = target.out_shape, target.out_dtype
                         else:
@@ -289,8 +311,8 @@ def _run(
                     else:
                         shape, dtype = target._data.shape, target._data.dtype
                     if g.shape != shape or g.dtype != dtype:
-                        g = _fit(node, g, shape, dtype, raw)
-                    if type(target) is Node:
+                        g = _fit(node, g, shape, dtype, raw, index)
+                    if is_node:
                         if (
                             needed is not None
                             and target not in needed
@@ -346,18 +368,65 @@ def _free(executed: list[Node], tag: Any) -> None:
         node.release(tag)
 
 
-def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool) -> Any:
+def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool, index: int) -> Any:
     """Reduce a broadcast gradient to its input's shape and cast it to its dtype."""
     if g.shape != shape:
-        if not node.fn.broadcasts:
+        if not node.fn.broadcasts or not _expandable(shape, g.shape):
             raise InternalVJPError(
-                f"Function {node.name} returned an invalid gradient - got "
+                f"Function {node.name} returned an invalid gradient at index {index} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
         g = sum_to_array(np.asarray(g), shape) if raw else sum_to(g, shape)
     if g.dtype != dtype:
         g = np.asarray(g).astype(dtype) if raw else cast(g, dtype)
     return g
+
+
+def _hook_values(grads: Any, raw: bool) -> tuple[Any, ...]:
+    return tuple(None if g is None else Tensor._make(g) if raw else g for g in grads)
+
+
+def _hook_result(hook: Any, result: Any, expected: int) -> tuple[Any, ...]:
+    """PyTorch's ``check_result`` for a node hook's return value."""
+    if not isinstance(result, tuple):
+        raise GradientTypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise BadArgumentsError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, but "
+            f"expected {expected})"
+        )
+    return result
+
+
+def _node_pre_hooks(node: Node, grads: list[Any], raw: bool) -> list[Any]:
+    """``Node.register_prehook`` hooks, on the gradients of the node's outputs."""
+    values = _hook_values(grads, raw)
+    for hook in list(node.pre_hooks or ()):
+        new = hook(values)
+        if new is not None:
+            values = _hook_result(hook, new, len(values))
+    return [None if g is None else g._data if raw else g for g in values]
+
+
+def _node_post_hooks(
+    node: Node, in_grads: tuple[Any, ...], incoming: list[Any], raw: bool
+) -> tuple[Any, ...]:
+    """``Node.register_hook`` hooks: ``hook(grad_inputs, grad_outputs)`` after the rule."""
+    outs = _hook_values([None if e is None else g for e, g in zip(node.next_edges, in_grads)], raw)
+    ins = _hook_values(incoming, raw)
+    for hook in list(node.post_hooks or ()):
+        new = hook(outs, ins)
+        if new is not None:
+            outs = _hook_result(hook, new, len(outs))
+    return tuple(None if g is None else g._data if raw else g for g in outs)
+
+
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """PyTorch's ``is_expandable_to``: ``shape`` broadcasts to ``to``."""
+    if len(shape) > len(to):
+        return False
+    return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(to)))
 
 
 def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], raw: bool) -> None:
@@ -394,15 +463,16 @@ def _commit(
             data = g._data
             if create_graph:
                 # AccumulateGrad copies under grad mode: a fresh, dense .grad (an expanded
-                # gradient would refuse a later in-place zero_)
+                # gradient would refuse a later in-place zero_), recorded as PyTorch records
+                # it: a leaf's as CopyBackwards (clone_obey_contract), a retained one's clone
                 if not g.requires_grad:
                     t._grad = Tensor._make(np.array(data, copy=True, order="C"))
-                elif not (data.flags.c_contiguous and data.flags.writeable):
+                elif inplace:
+                    t._grad = CopyBackwards.apply(Tensor._make(np.empty(data.shape, data.dtype)), g)
+                else:
                     from .ops.shape import clone
 
                     t._grad = clone(g)
-                else:
-                    t._grad = g
             else:
                 if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
                     data = np.array(data, copy=True)
@@ -414,6 +484,10 @@ def _commit(
             np.add(old._data, g._data, out=old._data, casting="unsafe")
             old._vc[0] += 1
         touched.append(t)
+        post = getattr(t, "_post_hooks", None) if inplace else None
+        for hook in post or ():
+            if hook(t) is not None:
+                raise BadArgumentsError("Tensor post accumulate grad hooks should return None.")
     return touched
 
 

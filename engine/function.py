@@ -34,6 +34,7 @@ from .errors import (
 )
 from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
+from .hooks import RemovableHandle
 from .tensor import Tensor, clock
 
 _make = Tensor._make
@@ -87,6 +88,9 @@ class Node:
 
     output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] | None = None  # several outputs
     n_outputs = 1
+    materialize_grads = True  # zeros for outputs no gradient reached (custom ctx may clear)
+    pre_hooks: list[Callable[..., Any]] | None = None
+    post_hooks: list[Callable[..., Any]] | None = None
     _saved_result = False
     _result: list[tuple[np.ndarray, Any, int]] | None = None
     freed = False
@@ -207,6 +211,21 @@ class Node:
             else:
                 out.append((AccumulateGrad(edge[0]), 0))
         return tuple(out)
+
+    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(grad_inputs, grad_outputs)`` after this node runs; it may return new
+        ``grad_inputs`` (PyTorch's ``Node.register_hook``)."""
+        if self.post_hooks is None:
+            self.post_hooks = []
+        self.post_hooks.append(hook)
+        return RemovableHandle(self.post_hooks, hook)
+
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(grad_outputs)`` before this node runs; it may return new ``grad_outputs``."""
+        if self.pre_hooks is None:
+            self.pre_hooks = []
+        self.pre_hooks.append(hook)
+        return RemovableHandle(self.pre_hooks, hook)
 
     def register_tensor(self, nr: int, tensor: Tensor) -> None:
         """Route this node's output ``nr`` gradient to the tensor's hooks/retain_grad."""

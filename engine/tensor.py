@@ -31,6 +31,7 @@ from .printing import tensor_repr
 
 if TYPE_CHECKING:
     from .function import Node, ViewInfo
+from .hooks import RemovableHandle
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -74,18 +75,6 @@ DETACH_VIEW_MESSAGE = (
 clock = itertools.count()
 
 
-class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: list[Any], hook: Any) -> None:
-        self._hooks = hooks
-        self._hook = hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-
-
 class Tensor:
     """An n-dimensional array that can record the ops applied to it."""
 
@@ -99,9 +88,11 @@ class Tensor:
         "_vc",
         "_hooks",
         "_view",
+        "_post_hooks",  # post-accumulate-grad hooks; unset on most tensors (read with getattr)
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
+    _post_hooks: list[Callable[[Tensor], None]]
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
@@ -189,6 +180,11 @@ class Tensor:
     def _version(self) -> int:
         return self._vc[0]
 
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf)."""
+        return self._output_nr if self.grad_fn is not None else 0
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad on a leaf; PyTorch refuses it on non-leaves and integers."""
         requires_grad = bool(requires_grad)
@@ -221,6 +217,21 @@ class Tensor:
         if self.grad_fn is not None:
             self.grad_fn.register_tensor(self._output_nr, self)
         return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` after a backward accumulated into this leaf's ``.grad``."""
+        if not self.requires_grad_flag:
+            raise NoGradFnError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise NoGradFnError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        hooks: list[Callable[[Tensor], None]] | None = getattr(self, "_post_hooks", None)
+        if hooks is None:
+            hooks = []
+            self._post_hooks = hooks
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     @property
     def grad(self) -> Tensor | None:
@@ -373,9 +384,10 @@ class Tensor:
         return self
 
     # -- in-place writes -----------------------------------------------------
-    def _check_inplace(self) -> None:
-        """PyTorch's refusals before an in-place write (leaves, views, overlapping memory)."""
-        if _enabled.get():
+    def _check_inplace(self, grad_on: bool | None = None) -> None:
+        """PyTorch's refusals before an in-place write (leaves, views, overlapping memory);
+        the leaf and view checks apply in grad mode (``grad_on`` overrides the mode)."""
+        if _enabled.get() if grad_on is None else grad_on:
             if self.requires_grad_flag and self._grad_fn is None and self._view is None:
                 raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
             info = self._view
