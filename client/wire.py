@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pybase64  # SIMD base64: ~20x the standard library's speed on tensor payloads
 
+from . import errors
+
 # the engine's dtypes (PyTorch's float16 ... bool), little-endian as on the wire
 DTYPES: dict[str, np.dtype[Any]] = {
     "float16": np.dtype("<f2"),
@@ -33,7 +35,7 @@ B64_THRESHOLD = 256
 BINARY = "application/octet-stream"
 DTYPE_HEADER = "Gradserve-Dtype"
 SHAPE_HEADER = "Gradserve-Shape"
-BINARY_MIN_ELEMENTS = 4096
+BINARY_MIN_ELEMENTS = 16384  # bench/client_transport.py: below, no faster than JSON
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -73,7 +75,10 @@ def raw_upload(arr: np.ndarray, requires_grad: bool) -> dict[str, Any]:
 def from_raw(content: bytes, dtype: str | None, shape: str | None) -> np.ndarray:
     """The array of a binary download (``Gradserve-Dtype``/``Gradserve-Shape`` headers)."""
     if dtype not in DTYPES or shape is None:
-        raise ValueError(f"a binary answer needs known dtype and shape headers, not {dtype!r}")
+        raise errors.TransportError(
+            f"a binary answer needs {DTYPE_HEADER} and {SHAPE_HEADER} headers naming a known "
+            f"dtype and a shape, not {dtype!r} and {shape!r}"
+        )
     dims = tuple(int(d) for d in shape.split(",")) if shape.strip() else ()
     if dtype == "bool":
         return (np.frombuffer(content, dtype=np.uint8) != 0).reshape(dims)

@@ -16,7 +16,7 @@ import pytest
 
 from client import AsyncSession, Session, errors, wire
 
-DTYPES = ["float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool"]
+DTYPES = list(wire.DTYPES)  # every engine dtype (checked below)
 SHAPES = [(), (0,), (2, 0, 3), (5,), (2, 3)]
 
 
@@ -198,3 +198,19 @@ def test_async_session_binary_round_trip(server: str, name: str, rng) -> None:
 
     x, i, g, none = asyncio.run(run())
     assert same(x, arr) and same(i, ints) and same(g, 2 * arr) and none is None
+
+
+def test_a_binary_answer_without_its_headers_is_a_transport_error() -> None:
+    with pytest.raises(errors.TransportError, match="Gradserve-Dtype"):
+        wire.from_raw(b"\0\0\0\0", None, "1")
+    with pytest.raises(errors.TransportError, match="Gradserve-Shape"):
+        wire.from_raw(b"\0\0\0\0", "float32", None)
+    assert wire.from_raw(b"\0\0\x80\x3f", "float32", "").tolist() == 1.0  # 0-d
+
+
+def test_the_client_knows_every_engine_dtype() -> None:
+    from engine import dtypes
+
+    assert list(wire.DTYPES) == list(dtypes.DTYPES)
+    for name, dt in wire.DTYPES.items():
+        assert wire.dtype_name(dt.newbyteorder("=")) == name
