@@ -28,7 +28,7 @@ from .errors import (
 )
 from .function import Node
 from .grad_mode import set_grad_enabled
-from .primitives import cast, sum_to, sum_to_array
+from .primitives import cast, clone, sum_to, sum_to_array
 from .tensor import Tensor
 
 UNUSED_INPUT_MESSAGE = (
@@ -384,8 +384,6 @@ def _commit(
                 if not g.requires_grad:
                     t._grad = Tensor._make(np.array(data, copy=True, order="C"))
                 elif not (data.flags.c_contiguous and data.flags.writeable):
-                    from .ops.shape import clone
-
                     t._grad = clone(g)
                 else:
                     t._grad = g
