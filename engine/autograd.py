@@ -32,7 +32,7 @@ from .errors import (
 )
 from .function import Node
 from .grad_mode import set_grad_enabled
-from .primitives import cast, sum_to, sum_to_array
+from .primitives import cast, clone, sum_to, sum_to_array
 from .tensor import Tensor
 from .views import CopyBackwards
 
@@ -470,8 +470,6 @@ def _commit(
                 elif inplace:
                     t._grad = CopyBackwards.apply(Tensor._make(np.empty(data.shape, data.dtype)), g)
                 else:
-                    from .ops.shape import clone
-
                     t._grad = clone(g)
             else:
                 if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:

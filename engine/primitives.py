@@ -1,14 +1,17 @@
 """The primitives every backward rule leans on, below every op family.
 
 ``sum_to`` (the inverse of broadcasting, used once by the backward loop),
-``expand``, ``reshape``, ``where`` and ``cast`` call each other in their own
-backward rules (the gradient of an expand is a sum, of a sum an expand), so
-they live together here, importing only the Tensor, Function and dtypes:
-the backward loop, the functional API and any op family can import them at
-the top of a module without a cycle. Their ``grad_fn`` names are PyTorch's
-(``SumBackward1``, ``ExpandBackward0``, ``ViewBackward0``, ``WhereBackward0``,
-``ToCopyBackward0``), so a graph recorded by ``create_graph`` reads as
-PyTorch's does.
+``expand``, ``reshape``, ``where``, ``cast``, ``clone``, and select and slice
+along one dim call each other in their own backward rules (the gradient of an
+expand is a sum, of a sum an expand, of a slice a slice placed in zeros), so
+they live together here, importing only the Tensor, Function and dtypes: the backward
+loop, the functional API and any op family can import them at the top of a
+module without a cycle. One Function per ``grad_fn``: the op families use
+these classes (the public ``reshape``, ``view``, ``to``, ``where``, indexing and
+``narrow`` record them). Their names are PyTorch's (``SumBackward1``,
+``ExpandBackward0``, ``ViewBackward0``, ``WhereBackward0``, ``ToCopyBackward0``,
+``SelectBackward0``, ``SliceBackward0``, ...), so a graph recorded by
+``create_graph`` reads as PyTorch's does.
 """
 
 from __future__ import annotations
@@ -129,6 +132,23 @@ class UnsafeViewBackward0(ViewBackward0):
     is_view = False
 
 
+class CloneBackward0(Function):
+    name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
+        # clone keeps the input's layout (PyTorch's preserve_format); contiguous() does not
+        return np.ascontiguousarray(a._data) if contiguous else a._data.copy(order="K")
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g
+
+
 class ToCopyBackward0(Function):
     name = "ToCopyBackward0"
 
@@ -175,6 +195,101 @@ class WhereBackward0(Function):
         )
 
 
+# -- one dim: select and slice (views) and their adjoints ------------------------------------
+
+
+_FULL = slice(None)
+
+
+def prefix(dim: int, item: Any) -> tuple[Any, ...]:
+    """The NumPy key of ``item`` along ``dim`` (all of every dim before it)."""
+    return (_FULL,) * dim + (item, Ellipsis)
+
+
+def place(g: np.ndarray, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+    """Zeros of ``shape`` with ``g`` written at the basic index ``key``."""
+    out = np.zeros(shape, g.dtype)
+    out[key] = g
+    return out
+
+
+class SelectBackward0(Function):
+    """``x[i]`` along ``dim`` (``index`` already non-negative)."""
+
+    name = "SelectBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int, index: int) -> np.ndarray:
+        ctx.dim, ctx.index, ctx.in_shape = dim, index, a._data.shape
+        if dim == 0:
+            return a._data[index, ...]
+        return a._data[prefix(dim, index)]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SelectBackwardBackward0.apply(g, shape=ctx.in_shape, dim=ctx.dim, index=ctx.index)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return place(g, ctx.in_shape, prefix(ctx.dim, ctx.index))
+
+
+class SelectBackwardBackward0(Function):
+    """The adjoint of select: ``g`` placed at ``index`` in zeros."""
+
+    name = "SelectBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
+        ctx.dim, ctx.index = dim, index
+        return place(g._data, shape, prefix(dim, index))
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return SelectBackward0.apply(gg, dim=ctx.dim, index=ctx.index)
+
+
+def slice_key(dim: int, start: int, stop: int, step: int = 1) -> tuple[Any, ...]:
+    """The NumPy key of ``x[start:stop:step]`` along ``dim`` (bounds already normalized)."""
+    return prefix(dim, slice(start, stop, step))
+
+
+class SliceBackward0(Function):
+    """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
+
+    name = "SliceBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, key: tuple[Any, ...]) -> np.ndarray:
+        ctx.key, ctx.in_shape = key, a._data.shape
+        return a._data[key]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SliceBackwardBackward0.apply(g, shape=ctx.in_shape, key=ctx.key)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return place(g, ctx.in_shape, ctx.key)
+
+
+class SliceBackwardBackward0(Function):
+    """The adjoint of slice: ``g`` placed in its window of zeros."""
+
+    name = "SliceBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+        ctx.key = key
+        return place(g._data, shape, key)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return SliceBackward0.apply(gg, key=ctx.key)
+
+
 # -- functions ---------------------------------------------------------------------------------
 
 
@@ -203,6 +318,11 @@ def reshape(input: Tensor, shape: tuple[int, ...]) -> Tensor:
     return fn.apply(input, shape=shape)
 
 
+def clone(input: Tensor) -> Tensor:
+    """A copy of ``input`` with its own memory, keeping the history."""
+    return CloneBackward0.apply(input)
+
+
 def cast(input: Tensor, dtype: Any) -> Tensor:
     """``input`` in ``dtype``: differentiable between float dtypes, a constant otherwise."""
     dt = dtypes.to_dtype(dtype)
@@ -213,10 +333,14 @@ def cast(input: Tensor, dtype: Any) -> Tensor:
     return ToCopyBackward0.apply(input, dtype=dt)
 
 
-def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
-    """``input`` where ``condition`` holds, else ``other``: two tensors of one dtype,
-    broadcasting (the public ``where`` adds PyTorch's type promotion)."""
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``, broadcasting: two tensors of
+    one dtype, or a tensor and a Python number, which takes the tensor's dtype (the
+    public ``where`` adds PyTorch's type promotion for everything else)."""
     cond = condition
     if cond._data.dtype != np.bool_:
         cond = Tensor._make(cond._data.astype(bool))
-    return WhereBackward0.apply(cond, input, other)
+    if type(input) is Tensor and type(other) is Tensor:
+        return WhereBackward0.apply(cond, input, other)
+    dtype = (input if type(input) is Tensor else other)._data.dtype
+    return WhereBackward0.apply(cond, input, other, dtype=dtype)

@@ -16,7 +16,7 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, cast, operands
-from .elementwise import KernelDtypeError
+from .elementwise import KernelDtypeError, log
 
 
 def _data(v: Any) -> Any:
@@ -303,8 +303,6 @@ class PowBackward1(Function):
         if need_a:
             ga = where(b == 0.0, 0.0, g * b * pow(a, b - 1.0))
         if need_b:
-            from .elementwise import log
-
             out = ctx.result
             gb = where((a == 0.0) & (b >= 0.0), 0.0, g * out * log(a))
         return ga, gb
@@ -797,8 +795,6 @@ def round(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 def _where_samples(rng: np.random.Generator) -> list[Any]:
-    from ..registry import Const
-
     return [
         sample(Const(rng.random((2, 3)) > 0.5), S.rand(rng, 2, 3), S.rand(rng, 2, 3)),
         sample(Const(rng.random((3,)) > 0.5), S.rand(rng, 2, 3), S.rand(rng, 1)),

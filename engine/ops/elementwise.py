@@ -21,6 +21,7 @@ from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..fpstate import quiet as _quiet
 from ..function import Function
+from ..primitives import where
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -518,8 +519,6 @@ def _elu_kernel(g: Any, x: Any, *, alpha: float) -> Any:
 
 
 def _elu_second(gg: Tensor, g: Tensor, x: Tensor, *, alpha: float) -> Tensor:
-    from .arithmetic import where
-
     neg = Tensor._make(x._data <= 0)
     return where(neg, gg * g * alpha * exp(clamp(x, max=0.0)), 0.0)
 
@@ -676,8 +675,6 @@ def _softplus_kernel(g: Any, x: Any, *, beta: float, threshold: float) -> Any:
 
 
 def _softplus_second(gg: Tensor, g: Tensor, x: Tensor, *, beta: float, threshold: float) -> Tensor:
-    from .arithmetic import where
-
     smooth = Tensor._make(np.logical_not(x._data * beta > threshold))
     s = sigmoid(x * beta)
     return where(smooth, gg * g * beta * s * (1 - s), 0.0)

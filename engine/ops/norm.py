@@ -30,6 +30,7 @@ from ._composite import (
 )
 from ._util import as_tensor
 from .elementwise import rsqrt
+from .indexing import index_select
 from .products import einsum
 from .reduction import mean
 from .shape import reshape
@@ -397,7 +398,6 @@ def group_norm(
 def _embedding_body(weight: Tensor, *, index: np.ndarray, scale: np.ndarray | None) -> Tensor:
     """The picked rows; ``scale`` (per index) scales their gradient only: ``p0 + (p - p0) * s``
     is exactly ``p`` in value, and its gradient is ``s`` (0 for padding_idx rows)."""
-    from .indexing import index_select
 
     flat = index_select(weight, 0, Tensor._make(index.reshape(-1)))
     if scale is not None:

@@ -26,10 +26,15 @@ from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
 from ..primitives import SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
-from ..registry import Const, Results, register, sample
+from ..registry import OPS, Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, normalize_dims
+from .arithmetic import abs as abs_
+from .arithmetic import pow as pow_
+from .arithmetic import sign, where
+from .elementwise import exp
+from .shape import expand, reshape, to_dtype
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -71,7 +76,6 @@ def _restore(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdi
     """A reduction's output (or gradient) in keepdim form, ready to broadcast over the input."""
     if keepdim or not dims or len(in_shape) == 0:
         return g
-    from .shape import reshape
 
     return reshape(g, _kept_shape(in_shape, dims))
 
@@ -88,7 +92,6 @@ def expand_back(
     g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
 ) -> Tensor:
     """The gradient of a reduction over ``dims``: reshape to keepdim form, then expand."""
-    from .shape import expand
 
     return expand(_restore(g, in_shape, dims, keepdim), in_shape)
 
@@ -344,8 +347,6 @@ def _prod_grad(g: Tensor, a: Tensor, out: Tensor, dim: int | None, keepdim: bool
     if not zero.any():
         return g * (_restore(out, shape, dims, keepdim or dim is None) / a)
     if dim is None:
-        from .shape import reshape
-
         flat = reshape(a, (-1,))
         return g * reshape(_others_product(flat, 0, zero.reshape(-1)), shape)
     return g * _others_product(a, dim, zero)
@@ -359,7 +360,6 @@ def _others_product(a: Tensor, dim: int, zero: np.ndarray) -> Tensor:
     derivative); a zero entry gets the nonzero product times the other zero
     entries (1 with one zero, the other entry with two, 0 with more). Values
     and first derivatives are exact, so double backward is right at zeros."""
-    from .arithmetic import where
 
     mask = Tensor._make(zero)
     count = zero.sum(axis=dim, keepdims=True)
@@ -461,7 +461,6 @@ def _tie_mask(x: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 def _evenly(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
     """PyTorch's evenly_distribute_backward: ties share the gradient equally."""
-    from .arithmetic import where
 
     mask = _tie_mask(a._data, out._data)
     return where(Tensor._make(mask), g / int(mask.sum()), 0.0)
@@ -538,7 +537,6 @@ class MaxBackward0(Function):
         if not ctx.in_shape:
             ctx.saved_tensors  # noqa: B018 - raises if the graph was freed
             return g
-        from .arithmetic import where
 
         mask = Tensor._make(cls._mask(ctx))
         return where(mask, expand_back(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), 0.0)
@@ -597,7 +595,6 @@ def _select(
 
 def _binary(name: str, input: Any, other: Tensor) -> Tensor:
     """``max(a, b)`` with a tensor ``b`` is the elementwise ``maximum``, as in PyTorch."""
-    from ..registry import OPS
 
     if name not in OPS:
         raise BadArgumentsError(f"{name} is not available")
@@ -815,9 +812,6 @@ def _norm_grad(
     g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...], keepdim: bool
 ) -> Tensor:
     """PyTorch's norm_backward, p by p (a zero norm gives a zero gradient)."""
-    from .arithmetic import abs as abs_
-    from .arithmetic import pow as pow_
-    from .arithmetic import sign, where
 
     shape = a._data.shape
     g = _restore(g, shape, dims, keepdim)
@@ -999,8 +993,6 @@ class StdBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .arithmetic import where
-
         (a,) = ctx.saved_tensors
         out = ctx.result
         grad_var = where(Tensor._make(out._data == 0), 0.0, g / (out * 2))
@@ -1124,8 +1116,6 @@ class LogsumexpBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .elementwise import exp
-
         (a,) = ctx.saved_tensors
         shape = a._data.shape
         out = _restore(ctx.result, shape, ctx.dims, ctx.keepdim)
@@ -1218,8 +1208,6 @@ class LogSoftmaxBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .elementwise import exp
-
         out = ctx.result
         return g - exp(out) * sum(g, ctx.dim if ctx.dim is not None else [], keepdim=True)
 
@@ -1233,8 +1221,6 @@ class LogSoftmaxBackward0(Function):
 def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, int | None]:
     a = as_tensor(input)
     if dtype is not None:
-        from .shape import to_dtype
-
         a = to_dtype(a, dtype)
     if not dtypes.is_floating(a._data.dtype):
         d = normalize_dim(dim, a.ndim)
@@ -1512,7 +1498,6 @@ class VarMeanBackward0(Function):
 
     @classmethod
     def backward(cls, ctx: Any, g_spread: Tensor, g_mean: Tensor) -> Tensor:  # type: ignore[override]
-        from .arithmetic import where
 
         (a,) = ctx.saved_tensors
         dims, keepdim = ctx.dims, ctx.keepdim

@@ -16,7 +16,16 @@ import numpy as np
 from .. import dtypes, estimates
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
-from ..primitives import ExpandBackward0, ViewBackward0, cast, viewable
+from ..primitives import (
+    CloneBackward0,
+    ExpandBackward0,
+    SelectBackward0,
+    SliceBackward0,
+    ViewBackward0,
+    cast,
+    slice_key,
+    viewable,
+)
 from ..primitives import reshape as reshape_to
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
@@ -384,23 +393,6 @@ def to(input: Tensor, dtype: str) -> Tensor:
     return to_dtype(input, dtype)
 
 
-class CloneBackward0(Function):
-    name = "CloneBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
-        # clone keeps the input's layout (PyTorch's preserve_format); contiguous() does not
-        return np.ascontiguousarray(a._data) if contiguous else a._data.copy(order="K")
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return g
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g
-
-
 @register(samples=lambda rng: S.unary(rng))
 def clone(input: Tensor) -> Tensor:
     """A copy with its own memory that keeps the history (the gradient passes unchanged)."""
@@ -444,8 +436,6 @@ def _tensor_list(tensors: Any, op: str) -> list[Tensor]:
 
 
 def _narrow(g: Tensor, dim: int, start: int, length: int) -> Tensor:
-    from .indexing import SliceBackward0, slice_key
-
     return SliceBackward0.apply(g, key=slice_key(dim, start, start + length))
 
 
@@ -545,8 +535,6 @@ class StackBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
-        from .indexing import SelectBackward0
-
         return tuple(
             SelectBackward0.apply(g, dim=ctx.dim, index=i) if need else None
             for i, need in enumerate(ctx.needs_input_grad)
