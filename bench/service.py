@@ -648,6 +648,31 @@ def groups(cfg: Config, G: int, B: int) -> list[list[Case]]:
             per_unit=n,
             note=f"the same {n} steps in one request",
         ),
+        Case(
+            "/batch 1",
+            G,
+            sender(
+                [
+                    request_bytes(
+                        "POST",
+                        G,
+                        f"/v1/sessions/{session(i, 'chain')}/batch?values=false",
+                        _json({"steps": chain[:1]}),
+                    )
+                    for i in conns
+                ]
+            ),
+            setup=setup_chain,
+            note="the first step alone: what a request costs around its steps",
+        ),
+        Case(
+            "engine chain",
+            B,
+            in_process(engine_chain(n)),
+            connections=1,
+            per_unit=n,
+            note=f"the {n} recorded muls in-process on the engine",
+        ),
     ]
 
     # --- transfers of N float32 over one connection: raw bytes (bare), base64 and JSON
@@ -699,7 +724,135 @@ def groups(cfg: Config, G: int, B: int) -> list[list[Case]]:
         ),
         xfer("download json", G, request_bytes("GET", G, big + "?encoding=json")),
     ]
-    return [small, steps, uploads, downloads]
+    return [small, steps, train_group(cfg, G, B, new_session), uploads, downloads]
+
+
+# --- a training iteration in one /batch, against the same iteration in-process ----------------
+
+MLP_SIZES = (784, 256, 256, 10)
+MLP_BATCH = 64
+MLP_LR = 0.01
+MLP_PARAMS = ("W1", "b1", "W2", "b2", "W3", "b3")
+
+
+def mlp_data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """bench/engine.py's MLP: inputs, int64 labels, weights and biases (float32)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
+    y = rng.integers(0, MLP_SIZES[-1], MLP_BATCH).astype(np.int64)
+    params: list[np.ndarray] = []
+    for fan_in, fan_out in zip(MLP_SIZES[:-1], MLP_SIZES[1:]):
+        bound = 1.0 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    return x, y, params
+
+
+def mlp_program() -> dict[str, Any]:
+    """One SGD iteration as a batch program: forward as steps, backward, an in-place
+    update of each parameter, zero_grad (set_to_none, as the engine loop's ``p.grad =
+    None``), and the loss fetched."""
+    steps: list[dict[str, Any]] = [
+        {"out": "a1", "op": "matmul", "args": ["X", "W1"]},
+        {"out": "z1", "op": "add", "args": ["a1", "b1"]},
+        {"out": "h1", "op": "relu", "args": ["z1"]},
+        {"out": "a2", "op": "matmul", "args": ["h1", "W2"]},
+        {"out": "z2", "op": "add", "args": ["a2", "b2"]},
+        {"out": "h2", "op": "relu", "args": ["z2"]},
+        {"out": "a3", "op": "matmul", "args": ["h2", "W3"]},
+        {"out": "z3", "op": "add", "args": ["a3", "b3"]},
+        {"out": "loss", "op": "cross_entropy", "args": ["z3", "Y"]},
+        {"backward": {"tensors": "loss"}},
+    ]
+    steps += [{"out": p, "expr": f"{p} - {MLP_LR} * {p}.grad", "assign": True} for p in MLP_PARAMS]
+    steps.append({"zero_grad": {"tensors": list(MLP_PARAMS), "set_to_none": True}})
+    return {"steps": steps, "fetch": ["loss"]}
+
+
+def engine_mlp_iteration() -> Callable[[], float]:
+    """The same iteration in this process on the engine (the loss read, as fetched)."""
+    import engine as E
+
+    x0, y0, p0 = mlp_data()
+    x, y = E.tensor(x0), E.tensor(y0)
+    params = [E.tensor(p, requires_grad=True) for p in p0]
+    W1, b1, W2, b2, W3, b3 = params
+
+    def step() -> float:
+        h1 = E.relu(x @ W1 + b1)
+        h2 = E.relu(h1 @ W2 + b2)
+        loss = E.cross_entropy(h2 @ W3 + b3, y)
+        loss.backward()
+        with E.no_grad():
+            for p in params:
+                p -= MLP_LR * p.grad
+                p.grad = None
+        return float(loss.item())
+
+    return step
+
+
+def engine_chain(n: int) -> Callable[[], Any]:
+    """``n`` recorded muls of a 3-element leaf in this process: the engine's own cost of
+    what a ``/batch`` of ``n`` mul steps records."""
+    import engine as E
+
+    h0 = E.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def chain() -> Any:
+        h = h0
+        for _ in range(n):
+            h = h * 1.01
+        return h
+
+    return chain
+
+
+def in_process(fn: Callable[[], Any]) -> Unit:
+    """A unit that runs ``fn`` here (its connection stays idle)."""
+
+    async def unit(c: Conn, i: int) -> None:
+        fn()
+        await asyncio.sleep(0)  # the loop's timers run between units
+
+    return unit
+
+
+def train_group(
+    cfg: Config, G: int, B: int, new_session: Callable[[Conn, str], Awaitable[None]]
+) -> list[Case]:
+    """The MLP iteration as one /batch (data uploaded once) and in-process; one at a time."""
+    x, y, params = mlp_data()
+    name = "bench-train"
+
+    def b64(arr: np.ndarray, requires_grad: bool = False) -> bytes:
+        return _json({"b64": base64.b64encode(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
+                      .decode(), "dtype": str(arr.dtype), "shape": list(arr.shape),
+                      "requires_grad": requires_grad})  # fmt: skip
+
+    uploads = [("X", b64(x)), ("Y", b64(y))]
+    uploads += [(p, b64(a, True)) for p, a in zip(MLP_PARAMS, params)]
+
+    async def setup(c: Conn, i: int) -> None:
+        await new_session(c, name)
+        for tensor, body in uploads:
+            path = f"/v1/sessions/{name}/tensors/{tensor}?values=false"
+            await c.send(request_bytes("PUT", G, path, body))
+
+    program = request_bytes(
+        "POST", G, f"/v1/sessions/{name}/batch?values=false", _json(mlp_program())
+    )
+
+    async def iteration(c: Conn, i: int) -> None:
+        await c.send(program)
+
+    seconds = max(cfg.seconds, 1.0)
+    return [
+        Case("engine train", B, in_process(engine_mlp_iteration()), connections=1,
+             seconds=seconds, note="anchor: the iteration in-process on the engine"),
+        Case("/batch train", G, iteration, setup=setup, connections=1, seconds=seconds,
+             note="MLP 784-256-256-10, batch 64: forward, backward, 6 updates, zero_grad"),
+    ]  # fmt: skip
 
 
 def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
@@ -722,9 +875,19 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
 
     add("/ops step vs bare step", "/ops step", "bare step", "rate / rate", 0.60, True)
     add("bare step vs ping", "bare step", "ping", "rate / rate", None, True)
-    batch = next((r.label for r in rows if r.label.startswith("/batch ")), None)
+    batch = next((r.label for r in rows if r.label.startswith("/batch ") and r.per_unit > 1), None)
     if batch:
         add("/batch vs single requests", batch, "/ops chain", "steps/steps", 20.0, True)
+    add("/batch train vs engine", "/batch train", "engine train", "time / time", 1.3, False)
+    if batch and "/batch 1" in by and "engine chain" in by and by["engine chain"].rate:
+        # per step inside a batch: the request's own cost (a one-step batch) taken out
+        n = by[batch].per_unit
+        rates = (by[batch].rate, by["/batch 1"].rate)
+        if all(rates):
+            server = (1 / rates[0] - 1 / rates[1]) / (n - 1)
+            own = 1 / (by["engine chain"].rate * n)
+            out.append(("batch step vs engine op", server / own, "time / time",
+                        f"{server * 1e6:.1f} vs {own * 1e6:.1f} us (for the record)"))  # fmt: skip
     add("/backward vs bare step", "/backward", "bare step", "rate / rate", None, True)
     add("upload b64 vs raw", "upload b64", "upload raw", "time / time", 3.0, False)
     add("download b64 vs raw", "download b64", "download raw", "time / time", 3.0, False)
@@ -788,7 +951,12 @@ def client_decode_costs(n: int) -> list[str]:
     ]
 
 
-PROFILED = ("/ops step", "/batch 100", "upload b64")  # the cases --profile looks into
+PROFILED = (
+    "/ops step",
+    "/batch 100",
+    "/batch train",
+    "upload b64",
+)  # the cases --profile looks into
 
 
 def profile_report(label: str, path: str, top: int) -> list[str]:

@@ -8,6 +8,7 @@ inside a ``Transaction``.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from functools import lru_cache
@@ -115,7 +116,24 @@ class Executor:
             if self.txn is not None:
                 self.txn.before_random()
             kwargs = {**kwargs, "generator": self.session.generator}
+        if spec.writes and self.txn is not None:
+            self.before_writes(spec.signature, spec.writes, args, kwargs)
         return self.invoke(op, spec.fn, args, kwargs)
+
+    def before_writes(
+        self,
+        signature: inspect.Signature,
+        writes: tuple[str, ...],
+        args: list[Any],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Record the tensors an op writes in place besides its result (its ``writes``
+        fact: batch_norm's running stats), so a failing batch restores them."""
+        assert self.txn is not None
+        bound = signature.bind(*args, **kwargs).arguments  # the arity was checked
+        for name in writes:
+            if isinstance(t := bound.get(name), Tensor):
+                self.txn.before_write(t)
 
     def call_inplace(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """``x.op_(...)``, for an op whose registration has the in-place form: the write is
@@ -279,9 +297,10 @@ def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | N
 def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any], bool] | None:
     """For a call of ``op`` on ``positional`` names and numbers (``tensors`` of them
     names): its function and ``_may_grow``'s answer for that form; None when the op is
-    unknown or the arity is wrong (the general path reports it)."""
+    unknown or the arity is wrong (the general path reports it), or when it draws random
+    numbers or writes arguments in place (the general path records those first)."""
     spec = OPS.get(op)
-    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op):
+    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op) or spec.writes:
         return None
     return spec.fn, spec.estimate is not None or tensors >= 2
 
