@@ -256,7 +256,10 @@ class Executor:
             target = self.lookup(step.out)
             with no_grad():
                 result = as_tensor(self.compute(step))
-                if np.broadcast_shapes(result.shape, target.shape) != target.shape:
+                if (
+                    result.shape != target.shape
+                    and np.broadcast_shapes(result.shape, target.shape) != target.shape
+                ):
                     raise ShapeMismatchError(
                         f"output with shape {list(target.shape)} doesn't match the broadcast "
                         f"shape {list(np.broadcast_shapes(result.shape, target.shape))}"
