@@ -215,7 +215,12 @@ def _bn_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_bn_samples, method=False, torch="nn.functional.batch_norm")
+@register(
+    samples=_bn_samples,
+    method=False,
+    torch="nn.functional.batch_norm",
+    writes=("running_mean", "running_var"),
+)
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -303,7 +308,12 @@ def _in_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_in_samples, method=False, torch="nn.functional.instance_norm")
+@register(
+    samples=_in_samples,
+    method=False,
+    torch="nn.functional.instance_norm",
+    writes=("running_mean", "running_var"),
+)
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,
