@@ -172,7 +172,12 @@ class Node:
                 t = _tensor_cls._make(data)
                 t.grad_fn = view._grad_fn if view is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
-            t = _tensor_cls._make(data, True, self, nr)
+            ref = self.result_views.get(nr) if self.result_views else None
+            view = ref() if ref is not None else None
+            if view is not None:  # written into a view: unpacked with the view's history
+                t = _tensor_cls._make(data, True, view.grad_fn, view._output_nr)
+            else:
+                t = _tensor_cls._make(data, True, self, nr)
             t._vc = vc
             out.append(t)
         return tuple(out)

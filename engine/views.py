@@ -356,9 +356,11 @@ class AsStridedScatterBackward0(Function):
 
 
 class _ReplaceRegion(Function):
-    """``g`` with its elements at ``index`` replaced by ``values`` (zeros when absent)."""
+    """``g`` with its elements at ``index`` replaced by ``values`` (zeros when absent).
+    PyTorch computes it by writing into a view of a copy of ``g``, so it records a
+    CopySlices node."""
 
-    name = "CopySlicesBackward0"
+    name = "CopySlices"
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray) -> np.ndarray:

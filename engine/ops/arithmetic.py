@@ -224,15 +224,17 @@ class DivBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+        # PyTorch's div_tensor_other_backward: (a / b) / b, not a / (b * b), so an
+        # infinite or tiny divisor gives what PyTorch gives, and records the same ops
+        return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         a, b = _data(a), _data(b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
 
 class NegBackward0(Function):
@@ -268,13 +270,15 @@ class PowBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
+        from ..primitives import MulBackward1
+
         (a,) = ctx.saved_tensors
         p = ctx.exponent
         if p == 0:
             return _zeros_like(g)
-        if p == 2:
-            return g * (a * 2.0)
-        return g * (pow(a, p - 1) * p)
+        # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), recorded as
+        # written (square's second derivative is a graph through pow(x, 1))
+        return g * MulBackward1.apply(pow(a, p - 1), by=p)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -364,7 +368,7 @@ class AbsBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        return g * sign(a)
+        return g * SgnBackward0.apply(a)  # PyTorch's grad * self.sgn()
 
 
 def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
@@ -394,6 +398,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
 
 
 SignBackward0 = _zero_grad_function("SignBackward0", _sign)
+SgnBackward0 = _zero_grad_function("SgnBackward0", _sign)  # abs's gradient uses sgn
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)
