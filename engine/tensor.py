@@ -191,7 +191,8 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+        # the node as last set: reading .grad does not regenerate a stale view's (PyTorch)
+        if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -359,7 +360,11 @@ class Tensor:
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""
         if not self._data.flags.writeable:
-            self._data = np.array(self._data)
+            # a view of a view that repeats elements (a row of an expand) is read-only in
+            # numpy; the write reaches the base's memory as in PyTorch (overlapping writes
+            # were refused before); anything else read-only gets memory of its own
+            alias = _writable_alias(self._data) if self._view is not None else None
+            self._data = alias if alias is not None else np.array(self._data)
         np.copyto(self._data, value, casting="unsafe")
         self._vc[0] += 1
         return self
@@ -460,3 +465,18 @@ def _snapshot(t: Tensor) -> Tensor:
 
 
 function._tensor_cls = Tensor
+
+
+def _writable_alias(a: np.ndarray) -> np.ndarray | None:
+    """``a``'s memory as a writable array of its shape and strides, when the memory it
+    views is writable and dense; else None."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.writeable and root.flags.c_contiguous) or root.dtype != a.dtype:
+        return None
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if offset % a.itemsize or offset < 0:
+        return None
+    flat = root.reshape(-1)[offset // a.itemsize :]
+    return np.lib.stride_tricks.as_strided(flat, a.shape, a.strides)

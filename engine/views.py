@@ -29,6 +29,7 @@ import numpy as np
 from . import function
 from .errors import BadArgumentsError, LeafInplaceError
 from .function import Function, Node, _NoCtx
+from .registry import OPS
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -214,6 +215,10 @@ def check_inplace(t: Tensor, grad_on: bool) -> None:
                 raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
             if info.no_grad and base.requires_grad:
                 raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
+            if t._grad_fn is None and base.requires_grad_flag:
+                # PyTorch reads the view's grad_fn here without regenerating it: a view made
+                # before its base required grad, and not read since, is refused as a leaf
+                raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
     data = t._data
     if (
         0 in data.strides
@@ -333,7 +338,22 @@ class AsStridedBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return AsStridedScatterBackward0.apply(g, index=ctx.index, shape=ctx.in_shape)
+        # PyTorch's as_strided_backward: size-1 dims squeezed away and repeating (stride 0)
+        # dims summed, last first; g then written (index_add_ if elements still repeat)
+        # into zeros of the base's size, returned as an as_strided view of them
+        index = ctx.index
+        if index.size:
+            for i in reversed(range(index.ndim)):
+                if index.shape[i] == 1:
+                    g, index = OPS["squeeze"].fn(g, i), index.squeeze(i)
+                elif (np.take(index, 1, axis=i) == np.take(index, 0, axis=i)).all():
+                    g, index = OPS["sum"].fn(g, i), np.take(index, 0, axis=i)
+        unique = np.unique(index).size == index.size
+        scatter = AsStridedScatterBackward0 if unique else _AsStridedIndexAdd
+        zeros = function._tensor_cls._make(np.zeros(ctx.in_shape, g.dtype))
+        storage = scatter.apply(zeros, g, index=index)
+        whole = np.arange(storage._data.size).reshape(ctx.in_shape)
+        return AsStridedBackward0.apply(storage, index=whole)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -341,18 +361,25 @@ class AsStridedBackward0(Function):
 
 
 class AsStridedScatterBackward0(Function):
-    """The adjoint of ``AsStridedBackward0``: ``g`` added into zeros at ``index``."""
+    """The adjoint of ``AsStridedBackward0``: ``g`` added at ``index`` into ``zeros`` (a
+    constant of the base's shape; PyTorch copies g into a view of it: a CopySlices)."""
 
-    name = "AsStridedScatterBackward0"
+    name = "CopySlices"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    def forward(ctx: Any, zeros: Tensor, g: Tensor, *, index: np.ndarray) -> np.ndarray:
         ctx.index = index
-        return _scatter_add(g._data, index, shape)
+        return _scatter_add(g._data, index, zeros._data.shape)
 
     @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> Tensor:
-        return AsStridedBackward0.apply(gg, index=ctx.index)
+    def backward(ctx: Any, gg: Tensor) -> tuple[None, Tensor]:
+        return None, AsStridedBackward0.apply(gg, index=ctx.index)
+
+
+class _AsStridedIndexAdd(AsStridedScatterBackward0):
+    """The same where the view repeats elements: PyTorch index_adds them."""
+
+    name = "IndexAddBackward0"
 
 
 class _ReplaceRegion(Function):
@@ -465,10 +492,7 @@ class FillBackward3(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         need_a, need_v = ctx.needs_input_grad
-        gv = None
-        if need_v:  # a sum written as scattering every element onto position 0
-            index = np.zeros(g._data.shape, np.int64)
-            gv = AsStridedScatterBackward0.apply(g, index=index, shape=())
+        gv = OPS["sum"].fn(g) if need_v else None  # PyTorch's grad.sum()
         return (_zeros_like(g) if need_a else None), gv
 
 

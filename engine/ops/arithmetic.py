@@ -179,20 +179,21 @@ class MulBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         # PyTorch saves `other` when self needs grad and `self` when other does, so an
         # in-place edit of an operand nobody's gradient needs does not fail backward
+        # (`other` first: PyTorch unpacks, and so version-checks, it before `self`)
         need = ctx.needs_input_grad
-        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+        ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
         with _quiet():  # inf * 0 is NaN in PyTorch, not a warning
             return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (g * b if need_a else None), (g * a if need_b else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
         with _quiet():
             if a is b and edge_a is not None:
@@ -215,14 +216,15 @@ class DivBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         if dtype.kind != "f":
             dtype = dtypes.DEFAULT_FLOAT
-        # PyTorch saves `self` only when `other` needs grad (the divisor always)
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        # PyTorch saves `self` only when `other` needs grad (the divisor always), and
+        # unpacks (version-checks) `other` first
+        ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.divide(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         # PyTorch's div_tensor_other_backward: (a / b) / b, not a / (b * b), so an
         # infinite or tiny divisor gives what PyTorch gives, and records the same ops
@@ -230,7 +232,7 @@ class DivBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         a, b = _data(a), _data(b)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -1102,12 +1102,13 @@ def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, n
         shape = tuple(1 if (axis is None or i in axis) else s for i, s in enumerate(x.shape))
         return np.array(x), np.zeros(shape, x.dtype), True
     m = np.asarray(x.max(axis=axis, keepdims=True))
+    # C order whatever the input's layout: softmax's result is contiguous in PyTorch
     if _all_finite(m):
-        return np.asarray(x - m), m, True
+        return np.asarray(np.subtract(x, m, order="C")), m, True
     m = np.array(m)
     m[np.isinf(m)] = 0
     with np.errstate(invalid="ignore"):
-        return np.asarray(x - m), m, False
+        return np.asarray(np.subtract(x, m, order="C")), m, False
 
 
 class LogsumexpBackward0(Function):

@@ -503,3 +503,130 @@ def test_saved_result_written_through_a_view_unpacks_with_its_history() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+# -- found by the widened fuzzer (index tensors, more ops, inputs= of non-leaves) -------------
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_write_through_a_row_of_an_expand_reaches_the_base(grad: bool) -> None:
+    """Seeds 675, 1039, 1076, 1158: ``e = x.expand(2, 3); e[0] = v`` writes x's memory (every
+    row of e sees it); the engine wrote into a private copy of the read-only broadcast."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[0.5, -1.0, 2.0]], grad) * 1
+        e = x.expand(2, 3)
+        v = _t(T, [9.0], grad)
+        e[0] = v
+        out = [x.detach().clone(), e.detach().clone(), fn_name(e), fn_name(x)]
+        if grad:
+            e.sum().backward()
+            out.append(_g(v))
+        return out
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_backward_inputs_runs_and_frees_a_non_leaf_inputs_node() -> None:
+    """Seeds 104, 1044, 1555: backward(inputs=[h]) runs h's own node as PyTorch does (its
+    result goes nowhere), so without retain_graph it is freed: a later grad through it fails."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [-0.677], True)
+        h = x.tanh()
+        (x * h).backward(_t(T, [1.0]), inputs=[h])
+        got = (_g(h), _g(x))
+        return got, outcome(lambda: _grad(T, h * 2, [x], _t(T, [1.0])))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax"])
+def test_scan_and_softmax_results_are_contiguous(op: str) -> None:
+    """Seed 1135: these results are contiguous in PyTorch whatever the input's layout, so a
+    reshape of them is a view (ViewBackward0); numpy kept the transposed layout."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], True).t()
+        y = getattr(x, op)(0)
+        return fn_name(y.reshape(-1)), y.reshape(-1)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_version_check_reads_other_before_self(op: str) -> None:
+    """Seeds 1194, 1524: with both operands written since, PyTorch's message names
+    ``other``, which its node unpacks first."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, [1.0, 2.0], True)
+        b = T.tensor(np.array([3.0, 4.0], dtype=np.float32), requires_grad=True)
+        y = a * b if op == "mul" else a / b
+        with T.no_grad():
+            a.add_(1)
+            b.add_(1)
+        return outcome(lambda: y.sum().backward())[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_cumprod_over_a_single_element_dim_passes_the_gradient_on() -> None:
+    """Seed 1806: over a dim of size 1, cumprod's gradient is the incoming one itself."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[[-0.654, 0.081, 0.662]], [[0.325, 0.697, 0.262]]], True)
+        y = x.cumprod(-2).sin()
+        (g,) = _grad(
+            T, y, [x], T.ones(2, 1, 3, dtype=T.float64, requires_grad=True) * 2, create_graph=True
+        )
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_inplace_on_a_view_made_before_its_base_required_grad() -> None:
+    """Seed 1873: PyTorch checks a view's grad_fn as last set (reading ``.grad`` does not
+    regenerate it): a view made while its base needed no grad, its base since written with
+    a tensor that does, is refused as a leaf; once its grad_fn is read, it is not."""
+
+    def scenario(T: Any) -> Any:
+        out = []
+        for read in (False, True):
+            base = _t(T, [0.157, -0.241, -0.714]).abs()
+            v = base.reshape(-1)
+            base[0:3].add_(_t(T, [-1.14], True))
+            _g(v)
+            if read:
+                fn_name(v)
+            out.append(outcome(lambda v=v: v.exp_())[1])
+        return [o if isinstance(o, BaseException) else fn_name(o) for o in out]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_as_strided_gradient_is_a_view_of_scattered_zeros(repeat: bool) -> None:
+    """Seed 1942: the gradient through a regenerated view is PyTorch's as_strided_backward,
+    an as_strided view (AsStridedBackward0) of zeros written by CopySlices (IndexAdd where
+    the view repeats elements)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0], [3.0, 4.0]], True)
+        y = x * 1
+        v = y.t()
+        w = v[:, :1].expand(2, 2) if repeat else v[1:]
+        with T.no_grad():
+            y.mul_(2)  # w is stale: its history is regenerated as an as_strided of y
+        go = T.ones(tuple(w.shape), dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, w, [y], go * 3, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
