@@ -531,22 +531,19 @@ class MaxBackward0(Function):
             idx = idx.squeeze(dim)
         return values, idx.astype(dtypes.int64, copy=False)
 
-    @staticmethod
-    def _mask(ctx: Any) -> np.ndarray:
-        (idx,) = ctx.saved_tensors
-        mask = np.zeros(ctx.in_shape, dtype=bool)
-        np.put_along_axis(mask, idx, True, axis=ctx.dim)
-        return mask
-
     @classmethod
     def backward(cls, ctx: Any, g: Tensor, _g_indices: Any = None) -> Tensor:  # type: ignore[override]
         if not ctx.in_shape:
             ctx.saved_tensors  # noqa: B018 - raises if the graph was freed
             return g
-        from .arithmetic import where
+        from .scatter import ScatterBackward0
+        from .shape import unsqueeze
 
-        mask = Tensor._make(cls._mask(ctx))
-        return where(mask, expand_back(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), 0.0)
+        # PyTorch's value_selecting_reduction_backward: zeros.scatter(dim, indices, grad)
+        (idx,) = ctx.saved_tensors
+        zeros = Tensor._make(np.zeros(ctx.in_shape, g.dtype))
+        src = g if ctx.keepdim else unsqueeze(g, ctx.dim)
+        return ScatterBackward0.apply(zeros, src, dim=ctx.dim, index=idx)
 
     @classmethod
     def vjp(cls, ctx: Any, g: np.ndarray, _g_indices: Any = None) -> np.ndarray:  # type: ignore[override]

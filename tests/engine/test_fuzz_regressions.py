@@ -630,3 +630,21 @@ def test_as_strided_gradient_is_a_view_of_scattered_zeros(repeat: bool) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_over_a_dim_gradient_is_a_scatter(op: str, keepdim: bool) -> None:
+    """Seed 2765: max/min over a dim send the gradient to the returned index as PyTorch's
+    value_selecting_reduction_backward does: ``zeros.scatter(dim, indices, grad)``."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[[-1.5, -1.9, -0.2]], [[-1.1, 1.7, -0.2]]], True)
+        values = getattr(x, op)(2, keepdim=keepdim)[0]
+        go = T.ones(tuple(values.shape), dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, values.cos(), [x], go * 2, create_graph=True)
+        (gg,) = _grad(T, g.sum(), [go])
+        return _graphs(g), g, gg
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
