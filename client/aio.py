@@ -546,6 +546,7 @@ class AsyncSession:
         except BaseException:
             self.steps.release(names)
             raise
+        self.steps.grads.clear()  # a non-leaf on the path that retains grad got a new .grad
         handles = self.steps.grad_handles(names, result["grads"], wire.decode)
         for h in handles:  # metadata for await-free attributes
             if h is not None:

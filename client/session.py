@@ -460,6 +460,7 @@ class Session:
         except BaseException:
             self.steps.release(names)
             raise
+        self.steps.grads.clear()  # a non-leaf on the path that retains grad got a new .grad
         return self.steps.grad_handles(names, result["grads"], self.decode)
 
     def zero_grad(self, set_to_none: bool = False, tensors: Sequence[Tensor] | None = None) -> None:

@@ -187,13 +187,16 @@ def _run(
     *,
     create_graph: bool,
     inputs: list[Tensor] | None,
+    run_inputs: bool = False,
 ) -> tuple[dict[Tensor, Tensor], dict[Tensor, Tensor], list[Tensor | None], list[Node]]:
     """Run the engine. Returns (leaf grads, retained non-leaf grads, captured input grads,
     executed nodes); commits nothing, so the caller frees and accumulates on success.
 
     With ``inputs``, gradients are captured where they reach each input (one slot per
     position, so an input given twice gets its gradient twice), and only the nodes
-    between the outputs and the inputs run.
+    between the outputs and the inputs run; with ``run_inputs`` (``backward(inputs=)``)
+    a non-leaf input's own node runs too, as PyTorch's does (and is freed), though what
+    it computes goes nowhere else.
 
     Without ``create_graph`` gradients travel as bare ndarrays and a Function's
     optional ``vjp`` (its numpy twin of ``backward``) runs when it has one: the
@@ -227,6 +230,8 @@ def _run(
         captured = [None] * len(inputs)
         needed = _needed(order, set(capture_edges), set(capture_leaf))
     capture_nodes = {node for node, _ in capture_edges}
+    if run_inputs and needed is not None:
+        needed |= capture_nodes
     several_roots = len(outputs) > 1
 
     executed: list[Node] = []
@@ -534,7 +539,7 @@ def backward(
     for t in wanted or ():
         t.retain_grad()  # as PyTorch does: a non-leaf input keeps retaining afterwards
     leaf_grads, retained, captured, executed = _run(
-        outputs, root_grads, create_graph=create_graph, inputs=wanted
+        outputs, root_grads, create_graph=create_graph, inputs=wanted, run_inputs=True
     )
     if not retain_graph:
         _free(executed, tag)

@@ -35,6 +35,7 @@ from .errors import (
 from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
 from .hooks import RemovableHandle
+from .registry import OPS
 from .tensor import Tensor, clock
 
 _make = Tensor._make
@@ -178,7 +179,12 @@ class Node:
                 t = _make(data)
                 t.grad_fn = view._grad_fn if view is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
-            t = _make(data, True, self, nr)
+            ref = self.result_views.get(nr) if self.result_views else None
+            view = ref() if ref is not None else None
+            if view is not None:  # written into a view: unpacked with the view's history
+                t = _make(data, True, view.grad_fn, view._output_nr)
+            else:
+                t = _make(data, True, self, nr)
             t._vc = vc
             out.append(t)
         return tuple(out)
@@ -628,7 +634,22 @@ class AsStridedBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return AsStridedScatterBackward0.apply(g, index=ctx.index, shape=ctx.in_shape)
+        # PyTorch's as_strided_backward: size-1 dims squeezed away and repeating (stride 0)
+        # dims summed, last first; g then written (index_add_ if elements still repeat)
+        # into zeros of the base's size, returned as an as_strided view of them
+        index = ctx.index
+        if index.size:
+            for i in reversed(range(index.ndim)):
+                if index.shape[i] == 1:
+                    g, index = OPS["squeeze"].fn(g, i), index.squeeze(i)
+                elif (np.take(index, 1, axis=i) == np.take(index, 0, axis=i)).all():
+                    g, index = OPS["sum"].fn(g, i), np.take(index, 0, axis=i)
+        unique = np.unique(index).size == index.size
+        scatter = AsStridedScatterBackward0 if unique else _AsStridedIndexAdd
+        zeros = _make(np.zeros(ctx.in_shape, g.dtype))
+        storage = scatter.apply(zeros, g, index=index)
+        whole = np.arange(storage._data.size).reshape(ctx.in_shape)
+        return AsStridedBackward0.apply(storage, index=whole)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -636,15 +657,22 @@ class AsStridedBackward0(Function):
 
 
 class AsStridedScatterBackward0(Function):
-    """The adjoint of ``AsStridedBackward0``: ``g`` added into zeros at ``index``."""
+    """The adjoint of ``AsStridedBackward0``: ``g`` added at ``index`` into ``zeros`` (a
+    constant of the base's shape; PyTorch copies g into a view of it: a CopySlices)."""
 
-    name = "AsStridedScatterBackward0"
+    name = "CopySlices"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    def forward(ctx: Any, zeros: Tensor, g: Tensor, *, index: np.ndarray) -> np.ndarray:
         ctx.index = index
-        return _scatter_add(g._data, index, shape)
+        return _scatter_add(g._data, index, zeros._data.shape)
 
     @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> Tensor:
-        return AsStridedBackward0.apply(gg, index=ctx.index)
+    def backward(ctx: Any, gg: Tensor) -> tuple[None, Tensor]:
+        return None, AsStridedBackward0.apply(gg, index=ctx.index)
+
+
+class _AsStridedIndexAdd(AsStridedScatterBackward0):
+    """The same where the view repeats elements: PyTorch index_adds them."""
+
+    name = "IndexAddBackward0"

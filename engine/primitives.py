@@ -79,6 +79,60 @@ class SumToSize(Function):
         return np.broadcast_to(g, ctx.in_shape)
 
 
+class SumAll(Function):
+    """Reduce a broadcast gradient to a 0-d input's shape (``sum()``, as PyTorch's
+    ``sum_to`` does for a 0-d target)."""
+
+    name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.in_shape = a._data.shape
+        return np.asarray(a._data.sum())
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return expand(g, ctx.in_shape)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(g, ctx.in_shape)
+
+
+class DivBackward1(Function):
+    """``tensor / number`` as PyTorch's C++ code divides (``div.Scalar``): what backward
+    rules that divide by a count record (mean's, a mean-reduced loss's)."""
+
+    name = "DivBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
+        ctx.by = by
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(a._data / a._data.dtype.type(by))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return DivBackward1.apply(g, by=ctx.by)
+
+
+class MulBackward1(Function):
+    """``tensor * number`` as PyTorch's C++ code multiplies (``mul.Scalar``): what backward
+    rules that scale by a constant record (pow's ``exponent * x.pow(exponent - 1)``)."""
+
+    name = "MulBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
+        ctx.by = by
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(a._data * a._data.dtype.type(by))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return MulBackward1.apply(g, by=ctx.by)
+
+
 class ExpandBackward0(Function):
     name = "ExpandBackward0"
     is_view = True
@@ -294,10 +348,18 @@ class SliceBackwardBackward0(Function):
 
 
 def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``input`` down to ``shape`` (the inverse of broadcasting)."""
-    if input._data.shape == tuple(shape):
+    """Sum ``input`` down to ``shape`` (the inverse of broadcasting), recording what
+    PyTorch's ``at::sum_to`` records: a 0-d target is a full ``sum()``; otherwise a
+    keepdim sum, then a view that drops the leading dims if there were any."""
+    shape = tuple(shape)
+    if input._data.shape == shape:
         return input
-    return SumToSize.apply(input, shape=tuple(shape))
+    if not shape:
+        return SumAll.apply(input)
+    lead = input._data.ndim - len(shape)
+    if not lead:
+        return SumToSize.apply(input, shape=shape)
+    return reshape(SumToSize.apply(input, shape=(1,) * lead + shape), shape)
 
 
 def expand(input: Tensor, shape: tuple[int, ...]) -> Tensor:

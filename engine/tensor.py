@@ -235,7 +235,8 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+        # the node as last set: reading .grad does not regenerate a stale view's (PyTorch)
+        if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -397,6 +398,10 @@ class Tensor:
                     raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
                 if info.no_grad and base.requires_grad:
                     raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
+                if self._grad_fn is None and base.requires_grad_flag:
+                    # PyTorch reads the view's grad_fn here without regenerating it: a view
+                    # made before its base required grad, and not read since, is a leaf
+                    raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
         data = self._data
         if (
             0 in data.strides
@@ -408,7 +413,11 @@ class Tensor:
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""
         if not self._data.flags.writeable:
-            self._data = np.array(self._data)
+            # a view of a view that repeats elements (a row of an expand) is read-only in
+            # numpy; the write reaches the base's memory as in PyTorch (overlapping writes
+            # were refused before); anything else read-only gets memory of its own
+            alias = _writable_alias(self._data) if self._view is not None else None
+            self._data = alias if alias is not None else np.array(self._data)
         np.copyto(self._data, value, casting="unsafe")
         self._vc[0] += 1
         return self
@@ -426,3 +435,18 @@ def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t`` that keeps its history: the input to the op an in-place write replaces."""
     fn = t.grad_fn  # a stale view regenerates first
     return Tensor._make(t._data.copy(), t.requires_grad_flag, fn, t._output_nr)
+
+
+def _writable_alias(a: np.ndarray) -> np.ndarray | None:
+    """``a``'s memory as a writable array of its shape and strides, when the memory it
+    views is writable and dense; else None."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.writeable and root.flags.c_contiguous) or root.dtype != a.dtype:
+        return None
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if offset % a.itemsize or offset < 0:
+        return None
+    flat = root.reshape(-1)[offset // a.itemsize :]
+    return np.lib.stride_tricks.as_strided(flat, a.shape, a.strides)

@@ -30,7 +30,6 @@ import numpy as np
 from .errors import BadArgumentsError, ShapeMismatchError
 from .function import (
     AsStridedBackward0,
-    AsStridedScatterBackward0,
     Function,
     Node,
     _gather,
@@ -38,6 +37,7 @@ from .function import (
     edge_of,
     set_history,
 )
+from .registry import OPS
 from .tensor import NO_GRAD_VIEW_MESSAGE, Tensor, _snapshot
 
 PARTIAL_OVERLAP_MESSAGE = (
@@ -129,9 +129,11 @@ def _replace(g: np.ndarray, index: np.ndarray, values: np.ndarray | None) -> np.
 
 
 class _ReplaceRegion(Function):
-    """``g`` with its elements at ``index`` replaced by ``values`` (zeros when absent)."""
+    """``g`` with its elements at ``index`` replaced by ``values`` (zeros when absent).
+    PyTorch computes it by writing into a view of a copy of ``g``, so it records a
+    CopySlices node."""
 
-    name = "CopySlicesBackward0"
+    name = "CopySlices"
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray) -> np.ndarray:
@@ -235,10 +237,7 @@ class FillBackward3(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         need_a, need_v = ctx.needs_input_grad
-        gv = None
-        if need_v:  # a sum written as scattering every element onto position 0
-            index = np.zeros(g._data.shape, np.int64)
-            gv = AsStridedScatterBackward0.apply(g, index=index, shape=())
+        gv = OPS["sum"].fn(g) if need_v else None  # PyTorch's grad.sum()
         return (_zeros_like(g) if need_a else None), gv
 
 

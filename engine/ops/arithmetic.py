@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
 from ..function import Function
-from ..primitives import WhereBackward0
+from ..primitives import MulBackward1, WhereBackward0
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -175,19 +175,20 @@ class MulBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         # PyTorch saves `other` when self needs grad and `self` when other does, so an
         # in-place edit of an operand nobody's gradient needs does not fail backward
+        # (`other` first: PyTorch unpacks, and so version-checks, it before `self`)
         need = ctx.needs_input_grad
-        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+        ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
         return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (g * b if need_a else None), (g * a if need_b else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
         if a is b and edge_a is not None:
             # x * x: both gradients go to x, so send their sum down one edge
@@ -209,24 +210,27 @@ class DivBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         if dtype.kind != "f":
             dtype = dtypes.DEFAULT_FLOAT
-        # PyTorch saves `self` only when `other` needs grad (the divisor always)
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        # PyTorch saves `self` only when `other` needs grad (the divisor always), and
+        # unpacks (version-checks) `other` first
+        ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.divide(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+        # PyTorch's div_tensor_other_backward: (a / b) / b, not a / (b * b), so an
+        # infinite or tiny divisor gives what PyTorch gives, and records the same ops
+        return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         a, b = _data(a), _data(b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
 
 class NegBackward0(Function):
@@ -266,9 +270,9 @@ class PowBackward0(Function):
         p = ctx.exponent
         if p == 0:
             return _zeros_like(g)
-        if p == 2:
-            return g * (a * 2.0)
-        return g * (pow(a, p - 1) * p)
+        # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), recorded as
+        # written (square's second derivative is a graph through pow(x, 1))
+        return g * MulBackward1.apply(pow(a, p - 1), by=p)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -356,7 +360,7 @@ class AbsBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        return g * sign(a)
+        return g * SgnBackward0.apply(a)  # PyTorch's grad * self.sgn()
 
 
 def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
@@ -386,6 +390,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
 
 
 SignBackward0 = _zero_grad_function("SignBackward0", _sign)
+SgnBackward0 = _zero_grad_function("SgnBackward0", _sign)  # abs's gradient uses sgn
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)

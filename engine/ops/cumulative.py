@@ -51,7 +51,8 @@ class CumsumBackward0(Function):
         ctx.dim = dim
         x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):  # inf - inf is NaN, as in PyTorch, without a warning
-            return np.cumsum(x, axis=d, dtype=dtype).reshape(a._data.shape)
+            # contiguous, as PyTorch's result (numpy keeps a transposed layout)
+            return np.asarray(np.cumsum(x, axis=d, dtype=dtype).reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -92,7 +93,8 @@ class CumprodBackward0(Function):
         ctx.save_result()
         x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):
-            return np.cumprod(x, axis=d, dtype=dtype).reshape(a._data.shape)
+            # contiguous, as PyTorch's result (numpy keeps a transposed layout)
+            return np.asarray(np.cumprod(x, axis=d, dtype=dtype).reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -106,8 +108,8 @@ def _cumprod_grad(g: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
     is computed directly (one cumprod per position, O(n^2)), which stays exact and
     differentiable, so double backward through zeros is right too."""
 
-    if x._data.size == 0 or x.ndim == 0:
-        return g
+    if x._data.size == 0 or x.ndim == 0 or x._data.shape[dim] == 1:
+        return g  # PyTorch's cumprod_backward returns grad itself then
     if not (x._data == 0).any():
         return reverse_cumsum(g * out, dim) / x
     xs, gs = movedim(x, dim, -1), movedim(g, dim, -1)
@@ -151,7 +153,8 @@ class LogcumsumexpBackward0(Function):
         ctx.save_result()
         x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):
-            return np.logaddexp.accumulate(x, axis=d).reshape(a._data.shape)
+            # contiguous, as PyTorch's result (numpy keeps a transposed layout)
+            return np.asarray(np.logaddexp.accumulate(x, axis=d).reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

@@ -25,7 +25,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
-from ..primitives import SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
+from ..primitives import DivBackward1, SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
 from ..registry import OPS, Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -34,7 +34,7 @@ from .arithmetic import abs as abs_
 from .arithmetic import pow as pow_
 from .arithmetic import sign, where
 from .elementwise import exp
-from .shape import expand, reshape, to_dtype
+from .shape import expand, reshape, to_dtype, unsqueeze
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -73,11 +73,14 @@ def _kept_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...
 
 
 def _restore(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
-    """A reduction's output (or gradient) in keepdim form, ready to broadcast over the input."""
+    """A reduction's output (or gradient) in keepdim form, ready to broadcast over the input:
+    one unsqueeze per reduced dim, in order, as PyTorch's ``unsqueeze_multiple`` records."""
     if keepdim or not dims or len(in_shape) == 0:
         return g
 
-    return reshape(g, _kept_shape(in_shape, dims))
+    for d in sorted(dims):
+        g = unsqueeze(g, d)
+    return g
 
 
 def _restore_np(
@@ -240,7 +243,9 @@ class MeanBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return expand_back(g, ctx.in_shape, (), True) / math.prod(ctx.in_shape)
+        return DivBackward1.apply(
+            expand_back(g, ctx.in_shape, (), True), by=math.prod(ctx.in_shape)
+        )
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -259,7 +264,7 @@ class MeanBackward1(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         n = _count(ctx.in_shape, ctx.dims)
-        return expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim) / n
+        return DivBackward1.apply(expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim), by=n)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -525,21 +530,18 @@ class MaxBackward0(Function):
             idx = idx.squeeze(dim)
         return values, idx.astype(dtypes.int64, copy=False)
 
-    @staticmethod
-    def _mask(ctx: Any) -> np.ndarray:
-        (idx,) = ctx.saved_tensors
-        mask = np.zeros(ctx.in_shape, dtype=bool)
-        np.put_along_axis(mask, idx, True, axis=ctx.dim)
-        return mask
-
     @classmethod
     def backward(cls, ctx: Any, g: Tensor, _g_indices: Any = None) -> Tensor:  # type: ignore[override]
         if not ctx.in_shape:
             ctx.saved_tensors  # noqa: B018 - raises if the graph was freed
             return g
 
-        mask = Tensor._make(cls._mask(ctx))
-        return where(mask, expand_back(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), 0.0)
+        # PyTorch's value_selecting_reduction_backward: zeros.scatter(dim, indices, grad)
+        (idx,) = ctx.saved_tensors
+        zeros = Tensor._make(np.zeros(ctx.in_shape, g.dtype))
+        src = g if ctx.keepdim else unsqueeze(g, ctx.dim)
+        # (through the registry: the scatter family imports this module)
+        return OPS["scatter"].fn(zeros, ctx.dim, Tensor._make(idx), src)
 
     @classmethod
     def vjp(cls, ctx: Any, g: np.ndarray, _g_indices: Any = None) -> np.ndarray:  # type: ignore[override]
@@ -1089,12 +1091,13 @@ def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, n
         shape = tuple(1 if (axis is None or i in axis) else s for i, s in enumerate(x.shape))
         return np.array(x), np.zeros(shape, x.dtype), True
     m = np.asarray(x.max(axis=axis, keepdims=True))
+    # C order whatever the input's layout: softmax's result is contiguous in PyTorch
     if _all_finite(m):
-        return np.asarray(x - m), m, True
+        return np.asarray(np.subtract(x, m, order="C")), m, True
     m = np.array(m)
     m[np.isinf(m)] = 0
     with np.errstate(invalid="ignore"):
-        return np.asarray(x - m), m, False
+        return np.asarray(np.subtract(x, m, order="C")), m, False
 
 
 class LogsumexpBackward0(Function):
@@ -1180,8 +1183,7 @@ class SoftmaxBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        out = ctx.result
-        return (g - sum(g * out, ctx.dim if ctx.dim is not None else [], keepdim=True)) * out
+        return SoftmaxBackwardDataBackward0.apply(g, ctx.result, dim=ctx.dim)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -1208,14 +1210,75 @@ class LogSoftmaxBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        out = ctx.result
-        return g - exp(out) * sum(g, ctx.dim if ctx.dim is not None else [], keepdim=True)
+        return LogSoftmaxBackwardDataBackward0.apply(g, ctx.result, dim=ctx.dim)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         e = np.exp(ctx.result._data)  # log-probabilities: never overflows
         e *= g.sum(axis=ctx.dim, keepdims=True)
         return g - e
+
+
+def _dim_list(dim: int | None) -> Any:
+    return dim if dim is not None else []
+
+
+class SoftmaxBackwardDataBackward0(Function):
+    """softmax's gradient ``(g - sum(g * out)) * out`` as one recorded op, PyTorch's
+    ``_softmax_backward_data``: with create_graph it is the node PyTorch records, and
+    its own rules are PyTorch's (the second derivative records the same ops)."""
+
+    name = "SoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, out: Tensor, *, dim: int | None) -> np.ndarray:
+        ctx.dim = dim
+        ctx.save_for_backward(g, out)
+        y = out._data
+        with np.errstate(invalid="ignore", over="ignore"):
+            gy = np.asarray(g._data * y)
+            gy -= y * gy.sum(axis=dim, keepdims=True)
+        return gy
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, out = ctx.saved_tensors
+        d = _dim_list(ctx.dim)
+        need_g, need_out = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_g = SoftmaxBackwardDataBackward0.apply(gg, out, dim=ctx.dim) if need_g else None
+        grad_out = None
+        if need_out:  # PyTorch's softmax_double_backward
+            grad_out = (
+                g * gg - sum(out * g, d, keepdim=True) * gg - g * sum(out * gg, d, keepdim=True)
+            )
+        return grad_g, grad_out
+
+
+class LogSoftmaxBackwardDataBackward0(Function):
+    """log_softmax's gradient ``g - exp(out) * sum(g)`` as one recorded op, PyTorch's
+    ``_log_softmax_backward_data`` (see SoftmaxBackwardDataBackward0)."""
+
+    name = "LogSoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, out: Tensor, *, dim: int | None) -> np.ndarray:
+        ctx.dim = dim
+        ctx.save_for_backward(g, out)
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.exp(out._data)  # log-probabilities: never overflows
+            e *= g._data.sum(axis=dim, keepdims=True)
+            return np.asarray(g._data - e)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, out = ctx.saved_tensors
+        d = _dim_list(ctx.dim)
+        grad_g = grad_out = None
+        if ctx.needs_input_grad[0]:
+            grad_g = gg - sum(gg * exp(out), d, keepdim=True)
+        if ctx.needs_input_grad[1]:
+            grad_out = -sum(g, d, keepdim=True) * exp(out) * gg
+        return grad_g, grad_out
 
 
 def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, int | None]:
