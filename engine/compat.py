@@ -23,14 +23,25 @@ from .errors import ArgumentTypeError, BadArgumentsError, DtypeMismatchError
 from .grad_mode import _enabled
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+_STAR_NAMES = {"size", "shape", "dims", "sizes", "repeats"}
+# PyTorch writes these in Python (torch/functional.py), where no alias is parsed
+_NO_ALIASES = {"norm", "split"}
 
 
 def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable[..., Any]:
     """``fn`` taking ``out=`` and the numpy aliases its signature does not name."""
     params = sig.parameters
-    aliases = {k: v for k, v in _ALIASES.items() if v in params and k not in params}
+    aliases = {
+        k: v
+        for k, v in _ALIASES.items()
+        if v in params and k not in params and name not in _NO_ALIASES
+    }
     takes_out = "out" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values())
-    special = set(aliases) | ({"out"} if takes_out else set())
+    # ``x.permute(dims=...)``, ``ones(size=...)``: PyTorch names the sizes an op takes as
+    # ``*sizes``; Python cannot pass a star parameter by keyword, so it is moved here
+    star = next((p.name for p in params.values() if p.kind is p.VAR_POSITIONAL), None)
+    star_names = {star, *(_STAR_NAMES - set(params))} if star else set()
+    special = set(aliases) | ({"out"} if takes_out else set()) | star_names
     if not special:
         return fn
 
@@ -43,6 +54,10 @@ def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable
                 if real in kwargs:
                     raise ArgumentTypeError(f"{name}() got multiple values for argument '{real}'")
                 kwargs[real] = kwargs.pop(alias)
+        given = [k for k in kwargs if k in star_names]
+        if given:
+            value = kwargs.pop(given[0])
+            args = (*args, *(value if isinstance(value, (list, tuple)) else (value,)))
         out = kwargs.pop("out", None) if takes_out else None
         if out is None:
             return fn(*args, **kwargs)

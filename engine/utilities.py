@@ -97,6 +97,17 @@ def is_nonzero(input: Tensor) -> builtins.bool:
     return builtins.bool(input._data.reshape(()) != 0)
 
 
+def _where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
+    """``x.where(condition, y)``: ``torch.where(condition, x, y)``."""
+    from .registry import OPS
+
+    result: Tensor = OPS["where"].fn(condition, self, other)
+    return result
+
+
+Tensor.where = _where_method  # type: ignore[attr-defined]
+
+
 __all__ = [
     "as_tensor",
     "asarray",

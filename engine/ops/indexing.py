@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
-from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
+from ..errors import (
+    ArgumentValueError,
+    BadArgumentsError,
+    DtypeMismatchError,
+    IndexOutOfRangeError,
+    ShapeMismatchError,
+)
 from ..function import Function
 from ..registry import Const, register, sample
 from ..tensor import Tensor, _snapshot
@@ -264,7 +270,7 @@ def _slice(t: Tensor, dim: int, s: slice, skip_full: bool) -> Tensor:
     if step == 0:
         raise BadArgumentsError("slice step cannot be zero")
     if step is not None and step < 0:
-        raise BadArgumentsError("step must be greater than zero")
+        raise ArgumentValueError("step must be greater than zero")  # PyTorch: ValueError
     size = t._data.shape[dim]
     if skip_full and not start and (stop is None or stop >= size) and step in (None, 1):
         return t  # PyTorch skips a full slice inside a tuple index

@@ -203,6 +203,11 @@ def _median_samples(rng: np.random.Generator) -> list[Any]:
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median; with ``dim``, (values, indices) along it."""
     a = as_tensor(input)
+    if a._data.dtype == dtypes.bool_:
+        from ._composite import KernelDtypeError  # PyTorch raises NotImplementedError
+
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise KernelDtypeError(f"\"{kernel}\" not implemented for 'Bool'")
     if dim is None:
         if not dtypes.is_floating(a._data.dtype):
             x = np.sort(a._data.reshape(-1))

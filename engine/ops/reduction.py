@@ -210,8 +210,10 @@ def sum(  # noqa: A001
     ``dtype`` when given (integers and bool sum to int64 by default)."""
     a = as_tensor(input)
     dt = _dtype_arg(dtype)
-    if dim is None:
+    if dim is None and not keepdim:
         return SumBackward0.apply(a, dtype=dt)
+    if dim is None:  # keepdim over every dim: PyTorch's dim-list overload
+        dim = tuple(range(a.ndim))
     return SumBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim), dtype=dt)
 
 
@@ -324,8 +326,10 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         "mean(): could not infer output dtype. Input dtype must be either a floating point "
         "or complex dtype. Got: {name}",
     )
-    if dim is None:
+    if dim is None and not keepdim:
         return MeanBackward0.apply(a)
+    if dim is None:  # keepdim over every dim: PyTorch's dim-list overload
+        dim = tuple(range(a.ndim))
     return MeanBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
 
 
@@ -1239,7 +1243,9 @@ def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, i
     if not dtypes.is_floating(a._data.dtype):
         d = normalize_dim(dim, a.ndim)
         kernel = f"{op}_lastdim_kernel_impl" if d >= a.ndim - 1 else f"{op}_kernel_impl"
-        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(a._data.dtype)}'")
+        from ._composite import KernelDtypeError  # PyTorch raises NotImplementedError
+
+        raise KernelDtypeError(f"\"{kernel}\" not implemented for '{_type_name(a._data.dtype)}'")
     d = normalize_dim(dim, a.ndim)
     return a, (d if a.ndim else None)
 
@@ -1278,6 +1284,8 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def _logical_reduce(np_fn: Any, input: Any, dim: Any, keepdim: bool) -> Tensor:
     a = as_tensor(input)
     dims = None if dim is None else _dims(dim, a.ndim)
+    if isinstance(dim, (list, tuple)) and not dim:
+        dims = ()  # PyTorch's all/any over no dims reduce nothing (sum's () means every dim)
     with np.errstate(invalid="ignore"):
         out = np.asarray(np_fn(a._data, axis=dims, keepdims=bool(keepdim)))
     # PyTorch keeps uint8 for uint8 inputs (its legacy byte masks); every other dtype gives bool
