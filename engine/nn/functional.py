@@ -155,8 +155,8 @@ def _build() -> dict[str, Callable[..., Any]]:
     table.update({n: _inplace_form(n) for n in _INPLACE.split() if n in OPS})
     table.update({n: _loss(n) for n in _LOSSES.split() if n in OPS})
     table.update({n: _softmax_form(n) for n in ("softmax", "log_softmax", "softmin")})
-    for name in _INPLACE.split():
-        if name in OPS:
+    for name in ("relu", "elu", "celu", "selu", "leaky_relu", "hardtanh", "threshold"):
+        if name in OPS:  # the ``name_`` forms torch.nn.functional has
             base = table[name]
             table[name + "_"] = lambda input, *a, _f=base, **k: _f(input, *a, inplace=True, **k)
     return table

@@ -23,7 +23,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import dtypes
-from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
+from ..errors import (
+    ArgumentTypeError,
+    BadArgumentsError,
+    DtypeMismatchError,
+    IndexOutOfRangeError,
+)
 from ..function import Function
 from ..primitives import SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
 from ..registry import Const, Results, register, sample
@@ -47,11 +52,11 @@ def numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, axis: Any = None, keepdims: Any = None, **kwargs: Any) -> Any:
         if axis is not None:
             if "dim" in kwargs or len(args) > 1:
-                raise BadArgumentsError(f"{fn.__name__}() got multiple values for argument 'dim'")
+                raise ArgumentTypeError(f"{fn.__name__}() got multiple values for argument 'dim'")
             kwargs["dim"] = axis
         if keepdims is not None:
             if not has_keepdim:
-                raise BadArgumentsError(
+                raise ArgumentTypeError(
                     f"{fn.__name__}() got an unexpected keyword argument 'keepdims'"
                 )
             kwargs["keepdim"] = keepdims
