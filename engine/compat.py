@@ -26,6 +26,8 @@ _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 _STAR_NAMES = {"size", "shape", "dims", "sizes", "repeats"}
 # PyTorch writes these in Python (torch/functional.py), where no alias is parsed
 _NO_ALIASES = {"norm", "split"}
+# ``size`` there is an int or a sequence with different meanings (torch.nn.functional)
+_NO_PACKING = {"interpolate"}
 
 
 def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable[..., Any]:
@@ -42,11 +44,25 @@ def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable
     star = next((p.name for p in params.values() if p.kind is p.VAR_POSITIONAL), None)
     star_names = {star, *(_STAR_NAMES - set(params))} if star else set()
     special = set(aliases) | ({"out"} if takes_out else set()) | star_names
-    if not special:
+    # ``x.flip(0, 1)``, ``x.new_zeros(2, 3)``: sizes given one by one where the op takes a
+    # sequence as its second parameter (PyTorch's int[] parameters take both forms)
+    positional = [
+        p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    packs = (
+        star is None
+        and len(positional) >= 2
+        and positional[1].name in ("dims", "size")
+        and name not in _NO_PACKING
+    )
+    limit = len(positional) if packs else 1 << 30
+    if not special and not packs:
         return fn
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > limit or (packs and len(args) == 2 and isinstance(args[1], int)):
+            args = (args[0], tuple(args[1:]))
         if not kwargs or special.isdisjoint(kwargs):
             return fn(*args, **kwargs)
         for alias, real in aliases.items():

@@ -701,6 +701,8 @@ def _index_select_samples(rng: np.random.Generator) -> list[Any]:
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a vector) along ``dim``."""
     a, idx_t = as_tensor(input), as_tensor(index)
+    if idx_t._data.dtype == dtypes.int32:  # PyTorch takes int32 indices here too
+        idx_t = Tensor._make(idx_t._data.astype(dtypes.int64))
     idx = _check_index_dtype(idx_t, "index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:
         raise BadArgumentsError("index_select(): Index is supposed to be a vector")

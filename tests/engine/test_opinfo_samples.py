@@ -416,6 +416,120 @@ def _signature_cases() -> list[Case]:
     ]  # fmt: skip
 
 
+def _shape_cases() -> list[Case]:
+    """Shape, indexing, ordering and product ops: their dims, views and empty inputs."""
+    rng = np.random.default_rng(5)
+    x, m, e = _rand(rng, 2, 3, 4), _rand(rng, 3, 4), np.zeros((0, 3))
+    i = lambda t, *v: t.tensor(list(v))  # noqa: E731
+    return [
+        Case("shape-view of transposed", lambda t, a: a.view(-1), (m,), transpose=(True,)),
+        Case("shape-reshape of transposed", lambda t, a: a.reshape(-1), (m,), transpose=(True,)),
+        Case("shape-flatten 0-d", lambda t, a: a.flatten(), (np.array(1.5),)),
+        Case("shape-flatten empty", lambda t, a: a.flatten(0, 1), (e,)),
+        Case("shape-squeeze non-1 dim", lambda t, a: a.squeeze(1), (x,)),
+        Case("shape-squeeze 0-d", lambda t, a: a.squeeze(0), (np.array(1.5),)),
+        Case("shape-unsqueeze -1", lambda t, a: a.unsqueeze(-1), (m,)),
+        Case("shape-transpose 0-d", lambda t, a: a.transpose(0, -1), (np.array(1.5),)),
+        Case("shape-permute negative", lambda t, a: a.permute(-1, 0, 1), (x,)),
+        Case("shape-permute repeated", lambda t, a: a.permute(0, 0, 1), (x,)),
+        Case("shape-permute too few", lambda t, a: a.permute(0, 1), (x,)),
+        Case("shape-expand -1", lambda t, a: a.unsqueeze(0).expand(2, -1, -1), (m,)),
+        Case("shape-expand 0-d", lambda t, a: a.expand(3, 2), (np.array(1.5),)),
+        Case("shape-expand bad", lambda t, a: a.expand(3, 5), (m,)),
+        Case("shape-repeat more dims", lambda t, a: a.repeat(2, 1, 2), (m,)),
+        Case("shape-repeat too few", lambda t, a: a.repeat(2), (m,)),
+        Case("shape-flip dims", lambda t, a: a.flip(0, -1), (x,)),
+        Case("shape-flip list", lambda t, a: t.flip(a, [0, 2]), (x,)),
+        Case("shape-roll negative", lambda t, a: t.roll(a, -1, 1), (m,)),
+        Case("shape-roll flat", lambda t, a: t.roll(a, 5), (m,)),
+        Case("shape-roll dims", lambda t, a: t.roll(a, (1, -2), (0, 1)), (m,)),
+        Case("shape-narrow negative start", lambda t, a: a.narrow(1, -2, 2), (m,)),
+        Case("shape-narrow too long", lambda t, a: a.narrow(1, 3, 2), (m,)),
+        Case("shape-split sections", lambda t, a: a.split([1, 3], 1), (m,)),
+        Case("shape-split size", lambda t, a: t.split(a, 3, dim=1), (m,)),
+        Case("shape-split empty", lambda t, a: t.split(a, 2), (e,)),
+        Case("shape-chunk uneven", lambda t, a: a.chunk(3, 1), (m,)),
+        Case("shape-chunk more than size", lambda t, a: t.chunk(a, 6, dim=0), (m,)),
+        Case("shape-unbind", lambda t, a: a.unbind(-1), (m,)),
+        Case("shape-unbind empty", lambda t, a: a.unbind(0), (e,)),
+        Case("shape-stack 0-d", lambda t, a, b: t.stack([a, b]), (np.array(1.0), np.array(2.0))),
+        Case("shape-stack empty", lambda t, a, b: t.stack([a, b], 1), (e, e)),
+        Case("shape-cat dtypes", lambda t, a: t.cat([a, t.ones(1, 4, dtype=t.float64)]), (m,)),
+        Case("shape-cat int and float", lambda t, a: t.cat([t.tensor([[1, 2, 3, 4]]), a]), (m,)),
+        Case("shape-cat 0-d", lambda t, a: t.cat([a, a]), (np.array(1.0),)),
+        Case("shape-cat mismatch", lambda t, a: t.cat([a, t.ones(2, 3)]), (m,)),
+        Case("shape-movedim", lambda t, a: t.movedim(a, (0, -1), (-1, 0)), (x,)),
+        Case("shape-tril 3-d", lambda t, a: t.tril(a, -1), (x,)),
+        Case("shape-triu wide", lambda t, a: t.triu(a, 2), (m,)),
+        Case("shape-diagonal offset", lambda t, a: t.diagonal(a, -1), (m,)),
+        Case("shape-diagonal dims", lambda t, a: t.diagonal(a, 1, 2, 0), (x,)),
+        Case("shape-diag vector offset", lambda t, a: t.diag(a[0], -1), (m,)),
+        Case("shape-trace rectangular", lambda t, a: t.trace(a), (m,)),
+        Case("index-gather negative dim", lambda t, a: t.gather(a, -1, t.tensor([[0, 3], [1, 1], [2, 0]])), (m,)),
+        Case("index-index_select int32", lambda t, a: t.index_select(a, 1, i(t, 0, 3).int()), (m,)),
+        Case("index-index_select 0-d index", lambda t, a: t.index_select(a, 0, t.tensor(1)), (m,)),
+        Case("index-take", lambda t, a: t.take(a, t.tensor([[0, 11], [5, 5]])), (m,)),
+        Case("index-take out of range", lambda t, a: t.take(a, t.tensor([12])), (m,)),
+        Case("index-masked_fill tensor value", lambda t, a: a.masked_fill(a > 0, t.tensor(0.5)), (m,)),
+        Case("index-masked_fill broadcast mask", lambda t, a: a.masked_fill(t.tensor([True, False, True, False]), -1.0), (m,)),
+        Case("index-getitem bool", lambda t, a: a[a > 0], (m,)),
+        Case("index-getitem list", lambda t, a: a[[0, 2, 2]], (m,)),
+        Case("index-getitem tensors", lambda t, a: a[t.tensor([0, 2]), t.tensor([1, 3])], (m,)),
+        Case("index-getitem None ellipsis", lambda t, a: a[None, ..., 1], (x,)),
+        Case("index-getitem negative", lambda t, a: a[-1, -2:], (m,)),
+        Case("index-getitem empty slice", lambda t, a: a[2:1], (m,)),
+        Case("index-scatter_add", lambda t, a, s: t.scatter_add(a, 1, t.tensor([[0, 0], [1, 3], [2, 2]]), s), (m, _rand(rng, 3, 2))),
+        Case("index-index_add alpha", lambda t, a, s: t.index_add(a, 0, t.tensor([0, 0]), s, alpha=2), (m, _rand(rng, 2, 4))),
+        Case("order-sort stable duplicates", lambda t, a: tuple(t.sort(a, stable=True)), (np.array([2.0, 1.0, 2.0, 1.0, 0.0]),)),
+        Case("order-sort nan", lambda t, a: tuple(t.sort(a, descending=True)), (np.array([2.0, np.nan, -1.0]),), grad=False),
+        Case("order-topk 0", lambda t, a: tuple(t.topk(a, 0)), (m,)),
+        Case("order-topk too large", lambda t, a: t.topk(a, 5), (m,)),
+        Case("order-kthvalue keepdim", lambda t, a: tuple(t.kthvalue(a, 2, 0, True)), (m,)),
+        Case("order-argsort stable", lambda t, a: t.argsort(a, stable=True), (np.array([1.0, 1.0, 0.0]),)),
+        Case("order-nonzero empty", lambda t, a: t.nonzero(a), (e,)),
+        Case("order-nonzero as_tuple", lambda t, a: t.nonzero(a > 0, as_tuple=True), (m,)),
+        Case("order-cummax empty", lambda t, a: tuple(t.cummax(a, 0)), (e,)),
+        Case("order-cumprod zeros", lambda t, a: t.cumprod(a, 0), (np.array([2.0, 0.0, 3.0, 0.0]),)),
+        Case("prod-matmul 1-d 1-d", lambda t, a, b: t.matmul(a, b), (m[0], m[1])),
+        Case("prod-matmul 1-d 3-d", lambda t, a, b: t.matmul(a, b), (m[:, 0], x.transpose(0, 2, 1).copy())),
+        Case("prod-matmul 3-d 1-d", lambda t, a, b: a @ b, (x, m[0])),
+        Case("prod-matmul broadcast batch", lambda t, a, b: a @ b, (x[:1], m)),
+        Case("prod-matmul 0-d", lambda t, a, b: a @ b, (np.array(1.0), m)),
+        Case("prod-mm wrong ndim", lambda t, a, b: t.mm(a, b), (m[0], m)),
+        Case("prod-bmm empty batch", lambda t, a, b: t.bmm(a, b), (np.zeros((0, 2, 3)), np.zeros((0, 3, 4)))),
+        Case("prod-outer", lambda t, a, b: t.outer(a, b), (m[0], m[1, :2])),
+        Case("prod-kron", lambda t, a, b: t.kron(a, b), (m[:2, :2], m[:1])),
+        Case("prod-tensordot int", lambda t, a, b: t.tensordot(a, b, 1), (m, m.T.copy())),
+        Case("prod-tensordot lists", lambda t, a, b: t.tensordot(a, b, dims=([1, 2], [0, 1])), (x, m)),
+        Case("prod-einsum trace", lambda t, a: t.einsum("ii", a[:, :3]), (m,)),
+        Case("prod-einsum batch", lambda t, a, b: t.einsum("bij,jk->bik", a, b), (x, m[:, :2].T.copy())),
+        Case("prod-einsum spaces ellipsis", lambda t, a: t.einsum("... i j -> ... j i", a), (x,)),
+        Case("prod-cross dim None", lambda t, a, b: t.cross(a, b), (m[:3], m[:3, ::-1].copy())),
+        Case("prod-dot mismatch dtype", lambda t, a: t.dot(a, t.tensor([1, 2, 3, 4])), (m[0],)),
+        Case("act-softmax negative dim", lambda t, a: t.softmax(a, -2), (x,)),
+        Case("act-log_softmax empty", lambda t, a: t.log_softmax(a, 1), (e,)),
+        Case("act-layer_norm", lambda t, a, w: t.nn.functional.layer_norm(a, (4,), w), (x, _rand(rng, 4))),
+        Case("act-linear no bias 1-d", lambda t, a, w: t.nn.functional.linear(a, w), (m[0], m)),
+        Case("act-gelu 0-d", lambda t, a: t.nn.functional.gelu(a), (np.array(0.5),)),
+        Case("new-diff", lambda t, a: t.diff(a, dim=0), (m,)),
+        Case("new-hstack", lambda t, a, b: t.hstack([a, b]), (m, m)),
+        Case("new-addcmul_", lambda t, a, b: a.clone().addcmul_(a, b, value=0.1), (m, m)),
+        Case("new-addcdiv", lambda t, a, b: t.addcdiv(a, a, b, value=-0.5), (m, np.abs(m) + 1)),
+        Case("new-rot90", lambda t, a: t.rot90(a, 1, [1, 2]), (x,)),
+        Case("new-unflatten", lambda t, a: a.unflatten(-1, (2, 2)), (x,)),
+        Case("new-select negative", lambda t, a: a.select(-1, -1), (x,)),
+        Case("new-searchsorted", lambda t: t.searchsorted(t.tensor([1.0, 2.0, 3.0]), t.tensor([2.0, 0.5])), ()),
+        Case("new-isin", lambda t: t.isin(t.tensor([1, 2, 3]), t.tensor([2])), ()),
+        Case("new-new_zeros", lambda t, a: a.new_zeros(2, 3), (m,)),
+        Case("new-new_ones list", lambda t, a: a.new_ones([2]), (m,)),
+        Case("new-expand_as", lambda t, a: a[:1].expand_as(a), (m,)),
+        Case("new-float_power", lambda t, a: t.float_power(a.abs(), 1.5), (m,)),
+        Case("new-atleast_2d", lambda t, a: t.atleast_2d(a), (np.array(2.0),)),
+        Case("new-absolute_", lambda t, a: a.clone().absolute_(), (m,)),
+        Case("new-swapaxes", lambda t, a: a.swapaxes(0, 2), (x,)),
+    ]  # fmt: skip
+
+
 def _f(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float64)
 
@@ -428,7 +542,14 @@ def _r() -> np.random.Generator:
     return np.random.default_rng(11)
 
 
-CASES = _unary_cases() + _binary_cases() + _reduction_cases() + _edge_cases() + _signature_cases()
+CASES = (
+    _unary_cases()
+    + _binary_cases()
+    + _reduction_cases()
+    + _edge_cases()
+    + _signature_cases()
+    + _shape_cases()
+)
 
 # Differences kept on purpose, each with its reason. Strict: a fixed one fails here.
 _LENIENT = (
