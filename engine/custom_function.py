@@ -143,17 +143,19 @@ class Function:
 
     @classmethod
     def _node_class(cls) -> type[_OpFunction]:
-        op = cls.__dict__.get("_op")
+        op: type[_OpFunction] | None = cls.__dict__.get("_op")
         if op is None:
+            name = cls.__name__ + "Backward"
             op = type(
-                cls.__name__ + "Backward",
+                name,
                 (_OpFunction,),
                 {
-                    "name": cls.__name__ + "Backward",
+                    "name": name,
                     "broadcasts": True,  # PyTorch sums an expandable gradient to shape
                     "backward": staticmethod(functools.partial(_run_backward, cls)),
                 },
             )
+            op._node_type = type(name, (BackwardCFunction,), {})
             cls._op = op
         return op
 
@@ -180,7 +182,8 @@ class Function:
             elif isinstance(a, Tensor):
                 edges.append(None)
         # created after its inputs' nodes, as ``Node.seq`` requires
-        ctx = BackwardCFunction(cls._node_class())
+        op = cls._node_class()
+        ctx: Any = op._node_type(op)
         ctx.needs_input_grad = tensors_need
         ctx.input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx.next_edges = tuple(edges)
@@ -328,7 +331,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return outputs
         is_tuple = isinstance(outputs, tuple)
         items = list(outputs) if is_tuple else [outputs]
-        node: Any = Node(_DelayedError)
+        node: Any = _DelayedError._node_type(_DelayedError)
         node.message = ONCE_DIFFERENTIABLE_MESSAGE
         node.next_edges = tuple(
             None if not isinstance(t, Tensor) else (t.detach().requires_grad_(True), 0)

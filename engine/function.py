@@ -60,6 +60,15 @@ class _NoCtx:
         pass
 
 
+class NodeName(str):
+    """A node's name that PyTorch code may also call: ``grad_fn.name()``."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 class Node:
     """One recorded op in the backward graph (``grad_fn``).
 
@@ -111,7 +120,8 @@ class Node:
 
     @property
     def name(self) -> str:
-        return self.fn.name
+        """The op's PyTorch node name; also callable, as PyTorch's ``grad_fn.name()``."""
+        return NodeName(self.fn.name)
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
@@ -309,6 +319,14 @@ class Function:
     # and version counter, so writes through either are seen by saved-tensor checks.
     is_view: ClassVar[bool] = False
 
+    _node_type: ClassVar[type[Node]] = Node
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # its nodes' class is named as PyTorch's (type(y.grad_fn).__name__ == "MulBackward0");
+        # build them with ``cls._node_type(cls)``
+        super().__init_subclass__(**kwargs)
+        cls._node_type = type(cls.name, (Node,), {"__slots__": ()})
+
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -383,7 +401,7 @@ class Function:
                         edge = (t, 0)
                 listed.append(edge)
             edges = tuple(listed)
-        node = Node(cls)
+        node = cls._node_type(cls)
         node.next_edges = edges
         try:
             out = cls.forward(node, *inputs, **params)

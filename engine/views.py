@@ -193,7 +193,7 @@ def refresh(t: Tensor) -> None:
     if info.multi is not None:
         cls, nr = info.multi
         raise BadArgumentsError(STALE_MULTI_OUTPUT_MESSAGE.format(nr=nr, name=_op_name(cls)))
-    node: Any = Node(AsStridedBackward0)  # its rule's context lives on the node
+    node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
     node.next_edges = (edge_of(base),)
     node.out_shape, node.out_dtype = t._data.shape, t._data.dtype
     node.index = info.index()
@@ -281,7 +281,7 @@ def rebase(view: Tensor, fn: Node, nr: int, old_edge: tuple[Any, int] | None) ->
     info = view._view
     assert info is not None
     base = info.base
-    node: Any = Node(CopySlices)
+    node: Any = CopySlices._node_type(CopySlices)
     base_edge = edge_of(base)
     if fn.next_edges and _same_edge(fn.next_edges[0], old_edge) and fn.n_outputs == 1:
         node.inner = fn  # PyTorch's form: the op's rule runs on the view's region
