@@ -30,8 +30,9 @@ from .errors import (
     ShapeMismatchError,
     UnusedInputError,
 )
-from .function import Node
+from .function import AccumulateGrad, Node
 from .grad_mode import set_grad_enabled
+from .hooks import NodeHooks
 from .primitives import cast, sum_to, sum_to_array
 from .tensor import Tensor
 from .views import CopyBackwards
@@ -377,7 +378,7 @@ def _hook_result(hook: Any, result: Any, expected: int) -> tuple[Any, ...]:
     return result
 
 
-def _node_pre_hooks(node: Node, grads: list[Any], raw: bool) -> list[Any]:
+def _node_pre_hooks(node: NodeHooks, grads: list[Any], raw: bool) -> list[Any]:
     """``Node.register_prehook`` hooks, on the gradients of the node's outputs."""
     values = _hook_values(grads, raw)
     for hook in list(node.pre_hooks or ()):
@@ -436,6 +437,9 @@ def _commit(
                 new = hook(g)
                 if new is not None:
                     g = new
+        acc: AccumulateGrad | None = getattr(t, "_grad_acc", None) if inplace else None
+        if acc is not None and acc.pre_hooks:
+            (g,) = _node_pre_hooks(acc, [g], False)
         old = t._grad
         if old is None:
             data = g._data
@@ -462,10 +466,12 @@ def _commit(
             np.add(old._data, g._data, out=old._data, casting="unsafe")
             old._vc[0] += 1
         touched.append(t)
-        post = getattr(t, "_post_hooks", None) if inplace else None
-        for hook in post or ():
-            if hook(t) is not None:
-                raise BadArgumentsError("Tensor post accumulate grad hooks should return None.")
+        if acc is not None:
+            for hook in list(acc.post_acc_hooks):
+                if hook(t) is not None:
+                    raise BadArgumentsError("Tensor post accumulate grad hooks should return None.")
+            for post in list(acc.post_hooks or ()):
+                post((), (g,))
     return touched
 
 

@@ -61,6 +61,7 @@ class BackwardCFunction(Node):
     materialize_grads = True
     input_is_tensor: tuple[bool, ...] = ()
     tensor_outputs: tuple[bool, ...] = ()
+    non_diff_outputs: frozenset[int] = frozenset()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (or None) for backward; versions are taken when forward ends."""
@@ -96,9 +97,10 @@ class BackwardCFunction(Node):
         return Node.saved_tensors.fget(self)  # type: ignore[attr-defined,no-any-return]
 
     def release(self, tag: Any = None) -> None:
-        """Free saved tensors; the node itself stays runnable (PyTorch's PyNode)."""
-        if self._saved is not None:
-            self._saved = None
+        """Free saved tensors; the node itself stays runnable (PyTorch's PyNode), but
+        ``saved_tensors`` refuses from now on, saved or not."""
+        self._saved = None
+        if not self.__dict__.get("saved_freed"):
             self.saved_freed = True
             self.freed_by = tag
 
@@ -213,6 +215,7 @@ def _wrap_outputs(
     for t in dirty:
         t._vc[0] += 1  # PyTorch bumps the version of each tensor marked dirty
     meta: list[tuple[tuple[int, ...], np.dtype]] = []
+    non_diff_nrs: list[int] = []
     tensor_outputs: list[bool] = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -228,6 +231,7 @@ def _wrap_outputs(
             continue
         differentiable = id(out) not in non_diff_ids and out._data.dtype.kind == "f"
         if not differentiable:
+            non_diff_nrs.append(nr)
             if is_input and out.requires_grad:
                 if id(out) in dirty_ids:
                     out.detach_()
@@ -249,6 +253,7 @@ def _wrap_outputs(
     ctx.n_outputs = len(outputs)
     ctx.out_shape, ctx.out_dtype = meta[0] if meta else ((), np.dtype(np.float32))
     ctx.tensor_outputs = tuple(tensor_outputs)
+    ctx.non_diff_outputs = frozenset(non_diff_nrs)
     if "to_save" in state:
         Node.save_for_backward(ctx, *ctx.to_save)
     return tuple(outputs) if is_tuple else outputs[0]
@@ -282,7 +287,18 @@ def _run_backward(cls: type[Function], ctx: BackwardCFunction, *grads: Any) -> t
         None if (nr < len(tensor_outputs) and not tensor_outputs[nr]) else g
         for nr, g in enumerate(grads)
     ]
-    result = cls.backward(ctx, *grads_list)
+    non_diff = ctx.__dict__.get("non_diff_outputs", ())
+    if not ctx.__dict__.get("_materialize_non_diff_grads", True):
+        grads_list = [None if nr in non_diff else g for nr, g in enumerate(grads_list)]
+    backward = cls.backward
+    if cls.vjp is not Function.vjp:
+        if backward is not Function.backward:
+            raise CustomFunctionError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                "You should only implement one of them."
+            )
+        backward = cls.vjp
+    result = backward(ctx, *grads_list)
     if not isinstance(result, tuple):
         result = (result,)
     n_inputs = len(ctx.input_is_tensor)

@@ -21,12 +21,13 @@ import numpy as np
 from . import dtypes
 from .errors import (
     GRAPH_FREED_MESSAGE,
+    ArgumentTypeError,
     GraphFreedError,
     ShapeMismatchError,
     VersionMismatchError,
 )
 from .grad_mode import _enabled
-from .hooks import RemovableHandle
+from .hooks import NodeHooks
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -66,10 +67,10 @@ class NodeName(str):
     __slots__ = ()
 
     def __call__(self) -> str:
-        return str(self)
+        return _CPP_NODES.get(self, str(self))
 
 
-class Node:
+class Node(NodeHooks):
     """One recorded op in the backward graph (``grad_fn``).
 
     Recording a node is on every op's hot path, and Python's garbage collector
@@ -99,8 +100,6 @@ class Node:
     output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] | None = None  # several outputs
     n_outputs = 1
     materialize_grads = True  # zeros for outputs no gradient reached (custom ctx may clear)
-    pre_hooks: list[Callable[..., Any]] | None = None
-    post_hooks: list[Callable[..., Any]] | None = None
     _saved_result = False
     _result: list[tuple[np.ndarray, Any, int]] | None = None
     freed = False
@@ -217,23 +216,16 @@ class Node:
             elif isinstance(edge[0], Node):
                 out.append(edge)
             else:
-                out.append((AccumulateGrad(edge[0]), 0))
+                out.append((grad_accumulator(edge[0]), 0))
         return tuple(out)
 
-    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(grad_inputs, grad_outputs)`` after this node runs; it may return new
-        ``grad_inputs`` (PyTorch's ``Node.register_hook``)."""
-        if self.post_hooks is None:
-            self.post_hooks = []
-        self.post_hooks.append(hook)
-        return RemovableHandle(self.post_hooks, hook)
-
-    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(grad_outputs)`` before this node runs; it may return new ``grad_outputs``."""
-        if self.pre_hooks is None:
-            self.pre_hooks = []
-        self.pre_hooks.append(hook)
-        return RemovableHandle(self.pre_hooks, hook)
+    def __call__(self, *grads: Any) -> Any:
+        """Run the backward rule on gradients of the outputs (PyTorch's ``grad_fn(g)``)."""
+        if len(grads) != self.n_outputs:
+            raise ArgumentTypeError(
+                f"expected {self.n_outputs} arguments, got {len(grads)} instead"
+            )
+        return self.fn.backward(self, *grads)
 
     def register_tensor(self, nr: int, tensor: Tensor) -> None:
         """Route this node's output ``nr`` gradient to the tensor's hooks/retain_grad."""
@@ -246,17 +238,33 @@ class Node:
         return f"<{self.name} object at {hex(id(self))}>"
 
 
-class AccumulateGrad:
-    """The graph node PyTorch shows for a leaf: gradients arriving here accumulate."""
+class AccumulateGrad(NodeHooks):
+    """The graph node PyTorch shows for a leaf: gradients arriving here accumulate. One
+    per leaf (``grad_accumulator``), so hooks registered on it stay; it holds its leaf
+    weakly, the leaf holds it."""
 
-    name = "AccumulateGrad"
+    name = NodeName("AccumulateGrad")
 
     def __init__(self, variable: Tensor) -> None:
-        self.variable = variable
+        self._variable = weakref.ref(variable)
         self.next_functions: tuple[()] = ()
+        self.post_acc_hooks: list[Callable[[Tensor], None]] = []
+
+    @property
+    def variable(self) -> Tensor | None:
+        return self._variable()
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, made on first use."""
+    acc: AccumulateGrad | None = getattr(t, "_grad_acc", None)
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_acc = acc
+    return acc
 
 
 DETACHED_MESSAGE = (
@@ -272,7 +280,10 @@ def detached_marker() -> int:
     return -next(_sequence)
 
 
-_CPP_NODES = {"CopySlices": "torch::autograd::CopySlices"}
+_CPP_NODES = {
+    "CopySlices": "torch::autograd::CopySlices",
+    "AccumulateGrad": "torch::autograd::AccumulateGrad",
+}
 
 
 def _version_message(t: Tensor, now: int, expected: int) -> str:

@@ -55,11 +55,11 @@ class Tensor:
         "_vc",
         "_hooks",
         "_view",
-        "_post_hooks",  # post-accumulate-grad hooks; unset on most tensors (read with getattr)
+        "_grad_acc",  # a leaf's AccumulateGrad node; unset until asked for (read with getattr)
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
-    _post_hooks: list[Callable[[Tensor], None]]
+    _grad_acc: function.AccumulateGrad
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
@@ -193,10 +193,7 @@ class Tensor:
             raise NoGradFnError(
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
-        hooks: list[Callable[[Tensor], None]] | None = getattr(self, "_post_hooks", None)
-        if hooks is None:
-            hooks = []
-            self._post_hooks = hooks
+        hooks = function.grad_accumulator(self).post_acc_hooks
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 

@@ -1833,3 +1833,318 @@ def test_removable_handle_as_context_manager(torch: Any) -> None:
         return [calls, a.grad]
 
     _both(torch, scenario)
+
+
+def test_accumulate_grad_node_is_one_per_leaf(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (1,))
+        a1 = (x * 2).grad_fn.next_functions[0][0]
+        a2 = (x * 3).grad_fn.next_functions[0][0]
+        return [a1 is a2, _name(a1), a1.name(), a1.variable is x, a1.next_functions]
+
+    _both(torch, scenario)
+
+
+def test_accumulate_grad_posthooks_can_observe_tensor_prehook(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        a = t.lib.tensor(1.0, requires_grad=True)
+        b = a.clone()
+        acc = b.grad_fn.next_functions[0][0]
+        a.register_hook(lambda g: calls.append(("tensor", g.item())) or g * 2)
+        acc.register_prehook(lambda g: calls.append(("pre", _plainly(g))))
+        acc.register_hook(lambda gi, go: calls.append(("post", _plainly(gi), _plainly(go))))
+        a.register_post_accumulate_grad_hook(lambda p: calls.append(("acc", p.grad.item())))
+        b.sum().backward()
+        return [calls, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_accumulate_grad_prehook_replaces_the_gradient(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = _leaf(t, (2,))
+        acc = (a * 1).grad_fn.next_functions[0][0]
+        acc.register_prehook(lambda g: (g[0] * 10,))
+        (a * 3).sum().backward()
+        return a.grad
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("args", [0, 1, 2])
+def test_grad_fn_badcalls(torch: Any, args: int) -> None:
+    """Calling a node runs its backward rule (with history when grad mode is on)."""
+
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(1, requires_grad=True)
+        y = x**2
+        out = y.grad_fn(*[t.lib.tensor([3.0])] * args)
+        return [out, _name(out.grad_fn)]
+
+    _both(torch, scenario)
+
+
+def test_hook_edge_case_when_called_with_grad(torch: Any) -> None:
+    """grad() runs the tensor hooks of the inputs it stops at, but not the pre- or
+    post-hooks of nodes it does not run."""
+
+    def scenario(t: T) -> Any:
+        counts: dict[str, int] = {"tensor": 0, "pre": 0, "post": 0}
+
+        def bump(kind: str) -> Any:
+            return lambda *args: counts.__setitem__(kind, counts[kind] + 1)
+
+        a = t.lib.tensor(1.0, requires_grad=True)
+        b = a * 2
+        c = b * 2
+        for v in (a, b, c):
+            v.register_hook(bump("tensor"))
+        c.grad_fn.register_prehook(bump("pre"))
+        b.grad_fn.register_prehook(bump("pre"))
+        c.grad_fn.register_hook(bump("post"))
+        b.grad_fn.register_hook(bump("post"))
+        out = []
+        for call in (
+            lambda: t.lib.autograd.grad(c, inputs=(b,), retain_graph=True),
+            lambda: t.lib.autograd.grad(c, inputs=(a, b), retain_graph=True),
+            lambda: c.backward(retain_graph=True),
+            lambda: c.backward(inputs=(a, b), retain_graph=True),
+        ):
+            call()
+            out.append(dict(counts))
+            counts.update(tensor=0, pre=0, post=0)
+        return out
+
+    _both(torch, scenario)
+
+
+def test_backward_with_nonleaf_inputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (2, 2), 1, t.float64)
+        x_nonleaf = x * 1
+        y, z = _leaf(t, (2, 2), 2, t.float64), _leaf(t, (2, 2), 3, t.float64)
+        out = x_nonleaf**2 + y * x_nonleaf + y**2
+        go = t.lib.ones(2, 2, dtype=t.float64)
+        out.backward(go, create_graph=True, inputs=[x, y, x_nonleaf])
+        first = [x.grad, y.grad, x_nonleaf.grad, _name(x_nonleaf.grad.grad_fn)]
+        out.backward(go, create_graph=True, inputs=[z])
+        return [first, z.grad]
+
+    _both(torch, scenario)
+
+
+def test_grad_mode_restored_reentrant(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        modes = []
+
+        class MyFunction(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, inp: Any) -> Any:
+                return inp.clone()
+
+            @staticmethod
+            def backward(ctx: Any, go: Any) -> Any:
+                original = t.lib.is_grad_enabled()
+                with t.lib.enable_grad():
+                    foo = t.lib.ones(go.size(), requires_grad=True)
+                    (grad,) = t.lib.autograd.grad(foo**3, foo, grad_outputs=go)
+                    modes.append(t.lib.is_grad_enabled())
+                modes.append((original, t.lib.is_grad_enabled()))
+                return grad
+
+        inp = _leaf(t, (3,))
+        MyFunction.apply(inp).sum().backward()
+        MyFunction.apply(inp).sum().backward(create_graph=True)
+        return [modes, inp.grad]
+
+    _both(torch, scenario)
+
+
+def test_custom_function_non_tensor_inputs_outputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        seen = []
+
+        class MyFunction(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, t1: Any, t2: Any, scale: Any, t3: Any) -> Any:
+                t4 = t1 + t2 * t3
+                t5 = t1 * t2 + t3
+                t4 *= scale
+                t5 *= scale
+                ctx.scale = scale
+                ctx.save_for_backward(t1, t2, t3)
+                return scale, t4, None, True, t5, "bar", t1
+
+            @staticmethod
+            @t.lib.autograd.function.once_differentiable
+            def backward(ctx: Any, *grads: Any) -> Any:
+                seen.append([len(grads), [g is None for g in grads]])
+                scale = ctx.scale
+                var1, var2, var3 = ctx.saved_tensors
+                return (
+                    grads[1] * scale + grads[4] * var2 * scale + grads[6],
+                    grads[1] * var3 * scale + grads[4] * var1 * scale,
+                    None,
+                    grads[1] * var2 * scale + grads[4] * scale,
+                )
+
+        t1, t2, t3 = (_leaf(t, (4,), i, t.float64) for i in range(3))
+        res = MyFunction.apply(t1, t2, 3, t3)
+        facts = [res[0], res[2], res[3], res[5], [_name(r.grad_fn) for r in (res[1], res[4], res[6])]]
+        t.lib.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
+        return [facts, res[1], res[4], res[6], seen, t1.grad, t2.grad, t3.grad]
+
+    _both(torch, scenario)
+
+
+def test_custom_function_no_tensors(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class MyFunction(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, t1: Any, t2: Any, scale: Any, t3: Any) -> Any:
+                t4 = (t1 + t2 * t3) * scale
+                return scale, t4, None, True, "bar"
+
+            @staticmethod
+            def backward(ctx: Any, *args: Any) -> Any:
+                return args[0], args[1], None, args[2]
+
+        return MyFunction.apply(0.5, 0.25, 3, 2.0)
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["no_forward", "no_backward", "both_backward_and_vjp", "vjp"])
+def test_custom_function_error(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        body: dict[str, Any] = {}
+        if case != "no_forward":
+            body["forward"] = staticmethod(lambda ctx, foo: foo.clone())
+        if case in ("both_backward_and_vjp", "no_forward"):
+            body["backward"] = staticmethod(lambda ctx, foo: foo)
+        if case in ("both_backward_and_vjp", "vjp"):
+            body["vjp"] = staticmethod(lambda ctx, foo: foo * 2)
+        fn = type("Bad", (t.lib.autograd.Function,), body)
+        inp = _leaf(t, (1,))
+        try:
+            fn.apply(inp).sum().backward()
+        except NotImplementedError as exc:  # a RuntimeError: say which
+            return ["NotImplementedError", str(exc)]
+        return inp.grad
+
+    _both(torch, scenario)
+
+
+def test_custom_function_local_inplace(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class MyFn(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, inp: Any, inplace: bool) -> Any:
+                view = inp.clone()[:3]
+                if inplace:
+                    view += 2
+                return view
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> Any:
+                return grad, None
+
+        base = _leaf(t, (10,))
+        out = []
+        for inplace in (False, True):
+            foo = MyFn.apply(base, inplace)
+            out += [_name(foo.grad_fn), foo]
+        foo.sum().backward()
+        return [out, base.grad]
+
+    _both(torch, scenario)
+
+
+def test_custom_function_return_view_in_nograd(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class Alias(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x[:]
+
+            @staticmethod
+            def backward(ctx: Any, gx: Any) -> Any:
+                return gx
+
+        inp = _leaf(t, (2,))
+        with t.lib.no_grad():
+            output = Alias.apply(inp)
+        with t.lib.no_grad():
+            expected_output = inp[:]
+        facts = [output.requires_grad, expected_output.requires_grad]
+        output.zero_()
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("save", [True, False])
+def test_custom_function_saved_tensors(torch: Any, save: bool) -> None:
+    def scenario(t: T) -> Any:
+        class MyFn(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                if save:
+                    ctx.save_for_backward(x, None)
+                return x
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return g
+
+        a = _leaf(t, (5,))
+        y = MyFn.apply(a)
+        saved = y.grad_fn.saved_tensors
+        facts = [len(saved), saved[0] is a if save else None, saved[1] if save else None]
+        y.sum().backward()
+        return [facts, y.grad_fn.saved_tensors]
+
+    _both(torch, scenario)
+
+
+def test_set_materialize_non_diff_grads(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        seen = []
+
+        class Func(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                out0 = x.clone()
+                out1 = x.clone()
+                ctx.mark_non_differentiable(out1)
+                ctx._materialize_non_diff_grads = False
+                return out0, out1
+
+            @staticmethod
+            def backward(ctx: Any, g0: Any, g1: Any) -> Any:
+                seen.append(g1)
+                return g0
+
+        a = t.lib.tensor(1.0, requires_grad=True)
+        Func.apply(a)[0].backward()
+        return [seen, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_custom_function_mark_dirty_view_of_a_leaf(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class Inplace(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.mark_dirty(x)
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return g * 2
+
+        x = _leaf(t, (4,))
+        return Inplace.apply(x[:2])
+
+    _both(torch, scenario)
