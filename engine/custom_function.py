@@ -216,6 +216,7 @@ def _wrap_outputs(
         t._vc[0] += 1  # PyTorch bumps the version of each tensor marked dirty
     meta: list[tuple[tuple[int, ...], np.dtype]] = []
     non_diff_nrs: list[int] = []
+    views_out: list[tuple[Tensor, int]] = []
     tensor_outputs: list[bool] = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -228,6 +229,9 @@ def _wrap_outputs(
         if not recording:
             if is_input and id(out) not in dirty_ids:
                 outputs[nr] = out.detach()  # PyTorch returns a view of it, without history
+            elif out._view is not None:
+                out._view.custom = True
+                out._view.multi = (ctx.fn, nr)
             continue
         differentiable = id(out) not in non_diff_ids and out._data.dtype.kind == "f"
         if not differentiable:
@@ -243,12 +247,28 @@ def _wrap_outputs(
         elif is_input:
             alias = Tensor._make(out._data, True, ctx, nr)
             alias._vc = out._vc
+            info = out._view
+            root, chain = (out, ()) if info is None else (info.base, info.chain)
+            alias._view = views.ViewInfo(root, chain, out._vc[0], False, None)
+            views_out.append((alias, nr))
             outputs[nr] = alias
         else:
-            out._view = None  # its history is this node now, not a view's replay
             out._grad_fn = ctx
             out._output_nr = nr
             out.requires_grad_flag = True
+            if out._view is not None:
+                out._view.no_grad = False
+                out._view.attr_version = out._vc[0]
+                views_out.append((out, nr))
+    # views among the outputs refuse in-place writes, as PyTorch's creation meta says: one
+    # of several differentiable outputs as a multi-output view, otherwise as a custom one
+    n_differentiable = sum(
+        1 for o in outputs if isinstance(o, Tensor) and o._grad_fn is ctx and id(o) not in dirty_ids
+    )
+    for view, nr in views_out:
+        assert view._view is not None
+        view._view.multi = (ctx.fn, nr)
+        view._view.custom = n_differentiable == 1
     ctx.output_meta = tuple(meta)
     ctx.n_outputs = len(outputs)
     ctx.out_shape, ctx.out_dtype = meta[0] if meta else ((), np.dtype(np.float32))

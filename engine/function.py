@@ -356,8 +356,11 @@ class Function:
             for t in inputs:
                 if type(t) is T:
                     if t._view is not None:
-                        t.grad_fn  # noqa: B018 - a stale view regenerates its history first
-                    if t.requires_grad_flag:
+                        # a stale view regenerates its history first; one made under no_grad
+                        # requires grad through its base (and gets no edge)
+                        if t.requires_grad:
+                            return cls._record(inputs, params)
+                    elif t.requires_grad_flag:
                         return cls._record(inputs, params)
         try:
             out = cls.forward(_NoCtx(), *inputs, **params)
@@ -383,7 +386,10 @@ class Function:
         if len(inputs) == 1:  # apply refreshed it if it is a view
             t = inputs[0]
             fn = t._grad_fn
-            edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
+            if fn is not None:
+                edges = ((fn, t._output_nr),)
+            else:  # a view made under no_grad may record without requiring grad itself
+                edges = ((t, 0) if t.requires_grad_flag else None,)
         elif len(inputs) == 2:  # binary ops, unrolled (hot path)
             a, b = inputs
             edge_a = edge_b = None

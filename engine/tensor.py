@@ -127,8 +127,13 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        if self._view is not None:
+        info = self._view
+        if info is not None:
             self.grad_fn  # noqa: B018 - a stale view may now require grad through its base
+            if info.no_grad and not self.requires_grad_flag:
+                # as in PyTorch: a view made under no_grad requires grad when its base does,
+                # though no gradient flows to it (it has no grad_fn and no accumulator)
+                return info.base.requires_grad
         return self.requires_grad_flag
 
     @requires_grad.setter

@@ -66,6 +66,23 @@ STALE_MULTI_OUTPUT_MESSAGE = (
     "do not allow the output views to be modified inplace. You should replace the inplace "
     "operation by an out-of-place one."
 )
+_CUSTOM_VIEW_TAIL = (
+    "This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function."
+)
+CUSTOM_VIEW_MESSAGE = (
+    "Output {nr} of {name} is a view and is being modified inplace. " + _CUSTOM_VIEW_TAIL
+)
+STALE_CUSTOM_VIEW_MESSAGE = (
+    "Output {nr} of {name} is a view and its base or another view of its base has been "
+    "modified inplace. " + _CUSTOM_VIEW_TAIL
+)
+NO_GRAD_CUSTOM_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    + _CUSTOM_VIEW_TAIL
+)
 DETACH_VIEW_MESSAGE = (
     "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
     "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
@@ -78,7 +95,7 @@ class ViewInfo:
     """What a view knows: its root base, how to replay itself from it, and the
     version of the shared counter at which its ``grad_fn`` was last valid."""
 
-    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "_index")
+    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "custom", "_index")
 
     def __init__(
         self,
@@ -93,6 +110,7 @@ class ViewInfo:
         self.attr_version = attr_version
         self.no_grad = no_grad  # made under no_grad from a base that requires grad
         self.multi = multi  # (op, output nr) when one of several views of one op
+        self.custom = False  # an output of a custom autograd.Function (then multi is set)
         self._index: np.ndarray | None = None
 
     def index(self) -> np.ndarray:
@@ -192,7 +210,8 @@ def refresh(t: Tensor) -> None:
         raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
     if info.multi is not None:
         cls, nr = info.multi
-        raise BadArgumentsError(STALE_MULTI_OUTPUT_MESSAGE.format(nr=nr, name=_op_name(cls)))
+        message = STALE_CUSTOM_VIEW_MESSAGE if info.custom else STALE_MULTI_OUTPUT_MESSAGE
+        raise BadArgumentsError(message.format(nr=nr, name=_op_name(cls)))
     node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
     node.next_edges = (edge_of(base),)
     node.out_shape, node.out_dtype = t._data.shape, t._data.dtype
@@ -210,10 +229,15 @@ def check_inplace(t: Tensor, grad_on: bool) -> None:
         info = t._view
         if info is not None:
             base = info.base
+            # how the view was made is judged first (PyTorch's handle_view_on_rebase)
+            if info.no_grad and base.requires_grad:
+                raise BadArgumentsError(
+                    NO_GRAD_CUSTOM_VIEW_MESSAGE if info.custom else NO_GRAD_VIEW_MESSAGE
+                )
+            if t.requires_grad_flag or base.requires_grad:
+                check_multi_output(t)
             if base.requires_grad_flag and base._grad_fn is None:
                 raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
-            if info.no_grad and base.requires_grad:
-                raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
     data = t._data
     if (
         0 in data.strides
@@ -261,7 +285,8 @@ def check_multi_output(t: Tensor) -> None:
     info = t._view
     if info is not None and info.multi is not None:
         cls, nr = info.multi
-        raise BadArgumentsError(MULTI_OUTPUT_VIEW_MESSAGE.format(nr=nr, name=_op_name(cls)))
+        message = CUSTOM_VIEW_MESSAGE if info.custom else MULTI_OUTPUT_VIEW_MESSAGE
+        raise BadArgumentsError(message.format(nr=nr, name=_op_name(cls)))
 
 
 def _op_name(cls: type[Function]) -> str:

@@ -1991,7 +1991,13 @@ def test_custom_function_non_tensor_inputs_outputs(torch: Any) -> None:
 
         t1, t2, t3 = (_leaf(t, (4,), i, t.float64) for i in range(3))
         res = MyFunction.apply(t1, t2, 3, t3)
-        facts = [res[0], res[2], res[3], res[5], [_name(r.grad_fn) for r in (res[1], res[4], res[6])]]
+        facts = [
+            res[0],
+            res[2],
+            res[3],
+            res[5],
+            [_name(r.grad_fn) for r in (res[1], res[4], res[6])],
+        ]
         t.lib.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
         return [facts, res[1], res[4], res[6], seen, t1.grad, t2.grad, t3.grad]
 
@@ -2077,8 +2083,12 @@ def test_custom_function_return_view_in_nograd(torch: Any) -> None:
             output = Alias.apply(inp)
         with t.lib.no_grad():
             expected_output = inp[:]
-        facts = [output.requires_grad, expected_output.requires_grad]
-        output.zero_()
+        facts: list[Any] = [output.requires_grad, expected_output.requires_grad]
+        try:
+            output.zero_()
+        except RuntimeError as exc:
+            facts.append(str(exc))
+        return facts
 
     _both(torch, scenario)
 
@@ -2146,5 +2156,83 @@ def test_custom_function_mark_dirty_view_of_a_leaf(torch: Any) -> None:
 
         x = _leaf(t, (4,))
         return Inplace.apply(x[:2])
+
+    _both(torch, scenario)
+
+
+# -- views made under no_grad, views out of custom Functions --------------------------------
+
+
+@pytest.mark.parametrize("base", ["leaf", "non_leaf", "later"])
+def test_no_grad_view_requires_grad_through_its_base(torch: Any, base: str) -> None:
+    """A view made under no_grad requires grad when its base does, has no grad_fn, and
+    ops on it record with no edge to it: backward runs and reaches nothing."""
+
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(3, requires_grad=base != "later")
+        src = x * 1 if base == "non_leaf" else x
+        with t.lib.no_grad():
+            v = src[:2]
+        if base == "later":
+            x.requires_grad_()
+        y = v * 2
+        facts = [v.requires_grad, v.grad_fn is None, v.is_leaf, y.requires_grad]
+        facts.append([(f is None, n) for f, n in y.grad_fn.next_functions])
+        y.sum().backward()
+        return [facts, x.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("op", ["mul_", "zero_"])
+@pytest.mark.parametrize("base", ["leaf", "non_leaf"])
+def test_inplace_on_no_grad_view_message_comes_first(torch: Any, op: str, base: str) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(3, requires_grad=True)
+        src = x * 1 if base == "non_leaf" else x
+        with t.lib.no_grad():
+            v = src[:2]
+        return getattr(v, op)(*([2] if op == "mul_" else []))
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_inplace_on_multi_output_view_message_comes_first(torch: Any, leaf: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(4, requires_grad=True)
+        a, _ = (x if leaf else x * 1).split(2)
+        return a.mul_(2)
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("fn", ["alias", "same", "two"])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_custom_function_view_outputs_refuse_inplace(torch: Any, fn: str, leaf: bool) -> None:
+    """Views returned by a custom Function (or an input returned as-is) are views of the
+    input; writing them in place is refused as PyTorch refuses it."""
+
+    def scenario(t: T) -> Any:
+        class Alias(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x[:] if fn == "alias" else x if fn == "same" else (x[:1], x[1:])
+
+            @staticmethod
+            def backward(ctx: Any, *grads: Any) -> Any:
+                return grads[0] if len(grads) == 1 else t.lib.cat(grads)
+
+        inp = t.lib.ones(2, requires_grad=True)
+        base = inp if leaf else inp * 1
+        out = Alias.apply(base)
+        o = out[0] if isinstance(out, tuple) else out
+        facts = [o._base is base, o.requires_grad, _name(o.grad_fn), o is base]
+        try:
+            o.mul_(2)
+        except RuntimeError as exc:
+            facts.append(str(exc))
+        (o * 3).sum().backward()
+        return [facts, inp.grad]
 
     _both(torch, scenario)
