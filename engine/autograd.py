@@ -11,6 +11,7 @@ therefore changes nothing.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,13 @@ from .primitives import cast, sum_to, sum_to_array
 from .tensor import Tensor
 from .views import CopyBackwards
 
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+)
 UNUSED_INPUT_MESSAGE = (
     "The differentiated Tensor at index {index} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
@@ -505,6 +513,8 @@ def backward(
     """``torch.autograd.backward``. Returns the tensors whose ``.grad`` changed;
     ``tag`` is recorded on the nodes this call frees (for error hints). With
     ``inputs``, only their ``.grad`` accumulates, non-leaf tensors included."""
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=2)
     wanted = None if inputs is None else _inputs_list(inputs, "backward")
     if wanted is not None and not wanted:
         raise BadLengthError("`inputs` argument to `backward()` cannot be empty.")

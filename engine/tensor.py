@@ -35,6 +35,9 @@ NONLEAF_GRAD_WARNING = (
 REQUIRES_GRAD_CONSTRUCT_MESSAGE = (
     "Only Tensors of floating point and complex dtype can require gradients"
 )
+REQUIRES_GRAD_ATTRIBUTE_MESSAGE = (
+    "only Tensors of floating point and complex dtype can require gradients"
+)
 REQUIRES_GRAD_DTYPE_MESSAGE = "only Tensors of floating point dtype can require gradients"
 NOT_LEAF_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -138,6 +141,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if value and self.grad_fn is None and not dtypes.is_floating(self._data.dtype):
+            # the attribute's message is not requires_grad_()'s, in PyTorch
+            raise DtypeNotDifferentiableError(REQUIRES_GRAD_ATTRIBUTE_MESSAGE)
         self.requires_grad_(value)
 
     @property

@@ -2236,3 +2236,115 @@ def test_custom_function_view_outputs_refuse_inplace(torch: Any, fn: str, leaf: 
         return [facts, inp.grad]
 
     _both(torch, scenario)
+
+
+def test_backward_create_graph_warns(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        import warnings
+
+        if hasattr(t.lib, "set_warn_always"):  # PyTorch warns once per process otherwise
+            t.lib.set_warn_always(True)
+        b = _leaf(t, (3,), dtype=t.float64)
+        c = b * b
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            c.backward(t.lib.ones_like(c), create_graph=True)
+        b.grad = None
+        warned = any("Using backward() with create_graph=True" in str(w.message) for w in ws)
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            t.lib.autograd.grad(c, b, t.lib.ones_like(c), create_graph=True)
+        again = any("Using backward() with create_graph=True" in str(w.message) for w in ws)
+        if hasattr(t.lib, "set_warn_always"):
+            t.lib.set_warn_always(False)
+        return [warned, again]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "float32", "float64"])
+@pytest.mark.parametrize("how", ["method", "attribute", "factory"])
+def test_set_requires_grad_only_for_floats(torch: Any, dtype: str, how: str) -> None:
+    def scenario(t: T) -> Any:
+        dt = t.dtype(dtype)
+        a = t.lib.ones(1, dtype=dt)
+        a.requires_grad = False
+        a.requires_grad_(False)
+        if how == "method":
+            a.requires_grad_()
+        elif how == "attribute":
+            a.requires_grad = True
+        else:
+            a = t.lib.ones(1, dtype=dt, requires_grad=True)
+        return a.requires_grad
+
+    _both(torch, scenario)
+
+
+def test_retain_grad_inplace_over_view(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        base = t.lib.tensor([1.0, 2.0]).requires_grad_().clone()
+        view = base[1:]
+        view2 = base[:1]
+        view.retain_grad()
+        view2.retain_grad()
+        view.mul_(2)
+        (view + view2).sum().backward()
+        return [view.grad, view2.grad]
+
+    _both(torch, scenario)
+
+
+def test_tensor_hooks_inplace_over_view(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        base = t.lib.tensor([1.0, 2.0]).requires_grad_().clone()
+        view = base[1:]
+        other = t.lib.tensor([2.0]).requires_grad_()
+        view.register_hook(lambda g: calls.append(("view", g.tolist())))
+        base.register_hook(lambda g: calls.append(("base", g.tolist())))
+        view.mul_(other)
+        base.sum().backward()
+        return [calls, other.grad]
+
+    _both(torch, scenario)
+
+
+def test_tensor_hooks_inplace_multiple_outputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+
+        class DoubleMul(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx: Any, g1: Any, g2: Any) -> Any:
+                return g1 * 2 + g2 * 3
+
+        a = t.lib.tensor(1.0, requires_grad=True)
+        out1, out2 = DoubleMul.apply(a)
+        out1.register_hook(lambda g: calls.append(("out1", g.item())))
+        out2.register_hook(lambda g: calls.append(("out2", g.item())))
+        out1.retain_grad()
+        out2.retain_grad()
+        out1.mul_(2)  # out2.mul_ as well trips an internal assert in PyTorch 2.13
+        out1.register_hook(lambda g: calls.append(("out1 after", g.item())))
+        (out1 + out2 * 5).backward()
+        return [calls, out1.grad, out2.grad, a.grad]
+
+    _both(torch, scenario)
+
+
+def test_retains_grad_can_always_observe_tensor_prehook(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a = t.lib.tensor(1.0, requires_grad=True)
+        b = a.clone()
+        b.register_hook(lambda g: g * 2)
+        b.retain_grad()
+        b.register_hook(lambda g: g * 3)  # registered after retain_grad, still seen by it
+        b.backward()
+        return [b.grad, a.grad]
+
+    _both(torch, scenario)
