@@ -35,6 +35,7 @@ from .function import AccumulateGrad, Node
 from .grad_mode import set_grad_enabled
 from .hooks import NodeHooks
 from .primitives import cast, sum_to, sum_to_array
+from .registry import OPS
 from .tensor import Tensor
 from .views import CopyBackwards
 
@@ -552,12 +553,26 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool | None = None,
     *,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
     tag: Any = None,
 ) -> Any:
     """``torch.autograd.grad``: gradients of outputs w.r.t. inputs, ``.grad`` untouched.
     Only the graph between the outputs and the inputs runs (and is freed); an input
-    given twice gets its gradient twice; a dict of inputs gives a dict of gradients."""
+    given twice gets its gradient twice; a dict of inputs gives a dict of gradients.
+    With ``is_grads_batched`` the first dimension of each grad_output is a batch: one
+    vector-Jacobian product per entry, stacked (PyTorch uses vmap; this loops)."""
+    if is_grads_batched:
+        return _batched_grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+            tag,
+        )
     if materialize_grads and allow_unused is False:
         raise GradientValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -596,3 +611,70 @@ def grad(
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), captured))
     return tuple(captured)
+
+
+BATCHED_SHAPE_MESSAGE = (
+    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+    "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+    "corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of {got} "
+    "and output[{i}] has a shape of {want}. If you only want some tensors in `grad_output` to "
+    "be considered batched, consider using vmap."
+)
+
+
+def _batched_grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any,
+    retain_graph: bool | None,
+    create_graph: bool,
+    allow_unused: bool | None,
+    materialize_grads: bool,
+    tag: Any,
+) -> Any:
+    """``grad(..., is_grads_batched=True)``: one ``grad`` call per batch entry, stacked."""
+    outs = _as_list(outputs, "outputs")
+    grads = _grads_list(grad_outputs, len(outs))
+    for i, (out, g) in enumerate(zip(outs, grads)):
+        if isinstance(g, Tensor) and isinstance(out, Tensor) and g.shape[1:] != out.shape:
+            raise ShapeMismatchError(
+                BATCHED_SHAPE_MESSAGE.format(
+                    i=i, got=_size_str(g.shape[1:]), want=_size_str(out.shape)
+                ),
+                index=i,
+            )
+    sizes = [g.shape[0] for g in grads if isinstance(g, Tensor)]
+    if not sizes:  # nothing batched: an ordinary call
+        return grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads=materialize_grads,
+            tag=tag,
+        )
+    n = sizes[0]
+    keep = create_graph if retain_graph is None else retain_graph
+    per = [
+        grad(
+            outputs,
+            inputs,
+            [g[k] if isinstance(g, Tensor) else g for g in grads],
+            retain_graph=True if k < n - 1 else keep,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+            tag=tag,
+        )
+        for k in range(n)
+    ]
+    stack = OPS["stack"].fn
+
+    def stacked(column: list[Any]) -> Any:
+        return None if column[0] is None else stack(column)
+
+    if type(inputs) is dict:
+        return {key: stacked([p[key] for p in per]) for key in inputs}
+    return tuple(stacked([p[j] for p in per]) for j in range(len(per[0])))

@@ -219,6 +219,11 @@ class Node(NodeHooks):
                 out.append((grad_accumulator(edge[0]), 0))
         return tuple(out)
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A dict for the user's own notes on this node (PyTorch's ``grad_fn.metadata``)."""
+        return self.__dict__.setdefault("_metadata", {})  # type: ignore[no-any-return]
+
     def __call__(self, *grads: Any) -> Any:
         """Run the backward rule on gradients of the outputs (PyTorch's ``grad_fn(g)``)."""
         if len(grads) != self.n_outputs:

@@ -16,7 +16,9 @@ import numpy as np
 
 from . import dtypes, function, views
 from .errors import (
+    ArgumentTypeError,
     BadArgumentsError,
+    DtypeMismatchError,
     DtypeNotDifferentiableError,
     NoGradFnError,
     NotLeafError,
@@ -35,6 +37,25 @@ NONLEAF_GRAD_WARNING = (
 REQUIRES_GRAD_CONSTRUCT_MESSAGE = (
     "Only Tensors of floating point and complex dtype can require gradients"
 )
+GRAD_DTYPE_MESSAGE = (
+    "attempting to assign a gradient with dtype '{got}' to a tensor with grad_dtype '{want}'. "
+    "The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+    "set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. "
+    "Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break "
+    "downstream systems that assume they match."
+)
+# C++ type names PyTorch prints for an assigned gradient's dtype
+_CPP_TYPE_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+}
 REQUIRES_GRAD_ATTRIBUTE_MESSAGE = (
     "only Tensors of floating point and complex dtype can require gradients"
 )
@@ -216,9 +237,31 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
-        if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise ShapeMismatchError("assigned grad has data of a different size")
+        """PyTorch's checks on ``x.grad = g``: a Tensor of this tensor's dtype and size."""
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise ArgumentTypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise DtypeMismatchError(
+                    GRAD_DTYPE_MESSAGE.format(
+                        got=_CPP_TYPE_NAMES.get(value._data.dtype.name, value._data.dtype.name),
+                        want=dtypes.type_name(self._data.dtype),
+                    )
+                )
+            if value._data.shape != self._data.shape:
+                raise ShapeMismatchError(
+                    f"attempting to assign a gradient of size '{_sizes(value.shape)}' to a tensor "
+                    f"of size '{_sizes(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     # -- plain array facts ---------------------------------------------------
     @property
@@ -458,6 +501,10 @@ class Tensor:
             source = _snapshot(self) if self.requires_grad_flag else self
             return self._inplace(views.CopyBackwards.apply(source, s))
         return self._write(s._data)
+
+
+def _sizes(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def _copy_shape_message(dst: tuple[int, ...], src: tuple[int, ...]) -> str:

@@ -2348,3 +2348,57 @@ def test_retains_grad_can_always_observe_tensor_prehook(torch: Any) -> None:
         return [b.grad, a.grad]
 
     _both(torch, scenario)
+
+
+@pytest.mark.parametrize("value", ["float64", "int64", "size", "int", "none", "ok"])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_grad_assignment_checks(torch: Any, value: str, leaf: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, 3, requires_grad=True)
+        target = x if leaf else x * 2
+        new = {
+            "float64": lambda: t.lib.ones(2, 3, dtype=t.float64),
+            "int64": lambda: t.lib.ones(2, 3, dtype=t.int64),
+            "size": lambda: t.lib.ones(3),
+            "int": lambda: 3,
+            "none": lambda: None,
+            "ok": lambda: t.lib.ones(2, 3),
+        }[value]()
+        target.grad = new
+        got = target.grad
+        del target.grad
+        return [got, target.grad if leaf else None]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["eye", "scalar_out", "create_graph", "bad_shape", "dict"])
+def test_grad_is_grads_batched(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        z = t.lib.tensor([1.0, 2.0], requires_grad=True)
+        if case == "eye":
+            return t.lib.autograd.grad(z**2, z, t.lib.eye(2), is_grads_batched=True)
+        if case == "scalar_out":
+            go = t.lib.tensor([1.0, 2.0])
+            return t.lib.autograd.grad((z**2).sum(), z, go, is_grads_batched=True)
+        if case == "create_graph":
+            (g,) = t.lib.autograd.grad(
+                z**3, z, t.lib.ones(3, 2), is_grads_batched=True, create_graph=True
+            )
+            return [g, _name(g.grad_fn) is not None, t.lib.autograd.grad(g.sum(), z)]
+        if case == "dict":
+            return t.lib.autograd.grad(z * 2, {"z": z}, t.lib.ones(3, 2), is_grads_batched=True)
+        return t.lib.autograd.grad(z**2, z, t.lib.ones(3), is_grads_batched=True)
+
+    _both(torch, scenario)
+
+
+def test_grad_fn_metadata(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        y = _leaf(t, (2,)) * 2
+        fn = y.grad_fn
+        before = dict(fn.metadata)
+        fn.metadata["note"] = 1
+        return [before, y.grad_fn.metadata]
+
+    _both(torch, scenario)
