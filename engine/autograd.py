@@ -374,16 +374,49 @@ def _hook_values(grads: Any, raw: bool) -> tuple[Any, ...]:
     return tuple(None if g is None else Tensor._make(g) if raw else g for g in grads)
 
 
-def _hook_result(hook: Any, result: Any, expected: int) -> tuple[Any, ...]:
+def _hook_name(hook: Any) -> str:
+    return str(getattr(hook, "__name__", "<unknown>"))
+
+
+def _check_hook_value(hook: Any, original: Any, new: Any) -> None:
+    """PyTorch's ``check_single_result``: a hook may not change a gradient's dtype or size."""
+    if not isinstance(new, Tensor):
+        raise GradientTypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if original is None:
+        return
+    if new.dtype != original.dtype:
+        raise BadArgumentsError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"torch.{dtypes.type_name(original.dtype)}Tensor got "
+            f"torch.{dtypes.type_name(new.dtype)}Tensor)"
+        )
+    if new.shape != original.shape:
+        raise BadArgumentsError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _apply_tensor_hooks(hooks: list[Any], g: Tensor) -> Tensor:
+    """A tensor's hooks in order, each on the previous one's result; one removed meanwhile
+    still runs this time (PyTorch iterates over what was registered when it started)."""
+    for hook in list(hooks):
+        new = hook(g)
+        if new is not None:
+            _check_hook_value(hook, g, new)
+            g = new
+    return g
+
+
+def _hook_result(hook: Any, result: Any, original: tuple[Any, ...]) -> tuple[Any, ...]:
     """PyTorch's ``check_result`` for a node hook's return value."""
     if not isinstance(result, tuple):
         raise GradientTypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
-    if len(result) != expected:
-        name = getattr(hook, "__name__", type(hook).__name__)
+    if len(result) != len(original):
         raise BadArgumentsError(
-            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, but "
-            f"expected {expected})"
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(result)}, but expected {len(original)})"
         )
+    for old, new in zip(original, result):
+        if new is not None:
+            _check_hook_value(hook, old, new)
     return result
 
 
@@ -393,7 +426,7 @@ def _node_pre_hooks(node: NodeHooks, grads: list[Any], raw: bool) -> list[Any]:
     for hook in list(node.pre_hooks or ()):
         new = hook(values)
         if new is not None:
-            values = _hook_result(hook, new, len(values))
+            values = _hook_result(hook, new, values)
     return [None if g is None else g._data if raw else g for g in values]
 
 
@@ -406,7 +439,7 @@ def _node_post_hooks(
     for hook in list(node.post_hooks or ()):
         new = hook(outs, ins)
         if new is not None:
-            outs = _hook_result(hook, new, len(outs))
+            outs = _hook_result(hook, new, outs)
     return tuple(None if g is None else g._data if raw else g for g in outs)
 
 
@@ -425,10 +458,8 @@ def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], 
         if t is None or t.grad_fn is not node or grads[nr] is None:
             continue
         g = Tensor._make(grads[nr]) if raw else grads[nr]
-        for hook in t._hooks or ():
-            new = hook(g)
-            if new is not None:
-                g = new
+        if t._hooks:
+            g = _apply_tensor_hooks(t._hooks, g)
         grads[nr] = g._data if raw else g
         if t._retains_grad:
             retained[t] = g
@@ -442,10 +473,7 @@ def _commit(
     touched = []
     for t, g in grads.items():
         if t.grad_fn is None and t._hooks:
-            for hook in t._hooks:
-                new = hook(g)
-                if new is not None:
-                    g = new
+            g = _apply_tensor_hooks(t._hooks, g)
         acc: AccumulateGrad | None = getattr(t, "_grad_acc", None) if inplace else None
         if acc is not None and acc.pre_hooks:
             (g,) = _node_pre_hooks(acc, [g], False)
@@ -493,11 +521,7 @@ def _leaf_hooks(inputs: list[Tensor], captured: list[Tensor | None]) -> list[Ten
         if t.grad_fn is not None or not t._hooks or g is None:
             continue
         if id(t) not in done:
-            for hook in t._hooks:
-                new = hook(g)
-                if new is not None:
-                    g = new
-            done[id(t)] = g
+            done[id(t)] = _apply_tensor_hooks(t._hooks, g)
         out[i] = done[id(t)]
     return out
 

@@ -2402,3 +2402,48 @@ def test_grad_fn_metadata(torch: Any) -> None:
         return [before, y.grad_fn.metadata]
 
     _both(torch, scenario)
+
+
+def _hook_returning(t: T, where: str, result: str) -> Any:
+    x = t.lib.ones(2, requires_grad=True)
+    y = x * 2
+
+    def replacement(g: Any) -> Any:
+        return {"size": t.lib.ones(3), "dtype": g.double(), "int": 3}[result]
+
+    if where == "tensor":
+        y.register_hook(replacement)
+    elif where == "leaf":
+        x.register_hook(replacement)
+    elif where == "prehook":
+        y.grad_fn.register_prehook(lambda g: (replacement(g[0]),))
+    else:
+        y.grad_fn.register_hook(lambda gi, go: (replacement(gi[0]), None))
+    y.sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("result", ["size", "dtype", "int"])
+@pytest.mark.parametrize("where", ["tensor", "leaf", "prehook", "posthook"])
+def test_hook_may_not_change_size_or_type(torch: Any, where: str, result: str) -> None:
+    _both(torch, lambda t: _hook_returning(t, where, result))
+
+
+def test_hook_removed_while_running(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        handles = []
+        x = t.lib.ones(2, requires_grad=True)
+        y = x * 2
+
+        def first(g: Any) -> None:
+            calls.append(1)
+            handles[0].remove()
+
+        handles.append(y.register_hook(first))
+        y.register_hook(lambda g: calls.append(2))
+        y.sum().backward(retain_graph=True)
+        y.sum().backward()
+        return calls
+
+    _both(torch, scenario)
