@@ -566,7 +566,8 @@ def backward(
     else:
         leaves = leaf_grads
     fresh = {id(g._data) for g in root_grads if g is not None}
-    return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh, False)
+    with set_grad_enabled(create_graph):  # AccumulateGrad runs in the backward's grad mode
+        return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh, False)
 
 
 def grad(
@@ -626,7 +627,8 @@ def grad(
     if not retain_graph:
         _free(executed, tag)
     # the nodes that ran updated the grads their tensors retain, as in PyTorch
-    _commit(retained, create_graph, {id(g._data) for g in captured if g is not None}, False)
+    with set_grad_enabled(create_graph):
+        _commit(retained, create_graph, {id(g._data) for g in captured if g is not None}, False)
     if materialize_grads:
         captured = [
             g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype), create_graph)

@@ -2447,3 +2447,102 @@ def test_hook_removed_while_running(torch: Any) -> None:
         return calls
 
     _both(torch, scenario)
+
+
+@pytest.mark.parametrize("api", ["backward", "grad"])
+def test_backward_in_no_grad_block_keeps_create_graph(torch: Any, api: str) -> None:
+    """The backward pass runs in the grad mode ``create_graph`` asks for, whatever mode
+    the caller is in (PyTorch's engine sets it per call)."""
+
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, requires_grad=True)
+        h = x * 1
+        h.retain_grad()
+        y = (h * h).sum()
+        with t.lib.no_grad():
+            if api == "backward":
+                y.backward(create_graph=True)
+                g = x.grad
+            else:
+                (g,) = t.lib.autograd.grad(y, x, create_graph=True)
+            mode = t.lib.is_grad_enabled()
+        return [g, g.requires_grad, _name(g.grad_fn), _name(h.grad.grad_fn), mode]
+
+    _both(torch, scenario)
+
+
+# -- out of the engine's scope: kept as strict xfails, so a change of scope shows ----------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="no inference tensors: results made under inference_mode are ordinary tensors "
+    "without history (engine/grad_mode.py), so autograd accepts them",
+)
+def test_inference_tensors_cannot_be_saved_for_backward(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, requires_grad=True)
+        with t.lib.inference_mode():
+            c = t.lib.ones(2) * 3
+        (x * c).sum().backward()
+        return [c.is_inference(), x.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="nodes do not expose PyTorch's per-op _saved_<name> attributes"
+)
+def test_grad_fn_attr_bindings(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        a, b = _leaf(t, (2,), 1), _leaf(t, (2,), 2)
+        out = a * b
+        return [out.grad_fn._saved_self is a, out.grad_fn._saved_other is b]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.xfail(strict=True, reason="no saved-tensor hooks (torch.autograd.graph)")
+def test_saved_tensors_hooks(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        packed = []
+        x = _leaf(t, (2,))
+        with t.lib.autograd.graph.saved_tensors_hooks(lambda v: packed.append(1) or v, lambda v: v):
+            y = x * x
+        y.sum().backward()
+        return [len(packed), x.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.xfail(strict=True, reason="no anomaly detection mode")
+def test_anomaly_detect_nan(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor([0.0], requires_grad=True)
+        with t.lib.autograd.detect_anomaly():
+            (x / x).sum().backward()
+        return x.grad
+
+    _both(torch, scenario)
+
+
+@pytest.mark.xfail(strict=True, reason="no forward-mode AD (custom Function jvp, forward_ad)")
+def test_custom_function_forward_mode(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class Square(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.save_for_forward(x)
+                return x * x
+
+            @staticmethod
+            def jvp(ctx: Any, tx: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return 2 * x * tx
+
+        fwad = t.lib.autograd.forward_ad
+        with fwad.dual_level():
+            dual = fwad.make_dual(t.lib.ones(2), t.lib.ones(2))
+            return fwad.unpack_dual(Square.apply(dual)).tangent
+
+    _both(torch, scenario)
