@@ -2546,3 +2546,176 @@ def test_custom_function_forward_mode(torch: Any) -> None:
             return fwad.unpack_dual(Square.apply(dual)).tangent
 
     _both(torch, scenario)
+
+
+# -- more custom Function behaviour (probed against torch) ---------------------------------
+
+
+def _case_custom_double_backward_retain(L: Any) -> Any:
+    class Sq(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = L.ones(2, requires_grad=True)
+    y = Sq.apply(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    a = x.grad.clone()
+    try:
+        y.backward()
+    except RuntimeError as e:
+        return (a, str(e)[:60])
+
+
+def _case_custom_no_saved_twice(L: Any) -> Any:
+    class Id(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = L.ones(2, requires_grad=True)
+    y = Id.apply(x).sum()
+    y.backward()
+    y.backward()
+    return x.grad
+
+
+def _case_custom_inplace_on_input_without_mark_dirty(L: Any) -> Any:
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = L.ones(2, requires_grad=True)
+    h = x * 1
+    y = F.apply(h)
+    return (h._version, y)
+
+
+def _case_custom_mark_dirty_leaf_no_grad_input(L: Any) -> Any:
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = L.ones(2)
+    y = F.apply(x)
+    return (y is x, y.requires_grad, x._version)
+
+
+def _case_custom_inside_custom(L: Any) -> Any:
+    class Inner(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    class Outer(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return Inner.apply(x) + 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    x = L.ones(2, requires_grad=True)
+    y = Outer.apply(x)
+    y.sum().backward()
+    return (type(y.grad_fn).__name__, x.grad)
+
+
+def _case_custom_backward_requires_grad_in_create_graph(L: Any) -> Any:
+    seen = []
+
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            seen.append((L.is_grad_enabled(), g.requires_grad, x.requires_grad))
+            return 2 * x * g
+
+    x = L.ones(2, requires_grad=True)
+    y = F.apply(x).sum()
+    (g,) = L.autograd.grad(y, x, create_graph=True)
+    (gg,) = L.autograd.grad(g.sum(), x)
+    return (seen, gg)
+
+
+def _case_custom_save_intermediate(L: Any) -> Any:
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            t = x.exp()
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * 2 * t
+
+    x = L.zeros(2, requires_grad=True)
+    F.apply(x).sum().backward()
+    return x.grad
+
+
+def _case_custom_grad_fn_repr(L: Any) -> Any:
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    y = F.apply(L.ones(1, requires_grad=True))
+    return (type(y.grad_fn).__name__, y.grad_fn.name())
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "custom_double_backward_retain",
+        "custom_no_saved_twice",
+        "custom_inplace_on_input_without_mark_dirty",
+        "custom_mark_dirty_leaf_no_grad_input",
+        "custom_inside_custom",
+        "custom_backward_requires_grad_in_create_graph",
+        "custom_save_intermediate",
+        "custom_grad_fn_repr",
+    ],
+)
+def test_custom_function_behaviour(torch: Any, case: str) -> None:
+    _both(torch, lambda t: globals()["_case_" + case](t.lib))
