@@ -477,6 +477,8 @@ def _commit(
         acc: AccumulateGrad | None = getattr(t, "_grad_acc", None) if inplace else None
         if acc is not None and acc.pre_hooks:
             (g,) = _node_pre_hooks(acc, [g], False)
+        if inplace and not t.requires_grad_flag and t.grad_fn is None:
+            continue  # AccumulateGrad skips a leaf that stopped requiring grad after its use
         old = t._grad
         if old is None:
             data = g._data

@@ -167,6 +167,10 @@ class Tensor:
             raise DtypeNotDifferentiableError(REQUIRES_GRAD_ATTRIBUTE_MESSAGE)
         self.requires_grad_(value)
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise BadArgumentsError("requires_grad must be a bool")
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -321,7 +325,13 @@ class Tensor:
     def data(self, value: Any) -> None:
         """``x.data = t``: ``x`` now holds ``t``'s values (shape and dtype too); its history,
         flags and version are untouched, as in PyTorch."""
+        if value is None:
+            raise ArgumentTypeError("Variable data has to be a tensor, but got NoneType")
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @data.deleter
+    def data(self) -> None:
+        raise BadArgumentsError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -2719,3 +2719,76 @@ def _case_custom_grad_fn_repr(L: Any) -> Any:
 )
 def test_custom_function_behaviour(torch: Any, case: str) -> None:
     _both(torch, lambda t: globals()["_case_" + case](t.lib))
+
+
+@pytest.mark.parametrize("case", ["del_grad", "del_data", "data_none", "del_requires_grad"])
+def test_attribute_deletion(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        x = _leaf(t, (5, 5))
+        if case == "del_grad":
+            del x.grad
+            return x.grad
+        if case == "del_data":
+            del x.data
+        elif case == "data_none":
+            x.data = None
+        else:
+            del x.requires_grad
+        return None
+
+    _both(torch, scenario)
+
+
+def test_leaf_that_stopped_requiring_grad_accumulates_nothing(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        calls = []
+        x = _leaf(t, (2,))
+        x.register_hook(lambda g: calls.append(g.tolist()))
+        y = (x * 2).sum()
+        x.requires_grad_(False)
+        y.backward()
+        return [calls, x.grad]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("fn", ["ones_like", "zeros_like", "randn_like"])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_requires_grad_factory(torch: Any, fn: str, requires_grad: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, 3)
+        output = getattr(t.lib, fn)(x, dtype=t.float32, requires_grad=requires_grad)
+        return [output.requires_grad, output.is_leaf]
+
+    _both(torch, scenario)
+
+
+def test_reentrant_child_error(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        class SimulateBackwardError(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                raise RuntimeError("Simulate error on backward pass")
+
+        a = _leaf(t, (3, 3), 1)
+        c = a * a
+        b = _leaf(t, (3, 3), 2)
+        reentrant_root = SimulateBackwardError.apply(b * b).sum()
+
+        class ReentrantFunc(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, inp: Any) -> Any:
+                return inp.clone()
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> Any:
+                reentrant_root.backward()
+                return grad
+
+        ReentrantFunc.apply(c).sum().backward()
+
+    _both(torch, scenario)
