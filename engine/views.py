@@ -60,24 +60,11 @@ MULTI_OUTPUT_VIEW_MESSAGE = (
     "function that returns multiple views. Such functions do not allow the output views to be "
     "modified inplace. You should replace the inplace operation by an out-of-place one."
 )
-STALE_MULTI_OUTPUT_MESSAGE = (
-    "Output {nr} of {name} is a view and its base or another view of its base has been modified "
-    "inplace. This view is the output of a function that returns multiple views. Such functions "
-    "do not allow the output views to be modified inplace. You should replace the inplace "
-    "operation by an out-of-place one."
-)
 _CUSTOM_VIEW_TAIL = (
     "This view was created inside a custom Function (or because an input was returned as-is) "
     "and the autograd logic to handle view+inplace would override the custom backward "
     "associated with the custom Function, leading to incorrect gradients. This behavior is "
     "forbidden. You can fix this by cloning the output of the custom Function."
-)
-CUSTOM_VIEW_MESSAGE = (
-    "Output {nr} of {name} is a view and is being modified inplace. " + _CUSTOM_VIEW_TAIL
-)
-STALE_CUSTOM_VIEW_MESSAGE = (
-    "Output {nr} of {name} is a view and its base or another view of its base has been "
-    "modified inplace. " + _CUSTOM_VIEW_TAIL
 )
 NO_GRAD_CUSTOM_VIEW_MESSAGE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
@@ -209,9 +196,7 @@ def refresh(t: Tensor) -> None:
     if info.no_grad:
         raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
     if info.multi is not None:
-        cls, nr = info.multi
-        message = STALE_CUSTOM_VIEW_MESSAGE if info.custom else STALE_MULTI_OUTPUT_MESSAGE
-        raise BadArgumentsError(message.format(nr=nr, name=_op_name(cls)))
+        raise BadArgumentsError(_multi_message(t, info, stale=True))
     node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
     node.next_edges = (edge_of(base),)
     node.out_shape, node.out_dtype = t._data.shape, t._data.dtype
@@ -284,9 +269,23 @@ def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
 def check_multi_output(t: Tensor) -> None:
     info = t._view
     if info is not None and info.multi is not None:
-        cls, nr = info.multi
-        message = CUSTOM_VIEW_MESSAGE if info.custom else MULTI_OUTPUT_VIEW_MESSAGE
-        raise BadArgumentsError(message.format(nr=nr, name=_op_name(cls)))
+        raise BadArgumentsError(_multi_message(t, info, stale=False))
+
+
+_MULTI_TAIL = MULTI_OUTPUT_VIEW_MESSAGE.split("modified inplace. ", 1)[1]
+
+
+def _multi_message(t: Tensor, info: ViewInfo, stale: bool) -> str:
+    """PyTorch's handle_view_on_rebase text: who made the view (its node, or no_grad mode
+    when it has none), then why writing it is refused (multi-output or custom Function)."""
+    assert info.multi is not None
+    cls, nr = info.multi
+    what = "its base or another view of its base has been" if stale else "is being"
+    if t._grad_fn is None:
+        head = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {nr} of {_op_name(cls)} is a view and {what} modified inplace."
+    return f"{head} {_CUSTOM_VIEW_TAIL if info.custom else _MULTI_TAIL}"
 
 
 def _op_name(cls: type[Function]) -> str:

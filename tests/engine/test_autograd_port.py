@@ -2792,3 +2792,56 @@ def test_reentrant_child_error(torch: Any) -> None:
         ReentrantFunc.apply(c).sum().backward()
 
     _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["custom_iadd", "custom_copy", "unbind_copy", "select_copy"])
+def test_inplace_not_requires_grad(torch: Any, case: str) -> None:
+    def scenario(t: T) -> Any:
+        class MyFn(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, inp: Any) -> Any:
+                return inp.view(inp.shape)  # PyTorch's test says view_as (not an engine op)
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> Any:
+                return grad
+
+        a = t.lib.ones(1, 2)
+        b = t.lib.ones(1, requires_grad=True)
+        if case == "custom_iadd":
+            view_a = MyFn.apply(a)
+            view_a += b
+        elif case == "custom_copy":
+            MyFn.apply(a).copy_(b)
+        elif case == "unbind_copy":
+            a.unbind()[0].copy_(b)
+        else:
+            a[:, 0].copy_(b)  # PyTorch's test says select (not an engine op)
+            return [a, _name(a.grad_fn)]
+        return None
+
+    _both(torch, scenario)
+
+
+def test_retain_grad_cycle(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        import gc
+        import weakref
+
+        counter = [0]
+        refs: list[Any] = [None]
+        x = t.lib.ones(5, 5, requires_grad=True)
+
+        def run_test() -> Any:
+            y = x * 2
+            y.retain_grad()
+            refs[0] = weakref.ref(y, lambda *args: counter.__setitem__(0, counter[0] + 1))
+            return y / 2
+
+        z = run_test()
+        gc.collect()
+        dead = refs[0]() is None
+        z.sum().backward()
+        return [dead, counter[0], x.grad]
+
+    _both(torch, scenario)
