@@ -11,6 +11,7 @@ therefore changes nothing.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,10 +33,20 @@ from .errors import (
 )
 from .function import Node
 from .grad_mode import set_grad_enabled
+from .hooks import NodeHooks
+from .leafnode import AccumulateGrad
 from .primitives import cast, clone, sum_to, sum_to_array
+from .registry import OPS
 from .tensor import Tensor
 from .views import CopyBackwards
 
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+)
 UNUSED_INPUT_MESSAGE = (
     "The differentiated Tensor at index {index} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
@@ -391,26 +402,59 @@ def _hook_values(grads: Any, raw: bool) -> tuple[Any, ...]:
     return tuple(None if g is None else Tensor._make(g) if raw else g for g in grads)
 
 
-def _hook_result(hook: Any, result: Any, expected: int) -> tuple[Any, ...]:
+def _hook_name(hook: Any) -> str:
+    return str(getattr(hook, "__name__", "<unknown>"))
+
+
+def _check_hook_value(hook: Any, original: Any, new: Any) -> None:
+    """PyTorch's ``check_single_result``: a hook may not change a gradient's dtype or size."""
+    if not isinstance(new, Tensor):
+        raise GradientTypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if original is None:
+        return
+    if new.dtype != original.dtype:
+        raise BadArgumentsError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"torch.{dtypes.type_name(original.dtype)}Tensor got "
+            f"torch.{dtypes.type_name(new.dtype)}Tensor)"
+        )
+    if new.shape != original.shape:
+        raise BadArgumentsError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _apply_tensor_hooks(hooks: list[Any], g: Tensor) -> Tensor:
+    """A tensor's hooks in order, each on the previous one's result; one removed meanwhile
+    still runs this time (PyTorch iterates over what was registered when it started)."""
+    for hook in list(hooks):
+        new = hook(g)
+        if new is not None:
+            _check_hook_value(hook, g, new)
+            g = new
+    return g
+
+
+def _hook_result(hook: Any, result: Any, original: tuple[Any, ...]) -> tuple[Any, ...]:
     """PyTorch's ``check_result`` for a node hook's return value."""
     if not isinstance(result, tuple):
         raise GradientTypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
-    if len(result) != expected:
-        name = getattr(hook, "__name__", type(hook).__name__)
+    if len(result) != len(original):
         raise BadArgumentsError(
-            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, but "
-            f"expected {expected})"
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(result)}, but expected {len(original)})"
         )
+    for old, new in zip(original, result):
+        if new is not None:
+            _check_hook_value(hook, old, new)
     return result
 
 
-def _node_pre_hooks(node: Node, grads: list[Any], raw: bool) -> list[Any]:
+def _node_pre_hooks(node: NodeHooks, grads: list[Any], raw: bool) -> list[Any]:
     """``Node.register_prehook`` hooks, on the gradients of the node's outputs."""
     values = _hook_values(grads, raw)
     for hook in list(node.pre_hooks or ()):
         new = hook(values)
         if new is not None:
-            values = _hook_result(hook, new, len(values))
+            values = _hook_result(hook, new, values)
     return [None if g is None else g._data if raw else g for g in values]
 
 
@@ -423,7 +467,7 @@ def _node_post_hooks(
     for hook in list(node.post_hooks or ()):
         new = hook(outs, ins)
         if new is not None:
-            outs = _hook_result(hook, new, len(outs))
+            outs = _hook_result(hook, new, outs)
     return tuple(None if g is None else g._data if raw else g for g in outs)
 
 
@@ -442,10 +486,8 @@ def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], 
         if t is None or t.grad_fn is not node or grads[nr] is None:
             continue
         g = Tensor._make(grads[nr]) if raw else grads[nr]
-        for hook in t._hooks or ():
-            new = hook(g)
-            if new is not None:
-                g = new
+        if t._hooks:
+            g = _apply_tensor_hooks(t._hooks, g)
         grads[nr] = g._data if raw else g
         if t._retains_grad:
             retained[t] = g
@@ -459,10 +501,12 @@ def _commit(
     touched = []
     for t, g in grads.items():
         if t.grad_fn is None and t._hooks:
-            for hook in t._hooks:
-                new = hook(g)
-                if new is not None:
-                    g = new
+            g = _apply_tensor_hooks(t._hooks, g)
+        acc: AccumulateGrad | None = getattr(t, "_grad_acc", None) if inplace else None
+        if acc is not None and acc.pre_hooks:
+            (g,) = _node_pre_hooks(acc, [g], False)
+        if inplace and not t.requires_grad_flag and t.grad_fn is None:
+            continue  # AccumulateGrad skips a leaf that stopped requiring grad after its use
         old = t._grad
         if old is None:
             data = g._data
@@ -487,10 +531,12 @@ def _commit(
             np.add(old._data, g._data, out=old._data, casting="unsafe")
             old._vc[0] += 1
         touched.append(t)
-        post = getattr(t, "_post_hooks", None) if inplace else None
-        for hook in post or ():
-            if hook(t) is not None:
-                raise BadArgumentsError("Tensor post accumulate grad hooks should return None.")
+        if acc is not None:
+            for hook in list(acc.post_acc_hooks):
+                if hook(t) is not None:
+                    raise BadArgumentsError("Tensor post accumulate grad hooks should return None.")
+            for post in list(acc.post_hooks or ()):
+                post((), (g,))
     return touched
 
 
@@ -503,11 +549,7 @@ def _leaf_hooks(inputs: list[Tensor], captured: list[Tensor | None]) -> list[Ten
         if t.grad_fn is not None or not t._hooks or g is None:
             continue
         if id(t) not in done:
-            for hook in t._hooks:
-                new = hook(g)
-                if new is not None:
-                    g = new
-            done[id(t)] = g
+            done[id(t)] = _apply_tensor_hooks(t._hooks, g)
         out[i] = done[id(t)]
     return out
 
@@ -524,6 +566,8 @@ def backward(
     """``torch.autograd.backward``. Returns the tensors whose ``.grad`` changed;
     ``tag`` is recorded on the nodes this call frees (for error hints). With
     ``inputs``, only their ``.grad`` accumulates, non-leaf tensors included."""
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=2)
     wanted = None if inputs is None else _inputs_list(inputs, "backward")
     if wanted is not None and not wanted:
         raise BadLengthError("`inputs` argument to `backward()` cannot be empty.")
@@ -550,7 +594,8 @@ def backward(
     else:
         leaves = leaf_grads
     fresh = {id(g._data) for g in root_grads if g is not None}
-    return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh, False)
+    with set_grad_enabled(create_graph):  # AccumulateGrad runs in the backward's grad mode
+        return _commit(leaves, create_graph, fresh) + _commit(retained, create_graph, fresh, False)
 
 
 def grad(
@@ -561,12 +606,26 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool | None = None,
     *,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
     tag: Any = None,
 ) -> Any:
     """``torch.autograd.grad``: gradients of outputs w.r.t. inputs, ``.grad`` untouched.
     Only the graph between the outputs and the inputs runs (and is freed); an input
-    given twice gets its gradient twice; a dict of inputs gives a dict of gradients."""
+    given twice gets its gradient twice; a dict of inputs gives a dict of gradients.
+    With ``is_grads_batched`` the first dimension of each grad_output is a batch: one
+    vector-Jacobian product per entry, stacked (PyTorch uses vmap; this loops)."""
+    if is_grads_batched:
+        return _batched_grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+            tag,
+        )
     if materialize_grads and allow_unused is False:
         raise GradientValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -596,7 +655,8 @@ def grad(
     if not retain_graph:
         _free(executed, tag)
     # the nodes that ran updated the grads their tensors retain, as in PyTorch
-    _commit(retained, create_graph, {id(g._data) for g in captured if g is not None}, False)
+    with set_grad_enabled(create_graph):
+        _commit(retained, create_graph, {id(g._data) for g in captured if g is not None}, False)
     if materialize_grads:
         captured = [
             g if g is not None else Tensor._make(np.zeros(t.shape, t.dtype), create_graph)
@@ -605,3 +665,70 @@ def grad(
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), captured))
     return tuple(captured)
+
+
+BATCHED_SHAPE_MESSAGE = (
+    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+    "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+    "corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of {got} "
+    "and output[{i}] has a shape of {want}. If you only want some tensors in `grad_output` to "
+    "be considered batched, consider using vmap."
+)
+
+
+def _batched_grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any,
+    retain_graph: bool | None,
+    create_graph: bool,
+    allow_unused: bool | None,
+    materialize_grads: bool,
+    tag: Any,
+) -> Any:
+    """``grad(..., is_grads_batched=True)``: one ``grad`` call per batch entry, stacked."""
+    outs = _as_list(outputs, "outputs")
+    grads = _grads_list(grad_outputs, len(outs))
+    for i, (out, g) in enumerate(zip(outs, grads)):
+        if isinstance(g, Tensor) and isinstance(out, Tensor) and g.shape[1:] != out.shape:
+            raise ShapeMismatchError(
+                BATCHED_SHAPE_MESSAGE.format(
+                    i=i, got=_size_str(g.shape[1:]), want=_size_str(out.shape)
+                ),
+                index=i,
+            )
+    sizes = [g.shape[0] for g in grads if isinstance(g, Tensor)]
+    if not sizes:  # nothing batched: an ordinary call
+        return grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads=materialize_grads,
+            tag=tag,
+        )
+    n = sizes[0]
+    keep = create_graph if retain_graph is None else retain_graph
+    per = [
+        grad(
+            outputs,
+            inputs,
+            [g[k] if isinstance(g, Tensor) else g for g in grads],
+            retain_graph=True if k < n - 1 else keep,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+            tag=tag,
+        )
+        for k in range(n)
+    ]
+    stack = OPS["stack"].fn
+
+    def stacked(column: list[Any]) -> Any:
+        return None if column[0] is None else stack(column)
+
+    if type(inputs) is dict:
+        return {key: stacked([p[key] for p in per]) for key in inputs}
+    return tuple(stacked([p[j] for p in per]) for j in range(len(per[0])))

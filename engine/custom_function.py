@@ -28,9 +28,9 @@ from .errors import (
     GraphFreedError,
 )
 from .function import Function as _OpFunction
-from .function import Node
+from .function import Node, ViewInfo
 from .grad_mode import _enabled, no_grad
-from .tensor import Tensor
+from .tensor import Tensor, check_multi_output
 
 LEGACY_MESSAGE = (
     "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -61,6 +61,7 @@ class BackwardCFunction(Node):
     materialize_grads = True
     input_is_tensor: tuple[bool, ...] = ()
     tensor_outputs: tuple[bool, ...] = ()
+    non_diff_outputs: frozenset[int] = frozenset()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (or None) for backward; versions are taken when forward ends."""
@@ -96,9 +97,10 @@ class BackwardCFunction(Node):
         return Node.saved_tensors.fget(self)  # type: ignore[attr-defined,no-any-return]
 
     def release(self, tag: Any = None) -> None:
-        """Free saved tensors; the node itself stays runnable (PyTorch's PyNode)."""
-        if self._saved is not None:
-            self._saved = None
+        """Free saved tensors; the node itself stays runnable (PyTorch's PyNode), but
+        ``saved_tensors`` refuses from now on, saved or not."""
+        self._saved = None
+        if not self.__dict__.get("saved_freed"):
             self.saved_freed = True
             self.freed_by = tag
 
@@ -143,17 +145,19 @@ class Function:
 
     @classmethod
     def _node_class(cls) -> type[_OpFunction]:
-        op = cls.__dict__.get("_op")
+        op: type[_OpFunction] | None = cls.__dict__.get("_op")
         if op is None:
+            name = cls.__name__ + "Backward"
             op = type(
-                cls.__name__ + "Backward",
+                name,
                 (_OpFunction,),
                 {
-                    "name": cls.__name__ + "Backward",
+                    "name": name,
                     "broadcasts": True,  # PyTorch sums an expandable gradient to shape
                     "backward": staticmethod(functools.partial(_run_backward, cls)),
                 },
             )
+            op._node_type = type(name, (BackwardCFunction,), {})
             cls._op = op
         return op
 
@@ -180,7 +184,8 @@ class Function:
             elif isinstance(a, Tensor):
                 edges.append(None)
         # created after its inputs' nodes, as ``Node.seq`` requires
-        ctx = BackwardCFunction(cls._node_class())
+        op = cls._node_class()
+        ctx: Any = op._node_type(op)
         ctx.needs_input_grad = tensors_need
         ctx.input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx.next_edges = tuple(edges)
@@ -210,6 +215,8 @@ def _wrap_outputs(
     for t in dirty:
         t._vc[0] += 1  # PyTorch bumps the version of each tensor marked dirty
     meta: list[tuple[tuple[int, ...], np.dtype]] = []
+    non_diff_nrs: list[int] = []
+    views_out: list[tuple[Tensor, int]] = []
     tensor_outputs: list[bool] = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -222,9 +229,13 @@ def _wrap_outputs(
         if not recording:
             if is_input and id(out) not in dirty_ids:
                 outputs[nr] = out.detach()  # PyTorch returns a view of it, without history
+            elif out._view is not None:
+                out._view.custom = True
+                out._view.multi = (ctx.fn, nr)
             continue
         differentiable = id(out) not in non_diff_ids and out._data.dtype.kind == "f"
         if not differentiable:
+            non_diff_nrs.append(nr)
             if is_input and out.requires_grad:
                 if id(out) in dirty_ids:
                     out.detach_()
@@ -236,16 +247,33 @@ def _wrap_outputs(
         elif is_input:
             alias = Tensor._make(out._data, True, ctx, nr)
             alias._vc = out._vc
+            info = out._view
+            root, chain = (out, ()) if info is None else (info.base, info.chain)
+            alias._view = ViewInfo(root, chain, out._vc[0], False, None)
+            views_out.append((alias, nr))
             outputs[nr] = alias
         else:
-            out._view = None  # its history is this node now, not a view's replay
             out._grad_fn = ctx
             out._output_nr = nr
             out.requires_grad_flag = True
+            if out._view is not None:
+                out._view.no_grad = False
+                out._view.attr_version = out._vc[0]
+                views_out.append((out, nr))
+    # views among the outputs refuse in-place writes, as PyTorch's creation meta says: one
+    # of several differentiable outputs as a multi-output view, otherwise as a custom one
+    n_differentiable = sum(
+        1 for o in outputs if isinstance(o, Tensor) and o._grad_fn is ctx and id(o) not in dirty_ids
+    )
+    for view, nr in views_out:
+        assert view._view is not None
+        view._view.multi = (ctx.fn, nr)
+        view._view.custom = n_differentiable == 1
     ctx.output_meta = tuple(meta)
     ctx.n_outputs = len(outputs)
     ctx.out_shape, ctx.out_dtype = meta[0] if meta else ((), np.dtype(np.float32))
     ctx.tensor_outputs = tuple(tensor_outputs)
+    ctx.non_diff_outputs = frozenset(non_diff_nrs)
     if "to_save" in state:
         Node.save_for_backward(ctx, *ctx.to_save)
     return tuple(outputs) if is_tuple else outputs[0]
@@ -261,7 +289,7 @@ def _rebase_dirty(t: Tensor, ctx: BackwardCFunction, nr: int, args: tuple[Any, .
         t.requires_grad_flag = True
         return
     t._check_inplace(grad_on=True)
-    views.check_multi_output(t)
+    check_multi_output(t)
     if info.no_grad:
         raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
     tensor_args = [a for a in args if isinstance(a, Tensor)]
@@ -279,7 +307,18 @@ def _run_backward(cls: type[Function], ctx: BackwardCFunction, *grads: Any) -> t
         None if (nr < len(tensor_outputs) and not tensor_outputs[nr]) else g
         for nr, g in enumerate(grads)
     ]
-    result = cls.backward(ctx, *grads_list)
+    non_diff = ctx.__dict__.get("non_diff_outputs", ())
+    if not ctx.__dict__.get("_materialize_non_diff_grads", True):
+        grads_list = [None if nr in non_diff else g for nr, g in enumerate(grads_list)]
+    backward = cls.backward
+    if cls.vjp is not Function.vjp:
+        if backward is not Function.backward:
+            raise CustomFunctionError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                "You should only implement one of them."
+            )
+        backward = cls.vjp
+    result = backward(ctx, *grads_list)
     if not isinstance(result, tuple):
         result = (result,)
     n_inputs = len(ctx.input_is_tensor)
@@ -328,7 +367,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return outputs
         is_tuple = isinstance(outputs, tuple)
         items = list(outputs) if is_tuple else [outputs]
-        node: Any = Node(_DelayedError)
+        node: Any = _DelayedError._node_type(_DelayedError)
         node.message = ONCE_DIFFERENTIABLE_MESSAGE
         node.next_edges = tuple(
             None if not isinstance(t, Tensor) else (t.detach().requires_grad_(True), 0)

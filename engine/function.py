@@ -27,6 +27,7 @@ import numpy as np
 from . import dtypes
 from .errors import (
     GRAPH_FREED_MESSAGE,
+    ArgumentTypeError,
     BadArgumentsError,
     GraphFreedError,
     ShapeMismatchError,
@@ -34,9 +35,10 @@ from .errors import (
 )
 from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
-from .hooks import RemovableHandle
+from .hooks import NodeHooks
+from .leafnode import _CPP_NODES, NodeName, grad_accumulator
 from .registry import OPS
-from .tensor import Tensor, clock
+from .tensor import Tensor, clock, multi_output_message
 
 _make = Tensor._make
 
@@ -60,7 +62,7 @@ class _NoCtx:
         pass
 
 
-class Node:
+class Node(NodeHooks):
     """One recorded op in the backward graph (``grad_fn``).
 
     Recording a node is on every op's hot path, and Python's garbage collector
@@ -90,8 +92,6 @@ class Node:
     output_meta: tuple[tuple[tuple[int, ...], np.dtype], ...] | None = None  # several outputs
     n_outputs = 1
     materialize_grads = True  # zeros for outputs no gradient reached (custom ctx may clear)
-    pre_hooks: list[Callable[..., Any]] | None = None
-    post_hooks: list[Callable[..., Any]] | None = None
     _saved_result = False
     _result: list[tuple[np.ndarray, Any, int]] | None = None
     freed = False
@@ -111,7 +111,8 @@ class Node:
 
     @property
     def name(self) -> str:
-        return self.fn.name
+        """The op's PyTorch node name; also callable, as PyTorch's ``grad_fn.name()``."""
+        return NodeName(self.fn.name)
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
@@ -215,23 +216,21 @@ class Node:
             elif isinstance(edge[0], Node):
                 out.append(edge)
             else:
-                out.append((AccumulateGrad(edge[0]), 0))
+                out.append((grad_accumulator(edge[0]), 0))
         return tuple(out)
 
-    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(grad_inputs, grad_outputs)`` after this node runs; it may return new
-        ``grad_inputs`` (PyTorch's ``Node.register_hook``)."""
-        if self.post_hooks is None:
-            self.post_hooks = []
-        self.post_hooks.append(hook)
-        return RemovableHandle(self.post_hooks, hook)
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A dict for the user's own notes on this node (PyTorch's ``grad_fn.metadata``)."""
+        return self.__dict__.setdefault("_metadata", {})  # type: ignore[no-any-return]
 
-    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(grad_outputs)`` before this node runs; it may return new ``grad_outputs``."""
-        if self.pre_hooks is None:
-            self.pre_hooks = []
-        self.pre_hooks.append(hook)
-        return RemovableHandle(self.pre_hooks, hook)
+    def __call__(self, *grads: Any) -> Any:
+        """Run the backward rule on gradients of the outputs (PyTorch's ``grad_fn(g)``)."""
+        if len(grads) != self.n_outputs:
+            raise ArgumentTypeError(
+                f"expected {self.n_outputs} arguments, got {len(grads)} instead"
+            )
+        return self.fn.backward(self, *grads)
 
     def register_tensor(self, nr: int, tensor: Tensor) -> None:
         """Route this node's output ``nr`` gradient to the tensor's hooks/retain_grad."""
@@ -244,26 +243,10 @@ class Node:
         return f"<{self.name} object at {hex(id(self))}>"
 
 
-class AccumulateGrad:
-    """The graph node PyTorch shows for a leaf: gradients arriving here accumulate."""
-
-    name = "AccumulateGrad"
-
-    def __init__(self, variable: Tensor) -> None:
-        self.variable = variable
-        self.next_functions: tuple[()] = ()
-
-    def __repr__(self) -> str:
-        return f"<AccumulateGrad object at {hex(id(self))}>"
-
-
 DETACHED_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
     "not supported, please use out-of-place `.detach()` instead"
 )
-
-
-_CPP_NODES = {"CopySlices": "torch::autograd::CopySlices"}
 
 
 def _version_message(t: Tensor, now: int, expected: int) -> str:
@@ -310,6 +293,14 @@ class Function:
     # and version counter, so writes through either are seen by saved-tensor checks.
     is_view: ClassVar[bool] = False
 
+    _node_type: ClassVar[type[Node]] = Node
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # its nodes' class is named as PyTorch's (type(y.grad_fn).__name__ == "MulBackward0");
+        # build them with ``cls._node_type(cls)``
+        super().__init_subclass__(**kwargs)
+        cls._node_type = type(cls.name, (Node,), {"__slots__": ()})
+
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -328,8 +319,11 @@ class Function:
             for t in inputs:
                 if type(t) is T:
                     if t._view is not None:
-                        t.grad_fn  # noqa: B018 - a stale view regenerates its history first
-                    if t.requires_grad_flag:
+                        # a stale view regenerates its history first; one made under no_grad
+                        # requires grad through its base (and gets no edge)
+                        if t.requires_grad:
+                            return cls._record(inputs, params)
+                    elif t.requires_grad_flag:
                         return cls._record(inputs, params)
         quiet = quiet_on()  # inf and NaN are answers, not numpy warnings (see fpstate)
         try:
@@ -358,7 +352,10 @@ class Function:
         if len(inputs) == 1:  # apply refreshed it if it is a view
             t = inputs[0]
             fn = t._grad_fn
-            edges = ((fn, t._output_nr) if fn is not None else (t, 0),)
+            if fn is not None:
+                edges = ((fn, t._output_nr),)
+            else:  # a view made under no_grad may record without requiring grad itself
+                edges = ((t, 0) if t.requires_grad_flag else None,)
         elif len(inputs) == 2:  # binary ops, unrolled (hot path)
             a, b = inputs
             edge_a: tuple[Any, int] | None = None
@@ -388,7 +385,7 @@ class Function:
                         edge = (t, 0)
                 listed.append(edge)
             edges = tuple(listed)
-        node = Node(cls)
+        node = cls._node_type(cls)
         node.next_edges = edges
         quiet = quiet_on()
         try:
@@ -474,19 +471,13 @@ STALE_NO_GRAD_VIEW_MESSAGE = (
     "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
     "or both outside (if you want the inplace to be tracked)."
 )
-STALE_MULTI_OUTPUT_MESSAGE = (
-    "Output {nr} of {name} is a view and its base or another view of its base has been modified "
-    "inplace. This view is the output of a function that returns multiple views. Such functions "
-    "do not allow the output views to be modified inplace. You should replace the inplace "
-    "operation by an out-of-place one."
-)
 
 
 class ViewInfo:
     """What a view knows: its root base, how to replay itself from it, and the
     version of the shared counter at which its ``grad_fn`` was last valid."""
 
-    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "_index")
+    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "custom", "_index")
 
     def __init__(
         self,
@@ -501,6 +492,7 @@ class ViewInfo:
         self.attr_version = attr_version
         self.no_grad = no_grad  # made under no_grad from a base that requires grad
         self.multi = multi  # (op, output nr) when one of several views of one op
+        self.custom = False  # an output of a custom autograd.Function (then multi is set)
         self._index: np.ndarray | None = None
 
     def refresh(self, view: Tensor) -> None:
@@ -512,9 +504,8 @@ class ViewInfo:
         if self.no_grad:
             raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
         if self.multi is not None:
-            cls, nr = self.multi
-            raise BadArgumentsError(STALE_MULTI_OUTPUT_MESSAGE.format(nr=nr, name=_op_name(cls)))
-        node: Any = Node(AsStridedBackward0)  # its rule's context lives on the node
+            raise BadArgumentsError(multi_output_message(view, self, stale=True))
+        node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
         node.next_edges = (edge_of(base),)
         node.out_shape, node.out_dtype = view._data.shape, view._data.dtype
         node.index = self.index()
@@ -606,10 +597,6 @@ def set_history(t: Tensor, fn: Node, nr: int) -> None:
     t.requires_grad_flag = True
     if t._retains_grad:
         fn.register_tensor(nr, t)
-
-
-def _op_name(cls: type[Function]) -> str:
-    return re.sub(r"Backward\d*$", "", cls.name)
 
 
 def _gather(g: np.ndarray, index: np.ndarray) -> np.ndarray:

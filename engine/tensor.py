@@ -11,6 +11,7 @@ version bumps). A view regenerates its history through its ``ViewInfo``.
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,9 @@ import numpy as np
 
 from . import dtypes
 from .errors import (
+    ArgumentTypeError,
     BadArgumentsError,
+    DtypeMismatchError,
     DtypeNotDifferentiableError,
     LeafInplaceError,
     NoGradFnError,
@@ -32,6 +35,7 @@ from .printing import tensor_repr
 if TYPE_CHECKING:
     from .function import Node, ViewInfo
 from .hooks import RemovableHandle
+from .leafnode import AccumulateGrad, grad_accumulator
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -42,6 +46,28 @@ NONLEAF_GRAD_WARNING = (
 )
 REQUIRES_GRAD_CONSTRUCT_MESSAGE = (
     "Only Tensors of floating point and complex dtype can require gradients"
+)
+GRAD_DTYPE_MESSAGE = (
+    "attempting to assign a gradient with dtype '{got}' to a tensor with grad_dtype '{want}'. "
+    "The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+    "set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. "
+    "Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break "
+    "downstream systems that assume they match."
+)
+# C++ type names PyTorch prints for an assigned gradient's dtype
+_CPP_TYPE_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+}
+REQUIRES_GRAD_ATTRIBUTE_MESSAGE = (
+    "only Tensors of floating point and complex dtype can require gradients"
 )
 REQUIRES_GRAD_DTYPE_MESSAGE = "only Tensors of floating point dtype can require gradients"
 NOT_LEAF_MESSAGE = (
@@ -88,11 +114,11 @@ class Tensor:
         "_vc",
         "_hooks",
         "_view",
-        "_post_hooks",  # post-accumulate-grad hooks; unset on most tensors (read with getattr)
+        "_grad_acc",  # a leaf's AccumulateGrad node; unset until asked for (read with getattr)
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
-    _post_hooks: list[Callable[[Tensor], None]]
+    _grad_acc: AccumulateGrad
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
@@ -160,13 +186,25 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        if self._view is not None:
+        info = self._view
+        if info is not None:
             self.grad_fn  # noqa: B018 - a stale view may now require grad through its base
+            if info.no_grad and not self.requires_grad_flag:
+                # as in PyTorch: a view made under no_grad requires grad when its base does,
+                # though no gradient flows to it (it has no grad_fn and no accumulator)
+                return info.base.requires_grad
         return self.requires_grad_flag
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if value and self.grad_fn is None and not dtypes.is_floating(self._data.dtype):
+            # the attribute's message is not requires_grad_()'s, in PyTorch
+            raise DtypeNotDifferentiableError(REQUIRES_GRAD_ATTRIBUTE_MESSAGE)
         self.requires_grad_(value)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise BadArgumentsError("requires_grad must be a bool")
 
     @property
     def is_leaf(self) -> bool:
@@ -226,10 +264,7 @@ class Tensor:
             raise NoGradFnError(
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
-        hooks: list[Callable[[Tensor], None]] | None = getattr(self, "_post_hooks", None)
-        if hooks is None:
-            hooks = []
-            self._post_hooks = hooks
+        hooks = grad_accumulator(self).post_acc_hooks
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
@@ -242,9 +277,31 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
-        if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise ShapeMismatchError("assigned grad has data of a different size")
+        """PyTorch's checks on ``x.grad = g``: a Tensor of this tensor's dtype and size."""
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise ArgumentTypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise DtypeMismatchError(
+                    GRAD_DTYPE_MESSAGE.format(
+                        got=_CPP_TYPE_NAMES.get(value._data.dtype.name, value._data.dtype.name),
+                        want=dtypes.type_name(self._data.dtype),
+                    )
+                )
+            if value._data.shape != self._data.shape:
+                raise ShapeMismatchError(
+                    f"attempting to assign a gradient of size '{_sizes(value.shape)}' to a tensor "
+                    f"of size '{_sizes(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     # -- plain array facts ---------------------------------------------------
     @property
@@ -304,7 +361,13 @@ class Tensor:
     def data(self, value: Any) -> None:
         """``x.data = t``: ``x`` now holds ``t``'s values (shape and dtype too); its history,
         flags and version are untouched, as in PyTorch."""
+        if value is None:
+            raise ArgumentTypeError("Variable data has to be a tensor, but got NoneType")
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @data.deleter
+    def data(self) -> None:
+        raise BadArgumentsError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -394,10 +457,15 @@ class Tensor:
             info = self._view
             if info is not None:
                 base = info.base
+                # how the view was made is judged first (PyTorch's handle_view_on_rebase)
+                if info.no_grad and base.requires_grad:
+                    raise BadArgumentsError(
+                        NO_GRAD_CUSTOM_VIEW_MESSAGE if info.custom else NO_GRAD_VIEW_MESSAGE
+                    )
+                if self.requires_grad_flag or base.requires_grad:
+                    check_multi_output(self)
                 if base.requires_grad_flag and base._grad_fn is None:
                     raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
-                if info.no_grad and base.requires_grad:
-                    raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
                 if self._grad_fn is None and base.requires_grad_flag:
                     # PyTorch reads the view's grad_fn here without regenerating it: a view
                     # made before its base required grad, and not read since, is a leaf
@@ -450,3 +518,50 @@ def _writable_alias(a: np.ndarray) -> np.ndarray | None:
         return None
     flat = root.reshape(-1)[offset // a.itemsize :]
     return np.lib.stride_tricks.as_strided(flat, a.shape, a.strides)
+
+
+def _sizes(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+MULTI_OUTPUT_VIEW_MESSAGE = (
+    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a "
+    "function that returns multiple views. Such functions do not allow the output views to be "
+    "modified inplace. You should replace the inplace operation by an out-of-place one."
+)
+_MULTI_TAIL = MULTI_OUTPUT_VIEW_MESSAGE.split("modified inplace. ", 1)[1]
+_CUSTOM_VIEW_TAIL = (
+    "This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function."
+)
+NO_GRAD_CUSTOM_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    + _CUSTOM_VIEW_TAIL
+)
+
+
+def op_name(cls: Any) -> str:
+    """An op's name as PyTorch's messages print it (its node name without Backward<n>)."""
+    return re.sub(r"Backward\d*$", "", cls.name)
+
+
+def multi_output_message(t: Tensor, info: ViewInfo, stale: bool) -> str:
+    """PyTorch's handle_view_on_rebase text: who made the view (its node, or no_grad mode
+    when it has none), then why writing it is refused (multi-output or custom Function)."""
+    assert info.multi is not None
+    cls, nr = info.multi
+    what = "its base or another view of its base has been" if stale else "is being"
+    if t._grad_fn is None:
+        head = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {nr} of {op_name(cls)} is a view and {what} modified inplace."
+    return f"{head} {_CUSTOM_VIEW_TAIL if info.custom else _MULTI_TAIL}"
+
+
+def check_multi_output(t: Tensor) -> None:
+    """One of several views an op returned may not be written in place (PyTorch)."""
+    info = t._view
+    if info is not None and info.multi is not None:
+        raise BadArgumentsError(multi_output_message(t, info, stale=False))

@@ -33,21 +33,15 @@ from .function import (
     Function,
     Node,
     _gather,
-    _op_name,
     edge_of,
     set_history,
 )
 from .registry import OPS
-from .tensor import NO_GRAD_VIEW_MESSAGE, Tensor, _snapshot
+from .tensor import NO_GRAD_VIEW_MESSAGE, Tensor, _snapshot, check_multi_output
 
 PARTIAL_OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
     "a single memory location. Please clone() the tensor before performing the operation."
-)
-MULTI_OUTPUT_VIEW_MESSAGE = (
-    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a "
-    "function that returns multiple views. Such functions do not allow the output views to be "
-    "modified inplace. You should replace the inplace operation by an out-of-place one."
 )
 
 
@@ -84,13 +78,6 @@ def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
             raise BadArgumentsError(PARTIAL_OVERLAP_MESSAGE)
 
 
-def check_multi_output(t: Tensor) -> None:
-    info = t._view
-    if info is not None and info.multi is not None:
-        cls, nr = info.multi
-        raise BadArgumentsError(MULTI_OUTPUT_VIEW_MESSAGE.format(nr=nr, name=_op_name(cls)))
-
-
 def _same_edge(a: tuple[Any, int] | None, b: tuple[Any, int] | None) -> bool:
     if a is None or b is None:
         return a is b
@@ -104,7 +91,7 @@ def rebase(view: Tensor, fn: Node, nr: int, old_edge: tuple[Any, int] | None) ->
     info = view._view
     assert info is not None
     base = info.base
-    node: Any = Node(CopySlices)
+    node: Any = CopySlices._node_type(CopySlices)
     base_edge = edge_of(base)
     if fn.next_edges and _same_edge(fn.next_edges[0], old_edge) and fn.n_outputs == 1:
         node.inner = fn  # PyTorch's form: the op's rule runs on the view's region

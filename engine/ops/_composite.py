@@ -60,7 +60,7 @@ class Composite(Function):
 
     @staticmethod
     def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:
-        if type(ctx) is not Node:
+        if not isinstance(ctx, Node):
             with no_grad():
                 return _own(body(*inputs, **params)._data, inputs)
         node: Any = ctx  # a Node keeps extra fields in its __dict__
