@@ -385,6 +385,7 @@ def _torch_method(name: str, *extra: Any) -> Callable[..., Any]:
     samples=_filler_samples,
     differentiable=False,
     function=False,
+    writes=("self",),
     torch=_torch_method("normal_"),
 )
 def normal_(
@@ -406,6 +407,7 @@ def normal_(
     samples=_filler_samples,
     differentiable=False,
     function=False,
+    writes=("self",),
     torch=_torch_method("uniform_"),
 )
 def uniform_(
@@ -430,6 +432,7 @@ def uniform_(
     samples=_filler_samples,
     differentiable=False,
     function=False,
+    writes=("self",),
     torch=_torch_method("bernoulli_"),
 )
 def bernoulli_(

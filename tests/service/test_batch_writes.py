@@ -100,3 +100,26 @@ def test_failed_batch_after_batch_norm_replays_from_sqlite(tmp_path: Path, torch
     for name in ("rm", "rv"):
         np.testing.assert_allclose(live[name][0], _expected(torch, 1)[name], rtol=1e-6)
         np.testing.assert_allclose(replayed[name][0], want[name], rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["normal_", "uniform_", "bernoulli_"])
+def test_failed_batch_restores_a_random_fill(client: SyncClient, method: str) -> None:
+    """``x.normal_()`` and the other fillers write ``self`` (their registrations say so):
+    a later failing item leaves ``x`` and the session's generator as they were."""
+    assert OPS[method].writes == ("self",)
+    _setup(client, "fill")
+    before = client.get("/v1/sessions/fill/tensors/x").json()
+    fill = {"out": "z", "expr": f"x.{method}()"}
+    r = client.post("/v1/sessions/fill/batch", json={"steps": [fill, FAILING]})
+    assert r.status_code == 422, r.text
+    assert client.get("/v1/sessions/fill/tensors/x").json() == before
+    # the fill that then succeeds draws what it would have drawn without the failed batch
+    ok = client.post("/v1/sessions/fill/batch", json={"steps": [fill]})
+    assert ok.status_code == 200, ok.text
+    _setup(client, "fresh")
+    again = client.post("/v1/sessions/fresh/batch", json={"steps": [fill]})
+    assert again.status_code == 200, again.text
+    assert (
+        client.get("/v1/sessions/fill/tensors/x").json()["data"]
+        == client.get("/v1/sessions/fresh/tensors/x").json()["data"]
+    )
