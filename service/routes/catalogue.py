@@ -50,6 +50,7 @@ def catalogue() -> bytes:
                     "reflected": list(spec.reflected),
                 },
                 "results": spec.results_rule(),
+                "writes": list(spec.writes),
             }
         )
     return orjson.dumps({"ops": ops})
@@ -58,5 +59,6 @@ def catalogue() -> bytes:
 @router.get("/ops", operation_id="listOps", response_model=OpListOut, responses=documented())
 async def list_ops() -> Response:
     """The op catalogue: arguments, keyword arguments, differentiability, a one-line doc,
-    the op's forms (function, method, in-place, operators) and its result count rule."""
+    the op's forms (function, method, in-place, operators), its result count rule and
+    the arguments it writes in place."""
     return Response(catalogue(), media_type="application/json")

@@ -176,6 +176,13 @@ class OpOut(BaseModel):
         )
     )
 
+    writes: list[str] = Field(
+        description=(
+            "Arguments the call writes in place besides its result (batch_norm's running "
+            "stats, normal_'s self); a failing batch restores them."
+        )
+    )
+
 
 class OpListOut(BaseModel):
     ops: list[OpOut]

@@ -40,3 +40,6 @@ def test_catalogue(client: SyncClient) -> None:
     assert {"add", "mul", "pow", "sum", "exp", "log"} <= set(ops)
     assert ops["sum"]["args"][0] == "input" and ops["sum"]["differentiable"] is True
     assert "dim" in ops["sum"]["kwargs"] and ops["sum"]["doc"]
+    # what a call writes in place besides its result, read from the registration
+    assert ops["batch_norm"]["writes"] == ["running_mean", "running_var"]
+    assert ops["normal_"]["writes"] == ["self"] and ops["sum"]["writes"] == []
