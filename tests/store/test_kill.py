@@ -3,6 +3,7 @@ replica): every later answer equals the uninterrupted run's."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,12 @@ from store_helpers import Server, http_run, memory_run, same, script
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("cuts", [(6, 20, 31), (11, 25, 42)])
+def _random_cuts(seed: int) -> tuple[int, ...]:
+    """Three kill points drawn (seeded, so a failure reproduces) from the whole script."""
+    return tuple(sorted(random.Random(seed).sample(range(1, len(script())), 3)))
+
+
+@pytest.mark.parametrize("cuts", [(6, 20, 31), (11, 25, 42), _random_cuts(1), _random_cuts(2)])
 def test_sqlite_survives_kill_between_requests(
     tmp_path: Path, servers: list[Server], reference: list[Any], cuts: tuple[int, ...]
 ) -> None:
