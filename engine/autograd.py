@@ -445,6 +445,7 @@ def backward(
     root_grads = _make_root_grads(outputs, _grads_list(grad_tensors, len(outputs)), "grad_output")
     if retain_graph is None:
         retain_graph = create_graph
+    _check_outputs(outputs)  # before the inputs, as PyTorch
     for t in wanted or ():
         if not isinstance(t, Tensor):
             raise GradientTypeError("inputs must be Tensors")

@@ -398,8 +398,9 @@ class Tensor:
         if fn._result is not None:
             # the op saved its result: that is now this tensor, version-checked as such
             fn._result[nr] = (self._data, self._vc, self._vc[0])
-            if info is not None:
-                fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(self)}
+            if info is not None and self._grad_fn is not None:
+                held = (weakref.ref(self._grad_fn), self._output_nr)
+                fn.result_views = {**(fn.result_views or {}), nr: held}
         return self
 
     def _records(self, *others: Any) -> bool:

@@ -648,3 +648,46 @@ def test_max_over_a_dim_gradient_is_a_scatter(op: str, keepdim: bool) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_backward_checks_the_root_before_the_inputs() -> None:
+    """Seeds 5201, 5309, 5689: a root that needs no grad is named before ``inputs=``."""
+
+    def scenario(T: Any) -> Any:
+        c = _t(T, [1.0, 2.0]) * 2
+        return outcome(lambda: c.backward(_t(T, [1.0, 1.0]), inputs=[c]))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_cumsum_over_a_single_element_dim_passes_the_gradient_on() -> None:
+    """Seed 5790: PyTorch's cumsum_backward returns the gradient itself over a dim of size 1
+    (no flips recorded)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[[-1.0, -0.6, 1.5]], [[2.0, 1.6, 1.0]]], True)
+        y = x.cumsum(-2).cos()
+        go = T.ones(2, 1, 3, dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, y, [x], go * 2, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_saved_result_of_a_view_names_its_history_only_while_it_lives() -> None:
+    """Seed 5060: the view's history a saved result keeps is held weakly, as PyTorch's
+    SavedVariable: once the view regenerated its grad_fn (its base written since) the old
+    node is gone and the error names the op itself (Sigmoid), not AsStrided."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[0.1, -1.7, 1.6], [-0.8, 1.3, -1.7]], True)
+        a = x.index_select(0, T.tensor(np.array([0, 0])))
+        v = a.transpose(0, 1)
+        v.sigmoid_()
+        a.mul_(1.5)
+        return outcome(lambda: _grad(T, v, [x], T.ones(3, 2, dtype=T.float64)))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
