@@ -691,3 +691,23 @@ def test_saved_result_of_a_view_names_its_history_only_while_it_lives() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_pow_exponent_gradient_multiplies_outside_the_where() -> None:
+    """Seed 6539: the exponent's gradient is ``grad * where(cond, 0, result * log(self))``
+    (MulBackward0 on top), so an infinite grad where the base is 0 gives NaN, as PyTorch."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [-0.5, 1.0, 2.0], True)
+        base = _t(T, [0.7, 0.0, 1.5])
+        go = _t(T, [float("-inf"), float("inf"), 2.0])
+        go.requires_grad_(True)
+        (g,) = _grad(T, base**x, [x], go, create_graph=True)
+        h = _t(T, [0.5, -1.0, 2.0], True)
+        (g3,) = _grad(
+            T, 3.0**h, [h], T.ones(3, dtype=T.float64, requires_grad=True), create_graph=True
+        )
+        return fn_name(g), g, _graphs(g3), g3
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
