@@ -711,3 +711,36 @@ def test_pow_exponent_gradient_multiplies_outside_the_where() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_retained_grad_of_a_stale_view_fires_on_its_old_node() -> None:
+    """Seed 7931: a view that retains grad, its base written since (its grad_fn not read
+    again), still gets ``.grad`` when a graph recorded before the write runs its old node."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.5, 2.0, -0.5], True)
+        v = x.reshape(-1)
+        w = v.reshape(-1)
+        v.retain_grad()
+        total = w.sum()
+        with T.no_grad():
+            x[0] = 7.0
+        total.backward()
+        return _g(v), _g(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_flip_gradient_is_a_flip() -> None:
+    """Seed 8914: flip's gradient is ``grad.flip(dims)`` (FlipBackward0), not a scatter."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], True)
+        y = x.flip([1]).log_softmax(-1)
+        go = T.ones(2, 3, dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, y, [x], go * 2, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
