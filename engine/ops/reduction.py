@@ -692,7 +692,9 @@ def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -
     a = as_tensor(input)
     dims = _dims(dim, a.ndim)
     if a._data.size == 0:
-        if len(dims) == a.ndim:
+        # only a missing dim (every dim by default) is "to be specified"; named dims,
+        # even all of them, are each checked for size, as in PyTorch
+        if dim is None or (isinstance(dim, (list, tuple)) and not dim):
             raise BadArgumentsError(
                 f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."

@@ -15,6 +15,7 @@ import pytest
 import engine as E
 from tests.engine.test_semantics import assert_close, both, fn_name, node_name, outcome, quiet_grad
 from tests.engine.torch_oracle import require_torch
+from tests.fuzz.interpreter import error_kind
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 pytestmark = pytest.mark.torch
@@ -741,6 +742,26 @@ def test_flip_gradient_is_a_flip() -> None:
         go = T.ones(2, 3, dtype=T.float64, requires_grad=True)
         (g,) = _grad(T, y, [x], go * 2, create_graph=True)
         return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("dim", [0, [0], (0, 1), [1, 0], None, ()])
+def test_amax_of_an_empty_tensor_names_the_empty_dim(dim: Any) -> None:
+    """Seed 8030: a named dim, even every dim, is checked for size (IndexError); only a
+    missing dim is "to be specified"."""
+
+    def scenario(T: Any) -> Any:
+        x = T.zeros(0, 3, dtype=T.float64)
+        out = []
+        for op in ("amax", "amin"):
+            f = getattr(x, op)
+            try:
+                out.append(tuple((f() if dim is None else f(dim)).shape))
+            except (IndexError, RuntimeError) as exc:  # IndexError: not in outcome()
+                out.append((error_kind(exc), str(exc)))
+        return out
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
