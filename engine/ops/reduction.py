@@ -247,7 +247,8 @@ class MeanBackward0(Function):
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         n = math.prod(ctx.in_shape)
-        return np.broadcast_to(g / n if n else g, ctx.in_shape)
+        # dense, as PyTorch's expand-then-divide (a write into the gradient is allowed)
+        return np.broadcast_to(g, ctx.in_shape) / n if n else np.broadcast_to(g, ctx.in_shape)
 
 
 class MeanBackward1(Function):
@@ -268,7 +269,8 @@ class MeanBackward1(Function):
         n = _count(ctx.in_shape, ctx.dims)
         if n == 0:  # an empty input: its gradient is empty too
             return np.zeros(ctx.in_shape, g.dtype)
-        return _expand_back_np(g / n, ctx.in_shape, ctx.dims, ctx.keepdim)
+        # dense, as PyTorch's expand-then-divide (a write into the gradient is allowed)
+        return _expand_back_np(g, ctx.in_shape, ctx.dims, ctx.keepdim) / n
 
 
 def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:

@@ -765,3 +765,24 @@ def test_amax_of_an_empty_tensor_names_the_empty_dim(dim: Any) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("reduce", ["mean", "mean0", "sum0"])
+def test_reduction_gradient_density_is_torchs(reduce: str) -> None:
+    """Seed 9152: mean's gradient is an expand then a division, a dense tensor a user may
+    write into; sum's is the expand itself, which refuses the write, as in PyTorch."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [0.42], True)
+        e = x.expand(2, 1)
+        y = {"mean": e.mean(), "mean0": e.mean(0), "sum0": e.sum(0)}[reduce]
+        (g,) = _grad(T, y.sum(), [e])
+
+        def write() -> Any:
+            with T.no_grad():
+                return g.relu_().detach().clone()
+
+        return outcome(write)[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
