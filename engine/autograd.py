@@ -483,7 +483,9 @@ def _tensor_hooks(node: Node, grads: list[Any], retained: dict[Tensor, Tensor], 
     output no gradient reached keeps ``.grad`` None, as in PyTorch."""
     for nr, ref in node.tensor_refs or ():
         t = ref()
-        if t is None or t.grad_fn is not node or grads[nr] is None:
+        # the node as last set: a view made stale by a write since keeps its hooks here
+        # until its grad_fn is read (PyTorch moves them only when it regenerates it)
+        if t is None or t._grad_fn is not node or grads[nr] is None:
             continue
         g = Tensor._make(grads[nr]) if raw else grads[nr]
         if t._hooks:
@@ -575,6 +577,7 @@ def backward(
     root_grads = _make_root_grads(outputs, _grads_list(grad_tensors, len(outputs)), "grad_output")
     if retain_graph is None:
         retain_graph = create_graph
+    _check_outputs(outputs)  # before the inputs, as PyTorch
     for t in wanted or ():
         if not isinstance(t, Tensor):
             raise GradientTypeError("inputs must be Tensors")

@@ -80,6 +80,7 @@ class Node(NodeHooks):
         "_saved",
         "_versions",
         "__dict__",
+        "__weakref__",
     )
 
     fn: type[Function]
@@ -98,9 +99,10 @@ class Node(NodeHooks):
     freed_by: Any = None
     tensor_refs: list[tuple[int, Callable[[], Tensor | None]]] | None = None
     inner: Node | None = None  # the in-place op's node a CopySlices wraps
-    # output nr -> the view an in-place op wrote its saved result into: while it lives,
-    # a version error names its history (AsStrided), as PyTorch's does, not this node
-    result_views: dict[int, weakref.ref[Tensor]] | None = None
+    # output nr -> the history (node, output nr) of the view an in-place op wrote its saved
+    # result into, held weakly as PyTorch's SavedVariable does: while that node lives the
+    # result unpacks with it (and a version error names it, AsStrided), else with this node
+    result_views: dict[int, tuple[weakref.ref[Node], int]] | None = None
 
     def __init__(self, fn: type[Function]) -> None:
         self.fn = fn
@@ -174,16 +176,14 @@ class Node(NodeHooks):
         self._check_alive()
         out = []
         for nr, (data, vc, version) in enumerate(self._result or ()):
+            held = self.result_views.get(nr) if self.result_views else None
+            fn = held[0]() if held is not None else None
             if vc[0] != version:
-                ref = self.result_views.get(nr) if self.result_views else None
-                view = ref() if ref is not None else None
                 t = _make(data)
-                t.grad_fn = view._grad_fn if view is not None else self
+                t.grad_fn = fn if fn is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
-            ref = self.result_views.get(nr) if self.result_views else None
-            view = ref() if ref is not None else None
-            if view is not None:  # written into a view: unpacked with the view's history
-                t = _make(data, True, view.grad_fn, view._output_nr)
+            if fn is not None and held is not None:  # written into a view: its history
+                t = _make(data, True, fn, held[1])
             else:
                 t = _make(data, True, self, nr)
             t._vc = vc

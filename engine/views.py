@@ -273,8 +273,9 @@ def inplace(t: Tensor, result: Tensor) -> Tensor:
     if fn._result is not None:
         # the op saved its result: that is now this tensor, version-checked as such
         fn._result[nr] = (t._data, t._vc, t._vc[0])
-        if info is not None:
-            fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(t)}
+        if info is not None and t._grad_fn is not None:
+            held = (weakref.ref(t._grad_fn), t._output_nr)
+            fn.result_views = {**(fn.result_views or {}), nr: held}
     return t
 
 

@@ -305,11 +305,13 @@ class PowBackward1(Function):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         ga = gb = None
+        # PyTorch's pow_backward_self and pow_backward_exponent, as written (the
+        # exponent's: grad times the where, so a NaN or inf grad is not masked)
         if need_a:
-            ga = where(b == 0.0, 0.0, g * b * pow(a, b - 1.0))
+            ga = where(b == 0.0, 0.0, g * (b * pow(a, b - 1.0)))
         if need_b:
             out = ctx.result
-            gb = where((a == 0.0) & (b >= 0.0), 0.0, g * out * log(a))
+            gb = g * where((a == 0.0) & (b >= 0.0), 0.0, out * log(a))
         return ga, gb
 
 
@@ -331,7 +333,7 @@ class PowBackward2(Function):
         out = ctx.result
         if ctx.base == 0:
             return where(b >= 0.0, 0.0, g * out * float("-inf"))
-        return g * out * float(np.log(ctx.base))
+        return g * MulBackward1.apply(out, by=float(np.log(ctx.base)))  # grad * (result * log)
 
 
 class ReciprocalBackward0(Function):

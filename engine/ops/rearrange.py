@@ -124,7 +124,19 @@ class ViewGather(Function):
 
 # -- flip, roll --------------------------------------------------------------------------
 
-FlipBackward0 = gather_flat("FlipBackward0")
+
+class FlipBackward0(Gather):
+    """flip's node; its gradient is PyTorch's ``grad.flip(dims)``: flipping undoes itself,
+    so the same index selects it back (a FlipBackward0 again, not a Put)."""
+
+    name = "FlipBackward0"
+    saves = False
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor, *_ignored: Any) -> Tensor:
+        return FlipBackward0.apply(g, index=ctx.index)
+
+
 RollBackward0 = gather_flat("RollBackward0")
 
 

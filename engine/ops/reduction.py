@@ -258,7 +258,8 @@ class MeanBackward0(Function):
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         n = math.prod(ctx.in_shape)
-        return np.broadcast_to(g / n if n else g, ctx.in_shape)
+        # dense, as PyTorch's expand-then-divide (a write into the gradient is allowed)
+        return np.broadcast_to(g, ctx.in_shape) / n if n else np.broadcast_to(g, ctx.in_shape)
 
 
 class MeanBackward1(Function):
@@ -279,7 +280,8 @@ class MeanBackward1(Function):
         n = _count(ctx.in_shape, ctx.dims)
         if n == 0:  # an empty input: its gradient is empty too
             return np.zeros(ctx.in_shape, g.dtype)
-        return _expand_back_np(g / n, ctx.in_shape, ctx.dims, ctx.keepdim)
+        # dense, as PyTorch's expand-then-divide (a write into the gradient is allowed)
+        return _expand_back_np(g, ctx.in_shape, ctx.dims, ctx.keepdim) / n
 
 
 def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:
@@ -699,7 +701,9 @@ def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -
     a = as_tensor(input)
     dims = _dims(dim, a.ndim)
     if a._data.size == 0:
-        if len(dims) == a.ndim:
+        # only a missing dim (every dim by default) is "to be specified"; named dims,
+        # even all of them, are each checked for size, as in PyTorch
+        if dim is None or (isinstance(dim, (list, tuple)) and not dim):
             raise BadArgumentsError(
                 f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."

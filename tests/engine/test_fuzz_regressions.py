@@ -15,6 +15,7 @@ import pytest
 import engine as E
 from tests.engine.test_semantics import assert_close, both, fn_name, node_name, outcome, quiet_grad
 from tests.engine.torch_oracle import require_torch
+from tests.fuzz.interpreter import error_kind
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 pytestmark = pytest.mark.torch
@@ -645,6 +646,143 @@ def test_max_over_a_dim_gradient_is_a_scatter(op: str, keepdim: bool) -> None:
         (g,) = _grad(T, values.cos(), [x], go * 2, create_graph=True)
         (gg,) = _grad(T, g.sum(), [go])
         return _graphs(g), g, gg
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_backward_checks_the_root_before_the_inputs() -> None:
+    """Seeds 5201, 5309, 5689: a root that needs no grad is named before ``inputs=``."""
+
+    def scenario(T: Any) -> Any:
+        c = _t(T, [1.0, 2.0]) * 2
+        return outcome(lambda: c.backward(_t(T, [1.0, 1.0]), inputs=[c]))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_cumsum_over_a_single_element_dim_passes_the_gradient_on() -> None:
+    """Seed 5790: PyTorch's cumsum_backward returns the gradient itself over a dim of size 1
+    (no flips recorded)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[[-1.0, -0.6, 1.5]], [[2.0, 1.6, 1.0]]], True)
+        y = x.cumsum(-2).cos()
+        go = T.ones(2, 1, 3, dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, y, [x], go * 2, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_saved_result_of_a_view_names_its_history_only_while_it_lives() -> None:
+    """Seed 5060: the view's history a saved result keeps is held weakly, as PyTorch's
+    SavedVariable: once the view regenerated its grad_fn (its base written since) the old
+    node is gone and the error names the op itself (Sigmoid), not AsStrided."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[0.1, -1.7, 1.6], [-0.8, 1.3, -1.7]], True)
+        a = x.index_select(0, T.tensor(np.array([0, 0])))
+        v = a.transpose(0, 1)
+        v.sigmoid_()
+        a.mul_(1.5)
+        return outcome(lambda: _grad(T, v, [x], T.ones(3, 2, dtype=T.float64)))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_pow_exponent_gradient_multiplies_outside_the_where() -> None:
+    """Seed 6539: the exponent's gradient is ``grad * where(cond, 0, result * log(self))``
+    (MulBackward0 on top), so an infinite grad where the base is 0 gives NaN, as PyTorch."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [-0.5, 1.0, 2.0], True)
+        base = _t(T, [0.7, 0.0, 1.5])
+        go = _t(T, [float("-inf"), float("inf"), 2.0])
+        go.requires_grad_(True)
+        (g,) = _grad(T, base**x, [x], go, create_graph=True)
+        h = _t(T, [0.5, -1.0, 2.0], True)
+        (g3,) = _grad(
+            T, 3.0**h, [h], T.ones(3, dtype=T.float64, requires_grad=True), create_graph=True
+        )
+        return fn_name(g), g, _graphs(g3), g3
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_retained_grad_of_a_stale_view_fires_on_its_old_node() -> None:
+    """Seed 7931: a view that retains grad, its base written since (its grad_fn not read
+    again), still gets ``.grad`` when a graph recorded before the write runs its old node."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.5, 2.0, -0.5], True)
+        v = x.reshape(-1)
+        w = v.reshape(-1)
+        v.retain_grad()
+        total = w.sum()
+        with T.no_grad():
+            x[0] = 7.0
+        total.backward()
+        return _g(v), _g(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_flip_gradient_is_a_flip() -> None:
+    """Seed 8914: flip's gradient is ``grad.flip(dims)`` (FlipBackward0), not a scatter."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], True)
+        y = x.flip([1]).log_softmax(-1)
+        go = T.ones(2, 3, dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, y, [x], go * 2, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("dim", [0, [0], (0, 1), [1, 0], None, ()])
+def test_amax_of_an_empty_tensor_names_the_empty_dim(dim: Any) -> None:
+    """Seed 8030: a named dim, even every dim, is checked for size (IndexError); only a
+    missing dim is "to be specified"."""
+
+    def scenario(T: Any) -> Any:
+        x = T.zeros(0, 3, dtype=T.float64)
+        out = []
+        for op in ("amax", "amin"):
+            f = getattr(x, op)
+            try:
+                out.append(tuple((f() if dim is None else f(dim)).shape))
+            except (IndexError, RuntimeError) as exc:  # IndexError: not in outcome()
+                out.append((error_kind(exc), str(exc)))
+        return out
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("reduce", ["mean", "mean0", "sum0"])
+def test_reduction_gradient_density_is_torchs(reduce: str) -> None:
+    """Seed 9152: mean's gradient is an expand then a division, a dense tensor a user may
+    write into; sum's is the expand itself, which refuses the write, as in PyTorch."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [0.42], True)
+        e = x.expand(2, 1)
+        y = {"mean": e.mean(), "mean0": e.mean(0), "sum0": e.sum(0)}[reduce]
+        (g,) = _grad(T, y.sum(), [e])
+
+        def write() -> Any:
+            with T.no_grad():
+                return g.relu_().detach().clone()
+
+        return outcome(write)[1]
 
     ours, ref = both(scenario)
     assert_close(ours, ref)

@@ -1,10 +1,12 @@
 """Random autograd programs, as plain JSON-able instruction lists.
 
-A program is what a PyTorch user writes in a notebook: leaves, ops, views,
-in-place writes (on non-leaves, or on leaves under ``no_grad``), ``retain_grad``,
-hooks, ``detach``, then ``backward`` / ``autograd.grad`` calls with random
-``grad_tensors``, ``retain_graph``, ``inputs=`` and ``create_graph``, and grads
-zeroed in between. The generator tracks shapes so most programs are valid; the
+A program is what a PyTorch user writes in a notebook: leaves (float, some int64
+and bool), ops (reductions over dims, scans, matmul shapes, cat/stack, indexing with
+tensors, comparisons as masks), views (expand included, then written), in-place
+writes (on non-leaves, or on leaves under ``no_grad``), ``retain_grad``, hooks that
+scale, add or observe, ``detach``, then ``backward`` / ``autograd.grad`` calls with
+random ``grad_tensors``, ``retain_graph``, ``inputs=`` (non-leaves too) and
+``create_graph``, and grads zeroed in between. The generator tracks shapes so most programs are valid; the
 invalid ones are kept on purpose (their errors are compared too).
 
 Instructions are dicts so a failing program prints as a test case to paste.
