@@ -47,8 +47,8 @@ bench: $(VENV)/.test-installed
 	$(PY) bench/service.py
 
 # heavy checks, kept out of `make test` and run by .ci/run after it
-docker-smoke:
-	bash docker/smoke.sh
+docker-smoke: $(VENV)/.test-installed
+	GRADSERVE_SMOKE_PYTHON=$(PY) bash docker/smoke.sh
 
 # Debian's headless Chromium for tests/browser (they skip without it unless CI_BROWSER=1),
 # and graphviz, whose dot lays out the graph pictures when installed

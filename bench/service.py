@@ -28,6 +28,13 @@ Rows (req/s counts requests; p50/p99 are per request):
   /backward       retain_graph=true on a 100-node graph (99 chained muls and a sum)
   /ops chain      100 chained steps h1 = h0 * 1.01, ..., one /ops request each
   /batch 100      the same 100 steps in one /batch request
+  /batch 1        the first of those steps alone in a /batch (what a request costs)
+  engine chain    the same 100 recorded muls in this process on the engine
+  engine train    one SGD iteration of an MLP 784-256-256-10, batch 64, float32, in this
+                  process on the engine (bench/engine.py's MLP)
+  /batch train    the same iteration as one /batch request: forward steps, backward,
+                  an assign per parameter (``p - lr * p.grad``), zero_grad, loss fetched;
+                  the data uploaded once, one connection
   up/down raw     bare PUT/GET of N float32 as raw bytes (application/octet-stream)
   up/down b64     gradserve PUT/GET of N float32 as base64
   up/down json    gradserve PUT/GET of N float32 as JSON lists
@@ -36,8 +43,11 @@ Small requests run over ``--connections`` connections, transfers over one. The c
 of a group (the anchor with what it anchors) are measured in turn, several rounds,
 so that load from elsewhere on a shared machine shifts them alike.
 
-Targets (issue 3): /ops step >= 60% of the bare step's rate; base64 transfer within
-3x of raw bytes; /batch >= 20x faster than the same steps as single requests. The
+Targets (issues 3 and 10): /ops step >= 60% of the bare step's rate; base64 transfer
+within 3x of raw bytes; /batch >= 20x faster than the same steps as single requests;
+/batch train within 1.3x of engine train's time. For the record: a step's server cost
+inside a batch ((1/rate(/batch 100) - 1/rate(/batch 1)) / 99) against the engine's own
+cost per mul (engine chain). ``--only store`` measures the durable stores. The
 script prints ratios and met/missed, and never asserts. Compare ratios within one
 run, not absolute numbers across runs.
 """
@@ -234,7 +244,10 @@ def start_gradserve(profile_to: str | None = None) -> Server:
         ]
     else:
         argv = [sys.executable, "-m", "service", "serve", "--host", HOST, "--port", str(port)]
-    return Server("gradserve", argv, port, "/healthz")
+    # profiled: all work on the event loop's thread, where cProfile sees it (a worker
+    # thread's calls would be missing from the profile)
+    env = {"GRADSERVE_OFFLOAD_ELEMENTS": str(2**62)} if profile_to else None
+    return Server("gradserve", argv, port, "/healthz", env)
 
 
 def serve_profiled(port: int, out: str) -> None:
@@ -338,6 +351,11 @@ class Result:
     latencies: list[float] = field(default_factory=list)
     note: str = ""
     per_unit: int = 1  # steps per unit (a batch)
+    cpu: float = 0.0  # CPU seconds of the process doing the work (see Case.cpu)
+
+    @property
+    def cpu_per_unit(self) -> float:
+        return self.cpu / self.units if self.units else 0.0
 
     @property
     def rate(self) -> float:
@@ -357,11 +375,13 @@ async def load(
     min_units: int = 1,
     setup: Callable[[Conn, int], Awaitable[None]] | None = None,
     profile_pid: int | None = None,
-) -> tuple[int, float, list[float]]:
+    cpu_pid: int | None = None,
+) -> tuple[int, float, list[float], float]:
     """Run ``unit`` in a closed loop on each connection: ``warmup`` seconds unmeasured, then
     ``seconds`` measured (longer until ``min_units`` units, for slow units).
 
-    Returns (units, seconds, latencies). Several connections: the units completed in the
+    Returns (units, seconds, latencies, CPU seconds of process ``cpu_pid`` in the window;
+    0 is this process, None measures none). Several connections: the units completed in the
     window (unbiased in the steady state). One connection (slow transfers): the units
     started in the window, timed to the end of the last, so no unit is cut in two."""
     conns = [await Conn.open(port) for _ in range(connections)]
@@ -393,6 +413,7 @@ async def load(
             if profile_pid is not None:
                 os.kill(profile_pid, signal.SIGUSR1)
             state["measuring"] = True
+            cpu0 = cpu_seconds(cpu_pid)
             start = time.perf_counter()
             await _sleep_or_fail(seconds, tasks)
             while len(latencies) < min_units and time.perf_counter() - start < 10 * seconds + 30:
@@ -401,6 +422,7 @@ async def load(
             if single:
                 await asyncio.gather(*tasks)  # the unit in flight counts
             elapsed = time.perf_counter() - start
+            cpu = cpu_seconds(cpu_pid) - cpu0
             if profile_pid is not None:
                 os.kill(profile_pid, signal.SIGUSR2)
             # the units still in flight finish (keep-alive stays in sync)
@@ -408,10 +430,22 @@ async def load(
         finally:
             for t in tasks:
                 t.cancel()
-        return len(latencies), elapsed, latencies
+        return len(latencies), elapsed, latencies, cpu
     finally:
         for c in conns:
             c.close()
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` (0: this one; None: 0.0). On a shared
+    machine CPU time moves much less with other load than wall time does."""
+    if pid is None:
+        return 0.0
+    if pid == 0:
+        return time.process_time()
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _sleep_or_fail(seconds: float, tasks: list[asyncio.Task[None]]) -> None:
@@ -465,6 +499,7 @@ class Case:
     seconds: float | None = None  # default: Config.seconds
     min_units: int = 1
     per_unit: int = 1  # steps per unit, for the batch comparison
+    cpu: str | None = None  # whose CPU time to measure: "server" (gradserve) or "self"
 
 
 def _json(obj: Any) -> bytes:
@@ -489,7 +524,7 @@ async def run_cases(
         results = {c.label: Result(c.label, note=c.note) for c in cases}
         for _ in range(cfg.rounds):
             for c in cases:
-                units, seconds, latencies = await load(
+                units, seconds, latencies, cpu = await load(
                     c.port,
                     c.unit,
                     connections=c.connections or cfg.connections,
@@ -498,11 +533,13 @@ async def run_cases(
                     min_units=c.min_units,
                     setup=c.setup,
                     profile_pid=gs.proc.pid if profile and c.port == G else None,
+                    cpu_pid={"server": gs.proc.pid, "self": 0}.get(c.cpu or ""),
                 )
                 r = results[c.label]
                 r.units += units
                 r.seconds += seconds
                 r.latencies += latencies
+                r.cpu += cpu
                 r.per_unit = c.per_unit
         for c in cases:
             r = results[c.label]
@@ -648,6 +685,31 @@ def groups(cfg: Config, G: int, B: int) -> list[list[Case]]:
             per_unit=n,
             note=f"the same {n} steps in one request",
         ),
+        Case(
+            "/batch 1",
+            G,
+            sender(
+                [
+                    request_bytes(
+                        "POST",
+                        G,
+                        f"/v1/sessions/{session(i, 'chain')}/batch?values=false",
+                        _json({"steps": chain[:1]}),
+                    )
+                    for i in conns
+                ]
+            ),
+            setup=setup_chain,
+            note="the first step alone: what a request costs around its steps",
+        ),
+        Case(
+            "engine chain",
+            B,
+            in_process(engine_chain(n)),
+            connections=1,
+            per_unit=n,
+            note=f"the {n} recorded muls in-process on the engine",
+        ),
     ]
 
     # --- transfers of N float32 over one connection: raw bytes (bare), base64 and JSON
@@ -699,7 +761,136 @@ def groups(cfg: Config, G: int, B: int) -> list[list[Case]]:
         ),
         xfer("download json", G, request_bytes("GET", G, big + "?encoding=json")),
     ]
-    return [small, steps, uploads, downloads]
+    return [small, steps, train_group(cfg, G, B, new_session), uploads, downloads]
+
+
+# --- a training iteration in one /batch, against the same iteration in-process ----------------
+
+MLP_SIZES = (784, 256, 256, 10)
+MLP_BATCH = 64
+MLP_LR = 0.01
+MLP_PARAMS = ("W1", "b1", "W2", "b2", "W3", "b3")
+
+
+def mlp_data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """bench/engine.py's MLP: inputs, int64 labels, weights and biases (float32)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
+    y = rng.integers(0, MLP_SIZES[-1], MLP_BATCH).astype(np.int64)
+    params: list[np.ndarray] = []
+    for fan_in, fan_out in zip(MLP_SIZES[:-1], MLP_SIZES[1:]):
+        bound = 1.0 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    return x, y, params
+
+
+def mlp_program() -> dict[str, Any]:
+    """One SGD iteration as a batch program: forward as steps, backward, an in-place
+    update of each parameter, zero_grad (set_to_none, as the engine loop's ``p.grad =
+    None``), and the loss fetched."""
+    steps: list[dict[str, Any]] = [
+        {"out": "a1", "op": "matmul", "args": ["X", "W1"]},
+        {"out": "z1", "op": "add", "args": ["a1", "b1"]},
+        {"out": "h1", "op": "relu", "args": ["z1"]},
+        {"out": "a2", "op": "matmul", "args": ["h1", "W2"]},
+        {"out": "z2", "op": "add", "args": ["a2", "b2"]},
+        {"out": "h2", "op": "relu", "args": ["z2"]},
+        {"out": "a3", "op": "matmul", "args": ["h2", "W3"]},
+        {"out": "z3", "op": "add", "args": ["a3", "b3"]},
+        {"out": "loss", "op": "cross_entropy", "args": ["z3", "Y"]},
+        {"backward": {"tensors": "loss"}},
+    ]
+    steps += [{"out": p, "expr": f"{p} - {MLP_LR} * {p}.grad", "assign": True} for p in MLP_PARAMS]
+    steps.append({"zero_grad": {"tensors": list(MLP_PARAMS), "set_to_none": True}})
+    return {"steps": steps, "fetch": ["loss"]}
+
+
+def engine_mlp_iteration() -> Callable[[], float]:
+    """The same iteration in this process on the engine (the loss read, as fetched)."""
+    import engine as E
+
+    x0, y0, p0 = mlp_data()
+    x, y = E.tensor(x0), E.tensor(y0)
+    params = [E.tensor(p, requires_grad=True) for p in p0]
+    W1, b1, W2, b2, W3, b3 = params
+
+    def step() -> float:
+        h1 = E.relu(x @ W1 + b1)
+        h2 = E.relu(h1 @ W2 + b2)
+        loss = E.cross_entropy(h2 @ W3 + b3, y)
+        loss.backward()
+        with E.no_grad():
+            for p in params:
+                p -= MLP_LR * p.grad
+                p.grad = None
+        return float(loss.item())
+
+    return step
+
+
+def engine_chain(n: int) -> Callable[[], Any]:
+    """``n`` recorded muls of a 3-element leaf in this process: the engine's own cost of
+    what a ``/batch`` of ``n`` mul steps records."""
+    import engine as E
+
+    h0 = E.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def chain() -> Any:
+        h = h0
+        for _ in range(n):
+            h = h * 1.01
+        return h
+
+    return chain
+
+
+def in_process(fn: Callable[[], Any]) -> Unit:
+    """A unit that runs ``fn`` here (its connection stays idle)."""
+
+    async def unit(c: Conn, i: int) -> None:
+        fn()
+        await asyncio.sleep(0)  # the loop's timers run between units
+
+    return unit
+
+
+def train_group(
+    cfg: Config, G: int, B: int, new_session: Callable[[Conn, str], Awaitable[None]]
+) -> list[Case]:
+    """The MLP iteration as one /batch (data uploaded once) and in-process; one at a time."""
+    x, y, params = mlp_data()
+    name = "bench-train"
+
+    def b64(arr: np.ndarray, requires_grad: bool = False) -> bytes:
+        return _json({"b64": base64.b64encode(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
+                      .decode(), "dtype": str(arr.dtype), "shape": list(arr.shape),
+                      "requires_grad": requires_grad})  # fmt: skip
+
+    uploads = [("X", b64(x)), ("Y", b64(y))]
+    uploads += [(p, b64(a, True)) for p, a in zip(MLP_PARAMS, params)]
+
+    async def setup(c: Conn, i: int) -> None:
+        await new_session(c, name)
+        for tensor, body in uploads:
+            path = f"/v1/sessions/{name}/tensors/{tensor}?values=false"
+            await c.send(request_bytes("PUT", G, path, body))
+
+    program = request_bytes(
+        "POST", G, f"/v1/sessions/{name}/batch?values=false", _json(mlp_program())
+    )
+
+    async def iteration(c: Conn, i: int) -> None:
+        await c.send(program)
+
+    seconds = max(cfg.seconds, 1.0)
+    return [
+        Case("engine train", B, in_process(engine_mlp_iteration()), connections=1,
+             seconds=seconds, cpu="self", note="anchor: the iteration in-process on the engine"),
+        Case("/batch train", G, iteration, setup=setup, connections=1, seconds=seconds,
+             cpu="server", note="MLP 784-256-256-10, batch 64: forward, backward, 6 updates, "
+             "zero_grad"),
+    ]  # fmt: skip
 
 
 def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
@@ -722,9 +913,26 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
 
     add("/ops step vs bare step", "/ops step", "bare step", "rate / rate", 0.60, True)
     add("bare step vs ping", "bare step", "ping", "rate / rate", None, True)
-    batch = next((r.label for r in rows if r.label.startswith("/batch ")), None)
+    batch = next((r.label for r in rows if r.label.startswith("/batch ") and r.per_unit > 1), None)
     if batch:
         add("/batch vs single requests", batch, "/ops chain", "steps/steps", 20.0, True)
+    add("/batch train vs engine", "/batch train", "engine train", "time / time", 1.3, False)
+    train, anchor = by.get("/batch train"), by.get("engine train")
+    if train and anchor and train.cpu_per_unit and anchor.cpu_per_unit:
+        # CPU seconds per iteration: the server process against this one running the engine
+        cpu = train.cpu_per_unit / anchor.cpu_per_unit
+        out.append(("/batch train vs engine, CPU", cpu, "cpu / cpu",
+                    f"{'met' if cpu <= 1.3 else 'MISSED'} (<= 1.3; server "
+                    f"{train.cpu_per_unit * 1e3:.2f} vs {anchor.cpu_per_unit * 1e3:.2f} ms)"))  # fmt: skip
+    if batch and "/batch 1" in by and "engine chain" in by and by["engine chain"].rate:
+        # per step inside a batch: the request's own cost (a one-step batch) taken out
+        n = by[batch].per_unit
+        rates = (by[batch].rate, by["/batch 1"].rate)
+        if all(rates):
+            server = (1 / rates[0] - 1 / rates[1]) / (n - 1)
+            own = 1 / (by["engine chain"].rate * n)
+            out.append(("batch step vs engine op", server / own, "time / time",
+                        f"{server * 1e6:.1f} vs {own * 1e6:.1f} us (for the record)"))  # fmt: skip
     add("/backward vs bare step", "/backward", "bare step", "rate / rate", None, True)
     add("upload b64 vs raw", "upload b64", "upload raw", "time / time", 3.0, False)
     add("download b64 vs raw", "download b64", "download raw", "time / time", 3.0, False)
@@ -788,7 +996,12 @@ def client_decode_costs(n: int) -> list[str]:
     ]
 
 
-PROFILED = ("/ops step", "/batch 100", "upload b64")  # the cases --profile looks into
+PROFILED = (
+    "/ops step",
+    "/batch 100",
+    "/batch train",
+    "upload b64",
+)  # the cases --profile looks into
 
 
 def profile_report(label: str, path: str, top: int) -> list[str]:
@@ -955,11 +1168,9 @@ def store_bench(quick: bool) -> int:
     tmp = tempfile.mkdtemp(prefix="gradserve-bench-")
     seconds, records, connections = (1.0, 1000, 2) if quick else (4.0, 10_000, 4)
     redises = [r for r in (_start_redis(tmp, "always"), _start_redis(tmp, "everysec")) if r]
-    stores = {"memory": "memory", "memory/api": "memory", "sqlite": f"sqlite:///{tmp}/bench.db"}
+    stores = {"memory": "memory", "sqlite": f"sqlite:///{tmp}/bench.db"}
     for label, r in zip(("redis", "redis/1s"), redises):
         stores[label] = f"redis://{HOST}:{r.port}/0"  # type: ignore[attr-defined]
-    # memory/api: the memory store without the fast lane, i.e. through FastAPI's router
-    # like the durable stores (service/app.py turns the fast lane off for them)
     runner = asyncio.Runner(loop_factory=_loop_factory())
     rates: dict[str, list[float]] = {k: [] for k in stores}
     recovery: dict[str, tuple[float, float]] = {}
@@ -969,8 +1180,6 @@ def store_bench(quick: bool) -> int:
         for label, url in stores.items():
             port = free_port()
             env = {"GRADSERVE_STORE": url, "GRADSERVE_LEASE_SECONDS": "1"}
-            if label == "memory/api":
-                env["GRADSERVE_FAST_LANE"] = "false"
             servers[label] = Server(label, [*argv, str(port)], port, "/healthz", env)
         for _ in range(2 if quick else 3):  # rounds: load from elsewhere shifts them alike
             for label, server in servers.items():
@@ -1008,13 +1217,13 @@ def store_bench(quick: bool) -> int:
             r.wait()
     best = {k: max(v) for k, v in rates.items()}
     print(f"\ndurable stores ({connections} connections, one session each; best of rounds)")
-    print(f"{'store':<10} {'steps/s':>9} {'x memory':>9} {'x m/api':>8}  target")
+    print(f"{'store':<10} {'steps/s':>9} {'x memory':>9}  target")
     targets = {"sqlite": 0.7, "redis": 0.5, "redis/1s": 0.5}
     for label, rate in best.items():
-        ratio, api = rate / best["memory"], rate / best["memory/api"]
+        ratio = rate / best["memory"]
         target = targets.get(label)
         verdict = "" if target is None else f">= {target} {'met' if ratio >= target else 'MISSED'}"
-        print(f"{label:<10} {rate:>9.0f} {ratio:>9.2f} {api:>8.2f}  {verdict}")
+        print(f"{label:<10} {rate:>9.0f} {ratio:>9.2f}  {verdict}")
     for label, (first, replay) in recovery.items():
         verdict = "met" if first <= 2.0 else "MISSED"
         print(f"recovery {label}: {records} records; first answer after restart {first:.2f} s "

@@ -28,6 +28,7 @@ backward/zero_grad calls, in order.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,7 @@ class AsyncSession:
         retries: int = 3,
         backoff: float = 0.1,
         encoding: str = "base64",
+        binary: bool | None = None,
         clean: bool = True,
         transport: Any = None,
     ) -> None:
@@ -208,10 +210,11 @@ class AsyncSession:
         self.name = name or ""
         self.create = create
         self.encoding = encoding
+        self.binary = binary  # raw bytes for leaves, values, grads: None = by size
         self.clean = clean
         self.programs = False
         self._path = ""
-        # queued actions in order: batch items (dicts), or (method, path, body) requests
+        # queued actions in order: batch items (dicts), or (method, path, request arguments)
         self._actions: list[dict[str, Any] | tuple[str, str, dict[str, Any]]] = []
         self._pending: list[Tensor] = []
         self._deleted = False
@@ -307,8 +310,8 @@ class AsyncSession:
                 if group:
                     await self._send_batch(group, pending, ())
                     group = []
-                method, path, body = action
-                await self._t.request(method, path, json=body, params=self._params(False))
+                method, path, request = action
+                await self._t.request(method, path, **request)
         except errors.GradserveError as exc:
             for h in pending:
                 if h._meta is None:
@@ -340,8 +343,33 @@ class AsyncSession:
 
     async def fetch(self, name: str, *, values: bool) -> dict[str, Any]:
         await self.flush()
+        raw, meta = self._raw(name) if values else (False, None)
+        if raw:  # (no metadata in a binary answer: the handle keeps what it knows)
+            return {**(meta or {}), "data": await self._get_raw(f"tensors/{name}")}
         return await self._t.request(  # type: ignore[no-any-return]
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
+        )
+
+    def _raw(self, name: str) -> tuple[bool, dict[str, Any] | None]:
+        """Whether ``name``'s values and grad travel as raw bytes (by ``binary``, else by
+        size), and its handle's metadata when known."""
+        handle = self.steps.handles.get(name)
+        meta = None if handle is None or handle._stale else handle._meta
+        if meta is None:
+            return self.binary is True, None
+        return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
+
+    async def _get_raw(self, path: str) -> np.ndarray | None:
+        """A binary download (None for a grad that is None: 204)."""
+        response = await self._t.request(
+            "GET", f"{self._path}/{path}", raw="bytes", headers={"Accept": wire.BINARY}
+        )
+        if response.status_code == 204:
+            return None
+        return wire.from_raw(
+            response.content,
+            response.headers.get(wire.DTYPE_HEADER),
+            response.headers.get(wire.SHAPE_HEADER),
         )
 
     def grad_pending(self, name: str) -> bool:
@@ -356,6 +384,12 @@ class AsyncSession:
         cached = self.steps.grads.get(name)
         if cached is not None:
             return cached.copy()
+        if self._raw(name)[0]:
+            grad = await self._get_raw(f"tensors/{name}/grad")
+            if grad is None:
+                return None
+            self.steps.grads[name] = grad
+            return grad.copy()
         body = await self._t.request(
             "GET", f"{self._path}/tensors/{name}/grad", params=self._params()
         )
@@ -402,7 +436,12 @@ class AsyncSession:
         arr = wire.as_array(data, dtype)
         generated = name is None
         name = name or self.steps.new_name()
-        body = {**wire.encode(arr), "requires_grad": requires_grad}
+        if wire.use_binary(self.binary, arr.size):
+            request = wire.raw_upload(arr, requires_grad)
+            request["params"].update(self._params(False))
+        else:
+            body = {**wire.encode(arr), "requires_grad": requires_grad}
+            request = {"json": body, "params": self._params(False)}
         meta = {
             "name": name,
             "shape": list(arr.shape),
@@ -415,7 +454,7 @@ class AsyncSession:
         }
         handle = self.steps.bind(name, meta, generated=generated)
         handle._value = arr.astype(wire.DTYPES[wire.dtype_name(arr.dtype)])
-        self._actions.append(("PUT", f"{self._path}/tensors/{name}", body))
+        self._actions.append(("PUT", f"{self._path}/tensors/{name}", request))
         return handle  # type: ignore[return-value]
 
     def manual_seed(self, seed: int) -> None:
@@ -459,7 +498,8 @@ class AsyncSession:
                 return
             self._actions.append({"zero_grad": body})
         else:
-            self._actions.append(("POST", f"{self._path}/zero_grad", body))
+            request = {"json": body, "params": self._params(False)}
+            self._actions.append(("POST", f"{self._path}/zero_grad", request))
 
     # --- autograd (awaited) ----------------------------------------------------------------------
 
@@ -506,6 +546,7 @@ class AsyncSession:
         except BaseException:
             self.steps.release(names)
             raise
+        self.steps.grads.clear()  # a non-leaf on the path that retains grad got a new .grad
         handles = self.steps.grad_handles(names, result["grads"], wire.decode)
         for h in handles:  # metadata for await-free attributes
             if h is not None:

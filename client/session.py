@@ -29,6 +29,7 @@ client is the only writer of the session; ``invalidate()`` drops them.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ class Session:
         retries: int = 3,
         backoff: float = 0.1,
         encoding: str = "base64",
+        binary: bool | None = None,
         max_batch: int = 500,
         clean: bool = True,
         lazy_backward: bool = False,
@@ -79,6 +81,7 @@ class Session:
         )
         self.batch = batch
         self.encoding = encoding
+        self.binary = binary  # raw bytes for leaves, values, grads: None = by size
         self.max_batch = max_batch
         self.clean = clean
         self.lazy_backward = lazy_backward
@@ -194,8 +197,33 @@ class Session:
             if name in got and handle is not None and handle._meta is not None:
                 return {**handle._meta, "data": got[name]}
         self.flush()
+        raw, meta = self._raw(name) if values else (False, None)
+        if raw:  # (no metadata in a binary answer: the handle keeps what it knows)
+            return {**(meta or {}), "data": self._get_raw(f"tensors/{name}")}
         return self._t.request(  # type: ignore[no-any-return]
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
+        )
+
+    def _raw(self, name: str) -> tuple[bool, dict[str, Any] | None]:
+        """Whether ``name``'s values and grad travel as raw bytes (by ``binary``, else by
+        size), and its handle's metadata when known."""
+        handle = self.steps.handles.get(name)
+        meta = None if handle is None or handle._stale else handle._meta
+        if meta is None:
+            return self.binary is True, None
+        return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
+
+    def _get_raw(self, path: str) -> np.ndarray | None:
+        """A binary download (None for a grad that is None: 204)."""
+        response = self._t.request(
+            "GET", f"{self._path}/{path}", raw="bytes", headers={"Accept": wire.BINARY}
+        )
+        if response.status_code == 204:
+            return None
+        return wire.from_raw(
+            response.content,
+            response.headers.get(wire.DTYPE_HEADER),
+            response.headers.get(wire.SHAPE_HEADER),
         )
 
     def grad_pending(self, name: str) -> bool:
@@ -218,6 +246,14 @@ class Session:
         cached = self.steps.grads.get(name)
         if cached is not None:
             return cached, None
+        raw, meta = self._raw(name)
+        if raw:
+            grad = self._get_raw(f"tensors/{name}/grad")
+            if grad is not None:
+                self.steps.grads[name] = grad
+                return grad, None
+            if meta is not None and meta["is_leaf"]:
+                return None, None  # (a non-leaf's PyTorch warning comes with the JSON answer)
         body = self._t.request("GET", f"{self._path}/tensors/{name}/grad", params=self._params())
         if body.get("grad") is None:
             return None, body.get("warning")
@@ -320,13 +356,18 @@ class Session:
         arr = wire.as_array(data, dtype)
         generated = name is None
         name = name or self.steps.new_name()
-        body = {**wire.encode(arr), "requires_grad": requires_grad}
         self.flush()
-        meta = self._t.request(
-            "PUT", f"{self._path}/tensors/{name}", json=body, params=self._params(False)
-        )
+        if wire.use_binary(self.binary, arr.size):
+            upload = wire.raw_upload(arr, requires_grad)
+            upload["params"].update(self._params(False))
+            meta = self._t.request("PUT", f"{self._path}/tensors/{name}", **upload)
+        else:
+            body = {**wire.encode(arr), "requires_grad": requires_grad}
+            meta = self._t.request(
+                "PUT", f"{self._path}/tensors/{name}", json=body, params=self._params(False)
+            )
         handle = self.steps.bind(name, meta, generated=generated)
-        handle._value = arr.copy()
+        handle._value = arr.astype(wire.DTYPES[wire.dtype_name(arr.dtype)].newbyteorder("="))
         return handle
 
     def manual_seed(self, seed: int) -> None:
@@ -419,6 +460,7 @@ class Session:
         except BaseException:
             self.steps.release(names)
             raise
+        self.steps.grads.clear()  # a non-leaf on the path that retains grad got a new .grad
         return self.steps.grad_handles(names, result["grads"], self.decode)
 
     def zero_grad(self, set_to_none: bool = False, tensors: Sequence[Tensor] | None = None) -> None:

@@ -340,11 +340,31 @@ class Steps:
             step["kwargs"] = {k: self.arg(v, owned) for k, v in kwargs.items()}
         if is_leaf or not self.is_grad_enabled():
             step["assign"] = True
+        else:
+            text = self._inplace_expr(t, op, args, kwargs)
+            if text is not None:  # the engine's own in-place method: a write, as in PyTorch
+                step = {"out": t.name, "expr": text}
         t._value = None
         try:
             self.submit(step, [t])
         finally:
             self.release(owned)
+
+    def _inplace_expr(
+        self, t: Tensor, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> str | None:
+        """``t.op_(args)`` as an expression, so the server writes into ``t`` (its views see
+        the write, saved tensors see the new version), or None when an argument cannot be
+        written in one (the step then rebinds ``t`` to the out-of-place result)."""
+        if op == "clone":  # copy_: no catalogue op of that name
+            return None
+        parts = [self.operand(a) for a in args]
+        parts += [
+            None if (text := self.operand(v)) is None else f"{k}={text}" for k, v in kwargs.items()
+        ]
+        if any(p is None for p in parts):
+            return None
+        return f"{self.operand(t)}.{op}_({', '.join(p for p in parts if p is not None)})"
 
     def assign_value(self, t: Tensor, values: np.ndarray) -> None:
         """``t.data = values``: write into ``t`` in place, under no_grad (an assign step)."""

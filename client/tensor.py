@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.registry import evaluate_results
+
 from . import errors, wire
 from .printing import MAX_ELEMENTS, tensor_repr
 
@@ -29,38 +31,14 @@ def count_results(
     spec: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[int, bool]:
     """(how many results a call of the op makes, whether it returns a tuple), from its
-    ``GET /v1/ops`` entry's ``results`` rule: the client's reading of
-    ``engine.registry.evaluate_results`` (the schema's description of ``results``)."""
+    ``GET /v1/ops`` entry: the arguments bound by the entry's parameter names and
+    defaults, then read by the engine's own ``evaluate_results`` (one evaluator, not a
+    copy; ``engine.registry`` imports numpy only)."""
     rule = spec.get("results") or {"count": 1}
-    kind = rule.get("rule")
-    if kind is None:
-        n = int(rule.get("count", 1))
-        return n, n != 1
     bound = dict(spec.get("kwargs") or {})
     bound.update(zip(spec.get("args") or (), args))
     bound.update(kwargs)
-    if kind == "given":
-        value = bound.get(rule["arg"])
-        if value is None or (hasattr(value, "shape") and not isinstance(value, list | tuple)):
-            return 1, False
-        return int(rule["count"]), True
-    if kind == "flag":
-        return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
-    if kind == "flag_ndim":
-        return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
-    size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
-    if kind == "dim_size":
-        return int(size), True
-    first = bound[rule["arg"]]
-    if isinstance(first, list | tuple):
-        return len(first), True
-    count = int(first)
-    if kind == "split":
-        return max(1, -(-size // count)), True
-    if not size:  # chunk of an empty dim: as many empty chunks as asked (PyTorch)
-        return count, True
-    step = -(-size // count)
-    return -(-size // step), True
+    return evaluate_results(rule, bound)
 
 
 class TensorData(np.ndarray):
@@ -179,7 +157,8 @@ class Tensor:
         meta = dict(meta)
         data = meta.pop("data", None)
         grad = meta.pop("grad", None)
-        self._meta = meta
+        if meta:  # (a binary read brings values only)
+            self._meta = meta
         if data is not None:
             self._value = wire.decode(data)
         if grad is not None:

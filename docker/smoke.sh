@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # docker/smoke.sh [--no-scale]: build the gradserve image from docker/Dockerfile,
-# run it, check /healthz, the image's HEALTHCHECK, that one non-root server
-# process runs, and a tutorial example over HTTP (y = x**2, backward,
-# x.grad == [2, 4]; the same by stateless /v1/gradient); then stop it (a clean
-# exit 0 on SIGTERM). Then, unless --no-scale: compose.yml's scale-out "lb" by
-# hand: two containers of the image and nginx (docker/nginx/entrypoint.sh, as in
-# compose.yml) on 127.0.0.1 ports; sessions must stay pinned to one replica.
+# run it, check what only the container engine can see (the image's USER and
+# HEALTHCHECK, one non-root server process, a clean exit 0 on SIGTERM), and run the
+# HTTP checks of tests/image against it (pytest; GRADSERVE_IMAGE_URL). Then, unless
+# --no-scale: compose.yml's scale-out "lb" by hand: two containers of the image and
+# nginx (docker/nginx/entrypoint.sh, as in compose.yml) on 127.0.0.1 ports, and
+# tests/image/test_image_pair.py through it (GRADSERVE_IMAGE_LB_URL: sessions stay
+# pinned to one replica). `make test` runs the same HTTP checks on local processes.
 #
 # There is no Docker engine on our machines and Docker Hub is out of reach, so:
 #   * the container engine is podman with runc (Debian packages, installed here
@@ -22,7 +23,8 @@
 # Every prerequisite it cannot get is reported and the script exits non-zero:
 # it never passes without having built and run the image.
 #
-# Needs root (apt-get, debootstrap, root podman). Environment knobs:
+# Needs root (apt-get, debootstrap, root podman) and the test virtualenv (.venv with
+# the [test] extras: `make docker-smoke` makes it). Environment knobs:
 #   GRADSERVE_SMOKE_CACHE   cache dir (podman storage + base image), default
 #                           /var/cache/gradserve-smoke
 #   GRADSERVE_DEBIAN_MIRROR Debian mirror for debootstrap (default: read from
@@ -31,6 +33,7 @@
 #   GRADSERVE_SMOKE_NO_INSTALL=1  never apt-get install; fail if a tool is missing
 #   GRADSERVE_SMOKE_SCALE=0 the same as --no-scale
 #   GRADSERVE_SMOKE_CONTEXT another build context (only to test this script)
+#   GRADSERVE_SMOKE_PYTHON  the interpreter that runs pytest (default .venv/bin/python)
 set -Eeuo pipefail
 
 readonly BASE_RECIPE=1   # bump when the debootstrap recipe below changes
@@ -43,6 +46,7 @@ ROOT="$(cd "$HERE/.." && pwd)"
 # The build context (the repository root; another tree only to test this script).
 CONTEXT="$(cd "${GRADSERVE_SMOKE_CONTEXT:-$ROOT}" && pwd)"
 CACHE="${GRADSERVE_SMOKE_CACHE:-/var/cache/gradserve-smoke}"
+PY="${GRADSERVE_SMOKE_PYTHON:-$ROOT/.venv/bin/python}"
 CTR="gradserve-smoke-$$"
 T0=$(date +%s)
 LAST=$T0
@@ -101,6 +105,9 @@ done
 for d in engine service client; do
     [[ -d "$CONTEXT/$d" ]] || die "missing $CONTEXT/$d/ (the image build copies it)"
 done
+[[ -x "$PY" ]] || die "no $PY to run tests/image (make docker-smoke makes .venv; or set GRADSERVE_SMOKE_PYTHON)"
+(cd "$ROOT" && "$PY" -c 'import pytest, httpx, client') ||
+    die "$PY cannot import pytest, httpx and client (pip install -e '.[server,test]')"
 
 PKGS=(podman runc conmon debootstrap uidmap fuse-overlayfs slirp4netns
       containernetworking-plugins debian-archive-keyring ca-certificates)
@@ -287,84 +294,15 @@ mapfile -t procs < <(podman top "$CTR" user pid args | tail -n +2)
 [[ "${procs[0]}" =~ ^(root|0)[[:space:]] ]] && die "the server runs as root: ${procs[0]}"
 log "one process: ${procs[0]}"
 
-# --- 6. the tutorial over HTTP ----------------------------------------------------
-python3 - "$BASE_URL" <<'PY' || die "the tutorial example over HTTP failed"
-import json
-import sys
-import urllib.error
-import urllib.request
-
-base = sys.argv[1]
-
-
-def call(method, path, body=None, expect=(200, 201, 204)):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            status, raw = r.status, r.read()
-    except urllib.error.HTTPError as e:
-        status, raw = e.code, e.read()
-    text = raw.decode(errors="replace")
-    print(f"  {method} {path} -> {status} {text[:160]}")
-    if status not in expect:
-        raise SystemExit(f"{method} {path}: HTTP {status}, expected {expect}: {text[:500]}")
-    return json.loads(raw) if raw else None
-
-
-def values(v):
-    """A wire tensor ({"data": ...} or a bare list) as a flat list of floats."""
-    if isinstance(v, dict):
-        v = v["data"]
-    out = []
-    stack = [v]
-    while stack:
-        x = stack.pop(0)
-        if isinstance(x, list):
-            stack[:0] = x
-        else:
-            out.append(float(x))
-    return out
-
-
-call("GET", "/healthz")
-call("POST", "/v1/sessions", {"name": "smoke"}, expect=(201,))
-call("PUT", "/v1/sessions/smoke/tensors/x", {"data": [1.0, 2.0], "requires_grad": True})
-call("POST", "/v1/sessions/smoke/ops", {"out": "y", "op": "pow", "args": ["x", 2]}, expect=(201,))
-call("POST", "/v1/sessions/smoke/backward",
-     {"tensors": "y", "grad_tensors": [{"data": [1.0, 1.0]}]})
-g = call("GET", "/v1/sessions/smoke/tensors/x/grad")
-assert g["grad"] is not None and values(g["grad"]) == [2.0, 4.0], g
-call("DELETE", "/v1/sessions/smoke", expect=(204,))
-call("GET", "/v1/sessions/smoke", expect=(404,))
-# The same in one stateless call.
-r = call("POST", "/v1/gradient", {
-    "tensors": {"x": {"data": [1.0, 2.0], "requires_grad": True}},
-    "steps": [{"out": "y", "op": "pow", "args": ["x", 2]}],
-    "backward": {"tensors": "y", "grad_tensors": [{"data": [1.0, 1.0]}]},
-    "fetch": ["x.grad"],
-})
-
-
-def holds(obj, want):
-    if isinstance(obj, dict):
-        if "data" in obj:
-            try:
-                if values(obj) == want:
-                    return True
-            except (TypeError, ValueError):
-                pass
-        return any(holds(v, want) for v in obj.values())
-    if isinstance(obj, list):
-        return any(holds(v, want) for v in obj)
-    return False
-
-
-assert holds(r, [2.0, 4.0]), r
-print("  tutorial OK: x.grad == [2.0, 4.0], by session and by /v1/gradient")
-PY
-phase "tutorial example over HTTP"
+# --- 6. the HTTP checks, in pytest -----------------------------------------------------
+image_tests() { # test file, then VAR=value settings for it
+    local file=$1
+    shift
+    (cd "$ROOT" && env "$@" "$PY" -m pytest -p no:cacheprovider -q -rA "tests/image/$file")
+}
+image_tests test_image_http.py GRADSERVE_IMAGE_URL="$BASE_URL" ||
+    die "tests/image/test_image_http.py failed against the image ($BASE_URL)"
+phase "tests/image/test_image_http.py against the image"
 
 # --- 7. stop ------------------------------------------------------------------------
 if [[ "${GRADSERVE_SMOKE_KEEP:-0}" == 1 ]]; then
@@ -424,60 +362,9 @@ wait_http "$CTR-r2" "http://127.0.0.1:$P2/healthz"
 wait_http "$CTR-lb" "http://127.0.0.1:$PLB/lb-healthz"
 phase "two replicas + nginx up (lb on 127.0.0.1:$PLB)"
 
-python3 - "http://127.0.0.1:$PLB" "127.0.0.1:$P1" "127.0.0.1:$P2" <<'PY' || die "the scale-out check through nginx failed"
-import json
-import sys
-import urllib.error
-import urllib.request
-
-lb, replicas = sys.argv[1], set(sys.argv[2:])
-
-
-def call(method, path, body=None, expect=(200, 201, 204)):
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json"} if data else {}
-    req = urllib.request.Request(lb + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            status, raw, hdrs = r.status, r.read(), r.headers
-    except urllib.error.HTTPError as e:
-        status, raw, hdrs = e.code, e.read(), e.headers
-    if status not in expect:
-        raise SystemExit(f"{method} {path}: HTTP {status}: {raw[:300]!r}")
-    return hdrs.get("X-Gradserve-Upstream", ""), (json.loads(raw) if raw else None)
-
-
-where = {}
-for i in range(12):
-    name = f"scale{i:02d}"
-    up, _ = call("POST", "/v1/sessions", {"name": name}, expect=(201,))
-    steps = [
-        ("PUT", f"/v1/sessions/{name}/tensors/x", {"data": [1.0, 2.0], "requires_grad": True}),
-        ("POST", f"/v1/sessions/{name}/ops", {"out": "y", "op": "pow", "args": ["x", 2]}),
-        ("POST", f"/v1/sessions/{name}/backward",
-         {"tensors": "y", "grad_tensors": [{"data": [1.0, 1.0]}]}),
-        ("GET", f"/v1/sessions/{name}/tensors/x/grad", None),
-    ]
-    for method, path, body in steps:
-        got, doc = call(method, path, body)
-        assert got == up, f"{name}: {method} {path} went to {got}, created on {up}"
-    assert doc["grad"]["data"] == [2.0, 4.0], doc
-    where[name] = up
-up, doc = call("POST", "/v1/sessions", None, expect=(201,))  # no name: nginx gives one
-assert call("GET", f"/v1/sessions/{doc['name']}")[0] == up
-gradient = {
-    "tensors": {"x": {"data": [1.0, 2.0], "requires_grad": True}},
-    "steps": [{"out": "y", "op": "pow", "args": ["x", 2]}],
-    "backward": {"tensors": "y", "grad_tensors": [{"data": [1.0, 1.0]}]},
-    "fetch": ["x.grad"],
-}
-spread = {call("POST", "/v1/gradient", gradient)[0] for _ in range(4)}
-assert set(where.values()) == replicas, f"sessions only on {set(where.values())}"
-assert spread == replicas, f"/v1/gradient only reached {spread}"
-counts = {r: list(where.values()).count(r) for r in sorted(replicas)}
-print(f"  12 sessions pinned {counts}; an unnamed create routed by its nginx-given"
-      " name; /v1/gradient spread over both")
-PY
+image_tests test_image_pair.py GRADSERVE_IMAGE_LB_URL="http://127.0.0.1:$PLB" \
+    GRADSERVE_IMAGE_REPLICAS="127.0.0.1:$P1 127.0.0.1:$P2" ||
+    die "tests/image/test_image_pair.py failed through nginx (127.0.0.1:$PLB)"
 phase "scale-out through nginx"
 stop_clean "$CTR-lb"
 stop_clean "$CTR-r1"

@@ -26,10 +26,14 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .random import Generator, default_generator, manual_seed
 from .registry import OPS
 from .tensor import NONLEAF_GRAD_WARNING, Tensor
+from .utilities import *  # noqa: F403 - torch's dtype names and helpers (is_tensor, numel ...)
 from .version import __version__
 
 _methods.bind()
 globals().update({name: spec.fn for name, spec in OPS.items() if name not in globals()})
+from . import linalg as linalg  # noqa: E402 - torch.linalg (after the registry is full)
+from . import nn as nn  # noqa: E402 - torch.nn.functional
+from . import special as special  # noqa: E402 - torch.special
 
 __all__ = [
     "__version__",

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import custom_function as function  # noqa: F401 - torch.autograd.function
-from . import dtypes
+from . import dtypes, fpstate
 from .custom_function import Function as Function
 from .custom_function import FunctionCtx as FunctionCtx
 from .custom_function import once_differentiable as once_differentiable
@@ -31,10 +31,10 @@ from .errors import (
     ShapeMismatchError,
     UnusedInputError,
 )
-from .function import AccumulateGrad, Node
+from .function import Node
 from .grad_mode import set_grad_enabled
-from .hooks import NodeHooks
-from .primitives import cast, sum_to, sum_to_array
+from .hooks import AccumulateGrad, NodeHooks
+from .primitives import cast, clone, sum_to, sum_to_array
 from .registry import OPS
 from .tensor import Tensor
 from .views import CopyBackwards
@@ -197,13 +197,16 @@ def _run(
     *,
     create_graph: bool,
     inputs: list[Tensor] | None,
+    run_inputs: bool = False,
 ) -> tuple[dict[Tensor, Tensor], dict[Tensor, Tensor], list[Tensor | None], list[Node]]:
     """Run the engine. Returns (leaf grads, retained non-leaf grads, captured input grads,
     executed nodes); commits nothing, so the caller frees and accumulates on success.
 
     With ``inputs``, gradients are captured where they reach each input (one slot per
     position, so an input given twice gets its gradient twice), and only the nodes
-    between the outputs and the inputs run.
+    between the outputs and the inputs run; with ``run_inputs`` (``backward(inputs=)``)
+    a non-leaf input's own node runs too, as PyTorch's does (and is freed), though what
+    it computes goes nowhere else.
 
     Without ``create_graph`` gradients travel as bare ndarrays and a Function's
     optional ``vjp`` (its numpy twin of ``backward``) runs when it has one: the
@@ -237,85 +240,109 @@ def _run(
         captured = [None] * len(inputs)
         needed = _needed(order, set(capture_edges), set(capture_leaf))
     capture_nodes = {node for node, _ in capture_edges}
+    if run_inputs and needed is not None:
+        needed |= capture_nodes
     several_roots = len(outputs) > 1
 
     executed: list[Node] = []
-    with set_grad_enabled(create_graph):
-        for node in order:
-            grads = buffers.pop(node, None)
-            if grads is None:
-                continue
-            if len(grads) == 1:
-                if grads[0] is None:
+    user_fp = fpstate.current()  # hooks are user code: the user's numpy state
+    quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
+    try:
+        with set_grad_enabled(create_graph):
+            for node in order:
+                grads = buffers.pop(node, None)
+                if grads is None:
                     continue
-            elif all(g is None for g in grads):
-                continue
-            runs = needed is None or node in needed
-            if not runs and several_roots and node not in capture_nodes:
-                continue  # a root off every path: PyTorch's GraphRoot never reaches it
-            # PyTorch captures a gradient before the tensor's hooks when the node also
-            # runs (it leads to another input), after them when it is only captured
-            if capture_edges and runs:
-                _capture(node, grads, capture_edges, captured)
-            if node.tensor_refs:
-                _tensor_hooks(node, grads, retained, raw)
-            if capture_edges and not runs:
-                _capture(node, grads, capture_edges, captured)
-            if not runs:
-                continue
-            if node.pre_hooks:
-                grads = _node_pre_hooks(node, grads, raw)
-            incoming = grads
-            if len(grads) > 1 and node.materialize_grads and any(g is None for g in grads):
-                # no gradient came: zeros
-                grads = [
-                    g if g is not None else _zeros(*node.meta(nr), raw)
-                    for nr, g in enumerate(grads)
-                ]
-            if node.freed:
-                node._check_alive()
-            fn = node.fn
-            if not raw:
-                in_grads = fn.backward(node, *grads)
-            elif fn.vjp is not None:
-                in_grads = fn.vjp(node, *grads)
-            else:
-                in_grads = fn.backward(
-                    node, *[None if g is None else Tensor._make(g) for g in grads]
-                )
-                in_grads = (
-                    tuple(None if g is None else g._data for g in in_grads)
-                    if type(in_grads) is tuple
-                    else in_grads._data
-                )
-            if type(in_grads) is not tuple:
-                in_grads = (in_grads,)
-            if node.post_hooks:
-                in_grads = _node_post_hooks(node, in_grads, incoming, raw)
-            executed.append(node)
-            for index, (edge, g) in enumerate(zip(node.next_edges, in_grads)):
-                if edge is None or g is None:
-                    continue
-                target, nr = edge
-                is_node = type(target) is not Tensor
-                if is_node:
-                    if target.output_meta is None:
-                        shape, dtype = target.out_shape, target.out_dtype
-                    else:
-                        shape, dtype = target.output_meta[nr]
-                else:
-                    shape, dtype = target._data.shape, target._data.dtype
-                if g.shape != shape or g.dtype != dtype:
-                    g = _fit(node, g, shape, dtype, raw, index)
-                if is_node:
-                    if needed is not None and target not in needed and target not in capture_nodes:
+                if len(grads) == 1:
+                    if grads[0] is None:
                         continue
-                    pending = buffers.get(target)
-                    if pending is None:
-                        pending = buffers[target] = [None] * target.n_outputs
-                    pending[nr] = _add(pending[nr], g)
-                elif inputs is None or id(target) in capture_leaf:
-                    leaf_grads[target] = _add(leaf_grads.get(target), g)
+                elif all(g is None for g in grads):
+                    continue
+                runs = needed is None or node in needed
+                if not runs and several_roots and node not in capture_nodes:
+                    continue  # a root off every path: PyTorch's GraphRoot never reaches it
+                # PyTorch captures a gradient before the tensor's hooks when the node also
+                # runs (it leads to another input), after them when it is only captured
+                if capture_edges and runs:
+                    _capture(node, grads, capture_edges, captured)
+                if node.tensor_refs:
+                    user = fpstate.restore(user_fp)
+                    try:
+                        _tensor_hooks(node, grads, retained, raw)
+                    finally:
+                        fpstate.quiet_off(user)
+                if capture_edges and not runs:
+                    _capture(node, grads, capture_edges, captured)
+                if not runs:
+                    continue
+                if node.pre_hooks:
+                    user = fpstate.restore(user_fp)
+                    try:
+                        grads = _node_pre_hooks(node, grads, raw)
+                    finally:
+                        fpstate.quiet_off(user)
+                incoming = grads
+                if len(grads) > 1 and node.materialize_grads and any(g is None for g in grads):
+                    # no gradient came: zeros
+                    grads = [
+                        g if g is not None else _zeros(*node.meta(nr), raw)
+                        for nr, g in enumerate(grads)
+                    ]
+                if node.freed:
+                    node._check_alive()
+                fn = node.fn
+                if not raw:
+                    in_grads = fn.backward(node, *grads)
+                elif fn.vjp is not None:
+                    in_grads = fn.vjp(node, *grads)
+                else:
+                    in_grads = fn.backward(
+                        node, *[None if g is None else Tensor._make(g) for g in grads]
+                    )
+                    in_grads = (
+                        tuple(None if g is None else g._data for g in in_grads)
+                        if type(in_grads) is tuple
+                        else in_grads._data
+                    )
+                if type(in_grads) is not tuple:
+                    in_grads = (in_grads,)
+                if node.post_hooks:
+                    user = fpstate.restore(user_fp)
+                    try:
+                        in_grads = _node_post_hooks(node, in_grads, incoming, raw)
+                    finally:
+                        fpstate.quiet_off(user)
+                executed.append(node)
+                for index, (edge, g) in enumerate(zip(node.next_edges, in_grads)):
+                    if edge is None or g is None:
+                        continue
+                    target, nr = edge
+                    is_node = type(target) is not Tensor
+                    if is_node:
+                        if target.output_meta is None:
+                            shape, dtype = target.out_shape, target.out_dtype
+                        else:
+                            shape, dtype = target.output_meta[nr]
+                    else:
+                        shape, dtype = target._data.shape, target._data.dtype
+                    if g.shape != shape or g.dtype != dtype:
+                        g = _fit(node, g, shape, dtype, raw, index)
+                    if is_node:
+                        if (
+                            needed is not None
+                            and target not in needed
+                            and target not in capture_nodes
+                        ):
+                            continue
+                        pending = buffers.get(target)
+                        if pending is None:
+                            pending = buffers[target] = [None] * target.n_outputs
+                        pending[nr] = _add(pending[nr], g)
+                    elif inputs is None or id(target) in capture_leaf:
+                        leaf_grads[target] = _add(leaf_grads.get(target), g)
+    finally:
+        fpstate.quiet_off(quiet)
+
     if inputs is not None:
         for t, g in leaf_grads.items():
             for idx in capture_leaf.get(id(t), ()):
@@ -491,8 +518,6 @@ def _commit(
                 elif inplace:
                     t._grad = CopyBackwards.apply(Tensor._make(np.empty(data.shape, data.dtype)), g)
                 else:
-                    from .ops.shape import clone
-
                     t._grad = clone(g)
             else:
                 if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
@@ -557,7 +582,7 @@ def backward(
     for t in wanted or ():
         t.retain_grad()  # as PyTorch does: a non-leaf input keeps retaining afterwards
     leaf_grads, retained, captured, executed = _run(
-        outputs, root_grads, create_graph=create_graph, inputs=wanted
+        outputs, root_grads, create_graph=create_graph, inputs=wanted, run_inputs=True
     )
     if not retain_graph:
         _free(executed, tag)

@@ -28,7 +28,7 @@ from .errors import (
     GraphFreedError,
 )
 from .function import Function as _OpFunction
-from .function import Node
+from .function import Node, ViewInfo, set_history
 from .grad_mode import _enabled, no_grad
 from .tensor import Tensor
 
@@ -249,7 +249,7 @@ def _wrap_outputs(
             alias._vc = out._vc
             info = out._view
             root, chain = (out, ()) if info is None else (info.base, info.chain)
-            alias._view = views.ViewInfo(root, chain, out._vc[0], False, None)
+            alias._view = ViewInfo(root, chain, out._vc[0], False, None)
             views_out.append((alias, nr))
             outputs[nr] = alias
         else:
@@ -285,10 +285,10 @@ def _rebase_dirty(t: Tensor, ctx: BackwardCFunction, nr: int, args: tuple[Any, .
     if info is None:
         if t.requires_grad_flag and t._grad_fn is None:
             raise CustomFunctionError(LEAF_DIRTY_MESSAGE)
-        views.set_history(t, ctx, nr)
+        set_history(t, ctx, nr)
         t.requires_grad_flag = True
         return
-    views.check_inplace(t, True)
+    t._check_inplace(grad_on=True)
     views.check_multi_output(t)
     if info.no_grad:
         raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)

@@ -6,15 +6,21 @@ The node is the rule's context (``ctx``) as in ``torch.autograd.Function``: it
 keeps what ``save_for_backward`` saved, with the version of each saved tensor,
 so an in-place edit before backward is caught, and frees it after a backward
 without ``retain_graph``.
+
+A view op's result is marked as a view of its input here too (``ViewInfo``),
+and a view whose base was written in place since regenerates its ``grad_fn``
+from the base's new history (``ViewInfo.refresh``, an ``AsStridedBackward0``
+node): both are part of recording, so the Tensor reaches them through the
+``ViewInfo`` it holds and this module imports the Tensor, not the reverse.
+In-place writes themselves (``CopySlices``) are in ``views``.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -22,24 +28,19 @@ from . import dtypes
 from .errors import (
     GRAPH_FREED_MESSAGE,
     ArgumentTypeError,
+    BadArgumentsError,
     GraphFreedError,
     ShapeMismatchError,
     VersionMismatchError,
 )
+from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
-from .hooks import NodeHooks
+from .hooks import CPP_NODE_NAMES as _CPP_NODES
+from .hooks import NodeHooks, NodeName, grad_accumulator
+from .registry import OPS
+from .tensor import Tensor, clock, multi_view_message
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
-
-_sequence = itertools.count()
-
-# Filled by tensor.py at import (breaks the import cycle Tensor <-> Function).
-_tensor_cls: Any = None
-
-
-def _wrap(data: np.ndarray) -> Tensor:
-    return _tensor_cls._make(data)
+_make = Tensor._make
 
 
 class _NoGrads:
@@ -59,15 +60,6 @@ class _NoCtx:
 
     def save_result(self) -> None:
         pass
-
-
-class NodeName(str):
-    """A node's name that PyTorch code may also call: ``grad_fn.name()``."""
-
-    __slots__ = ()
-
-    def __call__(self) -> str:
-        return _CPP_NODES.get(self, str(self))
 
 
 class Node(NodeHooks):
@@ -114,7 +106,7 @@ class Node(NodeHooks):
         self.fn = fn
         # creation order: a node's consumers are always created after it, so
         # running nodes by decreasing ``seq`` is a topological order
-        self.seq = next(_sequence)
+        self.seq = next(clock)
         self._saved: tuple[Any, ...] | None = None
 
     @property
@@ -124,7 +116,10 @@ class Node(NodeHooks):
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
-        return tuple(edge is not None for edge in self.next_edges)
+        edges = self.next_edges
+        if len(edges) == 2:  # binary ops read it in every forward (hot path)
+            return (edges[0] is not None, edges[1] is not None)
+        return tuple([edge is not None for edge in edges])
 
     def meta(self, nr: int) -> tuple[tuple[int, ...], np.dtype]:
         """Shape and dtype of output ``nr`` (what a gradient flowing into it must have)."""
@@ -140,7 +135,7 @@ class Node(NodeHooks):
     def save_for_backward(self, *items: Any) -> None:
         """Keep tensors (version-checked) or raw values for the backward rule."""
         self._saved = items
-        T = _tensor_cls
+        T = Tensor
         if len(items) == 2:  # the common binary case, unrolled (hot path)
             a, b = items
             self._versions = (a._vc[0] if type(a) is T else 0, b._vc[0] if type(b) is T else 0)
@@ -160,7 +155,7 @@ class Node(NodeHooks):
         if saved is None:
             return ()
         for t, version in zip(saved, self._versions):
-            if type(t) is _tensor_cls:
+            if type(t) is Tensor:
                 if t._vc[0] != version:
                     raise VersionMismatchError(
                         _version_message(t, t._vc[0], version), node=self, tensor=t
@@ -182,10 +177,15 @@ class Node(NodeHooks):
             if vc[0] != version:
                 ref = self.result_views.get(nr) if self.result_views else None
                 view = ref() if ref is not None else None
-                t = _tensor_cls._make(data)
+                t = _make(data)
                 t.grad_fn = view._grad_fn if view is not None else self
                 raise VersionMismatchError(_version_message(t, vc[0], version), node=self, tensor=t)
-            t = _tensor_cls._make(data, True, self, nr)
+            ref = self.result_views.get(nr) if self.result_views else None
+            view = ref() if ref is not None else None
+            if view is not None:  # written into a view: unpacked with the view's history
+                t = _make(data, True, view.grad_fn, view._output_nr)
+            else:
+                t = _make(data, True, self, nr)
             t._vc = vc
             out.append(t)
         return tuple(out)
@@ -243,52 +243,10 @@ class Node(NodeHooks):
         return f"<{self.name} object at {hex(id(self))}>"
 
 
-class AccumulateGrad(NodeHooks):
-    """The graph node PyTorch shows for a leaf: gradients arriving here accumulate. One
-    per leaf (``grad_accumulator``), so hooks registered on it stay; it holds its leaf
-    weakly, the leaf holds it."""
-
-    name = NodeName("AccumulateGrad")
-
-    def __init__(self, variable: Tensor) -> None:
-        self._variable = weakref.ref(variable)
-        self.next_functions: tuple[()] = ()
-        self.post_acc_hooks: list[Callable[[Tensor], None]] = []
-
-    @property
-    def variable(self) -> Tensor | None:
-        return self._variable()
-
-    def __repr__(self) -> str:
-        return f"<AccumulateGrad object at {hex(id(self))}>"
-
-
-def grad_accumulator(t: Tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node, made on first use."""
-    acc: AccumulateGrad | None = getattr(t, "_grad_acc", None)
-    if acc is None:
-        acc = AccumulateGrad(t)
-        t._grad_acc = acc
-    return acc
-
-
 DETACHED_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
     "not supported, please use out-of-place `.detach()` instead"
 )
-
-
-def detached_marker() -> int:
-    """What ``detach_`` stores in ``_output_nr`` (meaningless without a grad_fn): minus the
-    next node sequence number, so nodes created before it, which saved the tensor while it
-    had history, refuse to use it."""
-    return -next(_sequence)
-
-
-_CPP_NODES = {
-    "CopySlices": "torch::autograd::CopySlices",
-    "AccumulateGrad": "torch::autograd::AccumulateGrad",
-}
 
 
 def _version_message(t: Tensor, now: int, expected: int) -> str:
@@ -357,7 +315,7 @@ class Function:
         Inputs are Tensors, or Python numbers that act as constants."""
         grad_on = _enabled.get()
         if grad_on:
-            T = _tensor_cls
+            T = Tensor
             for t in inputs:
                 if type(t) is T:
                     if t._view is not None:
@@ -367,26 +325,29 @@ class Function:
                             return cls._record(inputs, params)
                     elif t.requires_grad_flag:
                         return cls._record(inputs, params)
+        quiet = quiet_on()  # inf and NaN are answers, not numpy warnings (see fpstate)
         try:
             out = cls.forward(_NoCtx(), *inputs, **params)
         except ValueError as exc:
             raise _shape_error(cls, inputs, exc) from None
+        finally:
+            quiet_off(quiet)
         if type(out) is tuple:
-            results = tuple(_wrap(o) for o in out)
+            results = tuple(_make(o) for o in out)
             if cls.is_view:
                 for nr, r in enumerate(results):
-                    r._view_of(inputs[0], cls, params, nr, grad_on)
+                    make_view(r, inputs[0], cls, params, nr, grad_on)
             return results
         if cls.is_view:
-            return _wrap(out)._view_of(inputs[0], cls, params, None, grad_on)
-        return _wrap(out)
+            return make_view(_make(out), inputs[0], cls, params, None, grad_on)
+        return _make(out)
 
     @classmethod
     def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
         # Edges first, node second: reading a stale view's ``grad_fn`` regenerates it,
         # and a node must be created after the nodes it points to (see ``Node.seq``).
         # A forward may read ``ctx.needs_input_grad`` to save only what is needed.
-        T = _tensor_cls
+        T = Tensor
         edges: tuple[tuple[Any, int] | None, ...]
         if len(inputs) == 1:  # apply refreshed it if it is a view
             t = inputs[0]
@@ -397,7 +358,8 @@ class Function:
                 edges = ((t, 0) if t.requires_grad_flag else None,)
         elif len(inputs) == 2:  # binary ops, unrolled (hot path)
             a, b = inputs
-            edge_a = edge_b = None
+            edge_a: tuple[Any, int] | None = None
+            edge_b: tuple[Any, int] | None = None
             if type(a) is T:
                 fn = a._grad_fn if a._view is None else a.grad_fn
                 if fn is not None:
@@ -414,7 +376,7 @@ class Function:
         else:
             listed: list[tuple[Any, int] | None] = []
             for t in inputs:
-                edge = None
+                edge: tuple[Any, int] | None = None
                 if type(t) is T:
                     fn = t._grad_fn if t._view is None else t.grad_fn
                     if fn is not None:
@@ -425,18 +387,21 @@ class Function:
             edges = tuple(listed)
         node = cls._node_type(cls)
         node.next_edges = edges
+        quiet = quiet_on()
         try:
             out = cls.forward(node, *inputs, **params)
         except ValueError as exc:
             raise _shape_error(cls, inputs, exc) from None
-        make = _tensor_cls._make
+        finally:
+            quiet_off(quiet)
+        make = _make
         if type(out) is not tuple:
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             dtype = out.dtype
             result = make(out, True, node, 0) if dtype.kind == "f" else make(out)
             if cls.is_view:
-                result._view_of(inputs[0], cls, params, None, True)
+                make_view(result, inputs[0], cls, params, None, True)
             node.out_shape = out.shape
             node.out_dtype = dtype
             if node._saved_result:
@@ -449,7 +414,7 @@ class Function:
             differentiable = arr.dtype.kind == "f"
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
-                results[-1]._view_of(inputs[0], cls, params, nr, True)
+                make_view(results[-1], inputs[0], cls, params, nr, True)
         node.output_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         node.n_outputs = len(results)
         if node._saved_result:
@@ -461,10 +426,23 @@ def _shape_error(cls: type[Function], inputs: tuple[Any, ...], exc: ValueError) 
     """NumPy's ValueError from a broadcasting forward, as PyTorch's shape error."""
     if not cls.broadcasts:
         return exc
-    from .ops._util import broadcast_message
-
-    shapes = tuple(np.shape(t._data if type(t) is _tensor_cls else t) for t in inputs)
+    shapes = tuple(np.shape(t._data if type(t) is Tensor else t) for t in inputs)
     return ShapeMismatchError(broadcast_message(shapes))
+
+
+def broadcast_message(shapes: tuple[tuple[int, ...], ...]) -> str:
+    """PyTorch's message for shapes that do not broadcast (the first pair that differs)."""
+    a, b = shapes[0], shapes[-1]
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            dim = max(len(a), len(b)) - i
+            return (
+                f"The size of tensor a ({da}) must match the size of tensor b ({db}) "
+                f"at non-singleton dimension {dim}"
+            )
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
 def function(
@@ -481,3 +459,211 @@ def function(
             "backward": staticmethod(backward),
         },
     )
+
+
+# -- views: what a view knows, and its history regenerated after an in-place write ------
+
+
+STALE_NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
+
+
+class ViewInfo:
+    """What a view knows: its root base, how to replay itself from it, and the
+    version of the shared counter at which its ``grad_fn`` was last valid."""
+
+    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "custom", "_index")
+
+    def __init__(
+        self,
+        base: Tensor,
+        chain: tuple[tuple[type[Function], dict[str, Any], int | None], ...],
+        attr_version: int,
+        no_grad: bool,
+        multi: tuple[type[Function], int] | None,
+    ) -> None:
+        self.base = base
+        self.chain = chain
+        self.attr_version = attr_version
+        self.no_grad = no_grad  # made under no_grad from a base that requires grad
+        self.multi = multi  # (op, output nr) when one of several views of one op
+        self.custom = False  # an output of a custom autograd.Function (then multi is set)
+        self._index: np.ndarray | None = None
+
+    def refresh(self, view: Tensor) -> None:
+        """Regenerate ``view``'s stale ``grad_fn`` from the base's current history, as
+        PyTorch's ``VariableHooks::grad_fn`` does (the Tensor's ``grad_fn`` calls this)."""
+        base = self.base
+        if view._grad_fn is None and not base.requires_grad:
+            return
+        if self.no_grad:
+            raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
+        if self.multi is not None:
+            raise BadArgumentsError(multi_view_message(view, stale=True))
+        node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
+        node.next_edges = (edge_of(base),)
+        node.out_shape, node.out_dtype = view._data.shape, view._data.dtype
+        node.index = self.index()
+        node.in_shape = base._data.shape
+        self.attr_version = view._vc[0]
+        set_history(view, node, 0)
+
+    def index(self) -> np.ndarray:
+        """Flat positions in the base of each view element (the view replayed on arange)."""
+        if self._index is None:
+            base = self.base._data
+            arr = np.arange(base.size, dtype=np.int64).reshape(base.shape)
+            ctx = _NoCtx()
+            for cls, params, nr in self.chain:
+                out = cls.forward(ctx, _make(arr), **params)
+                arr = out if nr is None else out[nr]
+            self._index = np.asarray(arr)
+        return self._index
+
+
+def make_view(
+    view: Tensor,
+    parent: Tensor,
+    cls: type[Function],
+    params: dict[str, Any],
+    nr: int | None,
+    grad_on: bool,
+) -> Tensor:
+    """Mark ``view`` (made by ``cls`` from ``parent``) as a view of ``parent``'s root base."""
+    info = parent._view
+    chain: tuple[tuple[type[Function], dict[str, Any], int | None], ...]
+    if info is None:
+        root, chain = parent, ((cls, params, nr),)
+    else:
+        root, chain = info.base, info.chain + ((cls, params, nr),)
+    view._vc = parent._vc
+    view._view = ViewInfo(
+        root,
+        chain,
+        parent._vc[0],
+        not grad_on,
+        None if nr is None else (cls, nr),
+    )
+    return view
+
+
+def edge_of(t: Tensor) -> tuple[Any, int] | None:
+    """The graph edge a gradient for ``t`` flows along (None when it needs none)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (t, 0) if t.requires_grad_flag else None
+
+
+class _StrongRef:
+    """A node's reference to the pre-in-place version of a tensor (its old hooks)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+
+    def __call__(self) -> Tensor:
+        return self.tensor
+
+
+def set_history(t: Tensor, fn: Node, nr: int) -> None:
+    """Give ``t`` a new ``grad_fn``: hooks registered so far stay with the old node (they
+    fire for the gradient of the old version); a retained grad follows the tensor."""
+    old = t._grad_fn
+    if old is not None and old.tensor_refs:
+        ghost = None
+        refs: list[tuple[int, Callable[[], Tensor | None]]] = []
+        for n, ref in old.tensor_refs:
+            if ref() is t:
+                if ghost is None:
+                    ghost = _make(t._data, True, old, t._output_nr)
+                    ghost._vc = t._vc
+                    ghost._hooks = t._hooks
+                if ghost._hooks:
+                    refs.append((n, _StrongRef(ghost)))
+                continue
+            refs.append((n, ref))
+        old.tensor_refs = refs
+        if ghost is not None:
+            t._hooks = None
+    t._grad_fn = fn
+    t._output_nr = nr
+    t.requires_grad_flag = True
+    if t._retains_grad:
+        fn.register_tensor(nr, t)
+
+
+def _op_name(cls: type[Function]) -> str:
+    return re.sub(r"Backward\d*$", "", cls.name)
+
+
+def _gather(g: np.ndarray, index: np.ndarray) -> np.ndarray:
+    return np.asarray(g.reshape(-1)[index])
+
+
+def _scatter_add(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = np.bincount(index.reshape(-1), weights=g.reshape(-1), minlength=size)
+    return flat.astype(g.dtype, copy=False).reshape(shape)
+
+
+class AsStridedBackward0(Function):
+    """The elements of the base at ``index`` (a regenerated view's node)."""
+
+    name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, index: np.ndarray) -> np.ndarray:
+        ctx.index, ctx.in_shape = index, a._data.shape
+        return _gather(a._data, index)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        # PyTorch's as_strided_backward: size-1 dims squeezed away and repeating (stride 0)
+        # dims summed, last first; g then written (index_add_ if elements still repeat)
+        # into zeros of the base's size, returned as an as_strided view of them
+        index = ctx.index
+        if index.size:
+            for i in reversed(range(index.ndim)):
+                if index.shape[i] == 1:
+                    g, index = OPS["squeeze"].fn(g, i), index.squeeze(i)
+                elif (np.take(index, 1, axis=i) == np.take(index, 0, axis=i)).all():
+                    g, index = OPS["sum"].fn(g, i), np.take(index, 0, axis=i)
+        unique = np.unique(index).size == index.size
+        scatter = AsStridedScatterBackward0 if unique else _AsStridedIndexAdd
+        zeros = _make(np.zeros(ctx.in_shape, g.dtype))
+        storage = scatter.apply(zeros, g, index=index)
+        whole = np.arange(storage._data.size).reshape(ctx.in_shape)
+        return AsStridedBackward0.apply(storage, index=whole)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return _scatter_add(g, ctx.index, ctx.in_shape)
+
+
+class AsStridedScatterBackward0(Function):
+    """The adjoint of ``AsStridedBackward0``: ``g`` added at ``index`` into ``zeros`` (a
+    constant of the base's shape; PyTorch copies g into a view of it: a CopySlices)."""
+
+    name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx: Any, zeros: Tensor, g: Tensor, *, index: np.ndarray) -> np.ndarray:
+        ctx.index = index
+        return _scatter_add(g._data, index, zeros._data.shape)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple[None, Tensor]:
+        return None, AsStridedBackward0.apply(gg, index=ctx.index)
+
+
+class _AsStridedIndexAdd(AsStridedScatterBackward0):
+    """The same where the view repeats elements: PyTorch index_adds them."""
+
+    name = "IndexAddBackward0"

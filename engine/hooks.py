@@ -1,9 +1,14 @@
-"""Hook handles shared by tensors and graph nodes (``torch.utils.hooks.RemovableHandle``)."""
+"""Hooks: their handles (``torch.utils.hooks.RemovableHandle``), the hook lists of graph
+nodes, and the AccumulateGrad node PyTorch shows for a leaf (one per leaf, holding its hooks)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 
 class RemovableHandle:
@@ -49,3 +54,48 @@ class NodeHooks:
             self.pre_hooks = []  # type: ignore[misc]  # a subclass's __dict__
         self.pre_hooks.append(hook)
         return RemovableHandle(self.pre_hooks, hook)
+
+
+# PyTorch prints its C++ nodes' names in full (grad_fn.name(), version errors)
+CPP_NODE_NAMES = {
+    "CopySlices": "torch::autograd::CopySlices",
+    "AccumulateGrad": "torch::autograd::AccumulateGrad",
+}
+
+
+class NodeName(str):
+    """A node's name that PyTorch code may also call: ``grad_fn.name()``."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return CPP_NODE_NAMES.get(self, str(self))
+
+
+class AccumulateGrad(NodeHooks):
+    """The graph node PyTorch shows for a leaf: gradients arriving here accumulate. One
+    per leaf (``grad_accumulator``), so hooks registered on it stay; it holds its leaf
+    weakly, the leaf holds it."""
+
+    name = NodeName("AccumulateGrad")
+
+    def __init__(self, variable: Tensor) -> None:
+        self._variable = weakref.ref(variable)
+        self.next_functions: tuple[()] = ()
+        self.post_acc_hooks: list[Callable[[Tensor], None]] = []
+
+    @property
+    def variable(self) -> Tensor | None:
+        return self._variable()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, made on first use."""
+    acc: AccumulateGrad | None = getattr(t, "_grad_acc", None)
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_acc = acc
+    return acc

@@ -20,7 +20,7 @@ from .ops._util import broadcast_message
 from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
-from .views import check_partial_overlap
+from .views import TENSOR_METHODS, check_partial_overlap, inplace
 
 # not a list of forms (the registrations say which ops have ``name_``): the numpy ufuncs
 # that let the SGD update ``w -= lr * w.grad`` under no_grad write with no copy
@@ -62,10 +62,10 @@ def _inplace(name: str) -> Any:
                     ) from None
                 self._vc[0] += 1
                 return self
-            return self._inplace(fn(self, *args, **kwargs))
+            return inplace(self, fn(self, *args, **kwargs))
         # the op reads the old values while this tensor is overwritten: give it a copy
         source = _snapshot(self) if self.requires_grad else self
-        return self._inplace(fn(source, *args, **kwargs))
+        return inplace(self, fn(source, *args, **kwargs))
 
     method.__name__ = name + "_"
     method.__doc__ = f"In-place {name}: writes the result into this tensor, bumping its version."
@@ -118,6 +118,8 @@ def bind() -> None:
     Tensor.T = property(_T)  # type: ignore[attr-defined]
     Tensor.mT = property(_mT)  # type: ignore[attr-defined]
     Tensor.__rtruediv__ = _rtruediv  # type: ignore[method-assign]
+    for name, method in TENSOR_METHODS.items():
+        setattr(Tensor, name, method)
     for spec in OPS.values():
         if spec.method and not hasattr(Tensor, spec.name):
             setattr(Tensor, spec.name, spec.fn)

@@ -1,14 +1,17 @@
 """The primitives every backward rule leans on, below every op family.
 
 ``sum_to`` (the inverse of broadcasting, used once by the backward loop),
-``expand``, ``reshape``, ``where`` and ``cast`` call each other in their own
-backward rules (the gradient of an expand is a sum, of a sum an expand), so
-they live together here, importing only the Tensor, Function and dtypes:
-the backward loop, the functional API and any op family can import them at
-the top of a module without a cycle. Their ``grad_fn`` names are PyTorch's
-(``SumBackward1``, ``ExpandBackward0``, ``ViewBackward0``, ``WhereBackward0``,
-``ToCopyBackward0``), so a graph recorded by ``create_graph`` reads as
-PyTorch's does.
+``expand``, ``reshape``, ``where``, ``cast``, ``clone``, and select and slice
+along one dim call each other in their own backward rules (the gradient of an
+expand is a sum, of a sum an expand, of a slice a slice placed in zeros), so
+they live together here, importing only the Tensor, Function and dtypes: the backward
+loop, the functional API and any op family can import them at the top of a
+module without a cycle. One Function per ``grad_fn``: the op families use
+these classes (the public ``reshape``, ``view``, ``to``, ``where``, indexing and
+``narrow`` record them). Their names are PyTorch's (``SumBackward1``,
+``ExpandBackward0``, ``ViewBackward0``, ``WhereBackward0``, ``ToCopyBackward0``,
+``SelectBackward0``, ``SliceBackward0``, ...), so a graph recorded by
+``create_graph`` reads as PyTorch's does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,25 @@ from .function import Function
 from .tensor import Tensor
 
 # -- arrays ------------------------------------------------------------------------------------
+
+
+def _arr(value: Any, dtype: np.dtype) -> Any:
+    """An operand's array in ``dtype`` (Python numbers pass through: NumPy keeps them weak)."""
+    if type(value) is Tensor:
+        data = value._data
+        return data if data.dtype == dtype else data.astype(dtype)
+    return value
+
+
+def viewable(data: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether ``shape`` can be a view of ``data`` (PyTorch's and NumPy's stride rules agree)."""
+    if data.flags.c_contiguous:
+        return True
+    try:
+        data.reshape(shape, copy=False)
+    except ValueError:
+        return False
+    return True
 
 
 def sum_to_array(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -57,6 +79,60 @@ class SumToSize(Function):
         return np.broadcast_to(g, ctx.in_shape)
 
 
+class SumAll(Function):
+    """Reduce a broadcast gradient to a 0-d input's shape (``sum()``, as PyTorch's
+    ``sum_to`` does for a 0-d target)."""
+
+    name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.in_shape = a._data.shape
+        return np.asarray(a._data.sum())
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return expand(g, ctx.in_shape)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(g, ctx.in_shape)
+
+
+class DivBackward1(Function):
+    """``tensor / number`` as PyTorch's C++ code divides (``div.Scalar``): what backward
+    rules that divide by a count record (mean's, a mean-reduced loss's)."""
+
+    name = "DivBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
+        ctx.by = by
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(a._data / a._data.dtype.type(by))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return DivBackward1.apply(g, by=ctx.by)
+
+
+class MulBackward1(Function):
+    """``tensor * number`` as PyTorch's C++ code multiplies (``mul.Scalar``): what backward
+    rules that scale by a constant record (pow's ``exponent * x.pow(exponent - 1)``)."""
+
+    name = "MulBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
+        ctx.by = by
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(a._data * a._data.dtype.type(by))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return MulBackward1.apply(g, by=ctx.by)
+
+
 class ExpandBackward0(Function):
     name = "ExpandBackward0"
     is_view = True
@@ -90,11 +166,41 @@ class ViewBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return reshape(g, ctx.in_shape)
+        return reshape(g, ctx.in_shape)  # PyTorch's rule: grad.reshape(self.sizes())
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
         return g.reshape(ctx.in_shape)
+
+
+class ReshapeAliasBackward0(ViewBackward0):
+    """A reshape of a non-contiguous input that can still be a view."""
+
+    name = "ReshapeAliasBackward0"
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    """A reshape that had to copy (no view of the input has the new shape)."""
+
+    name = "UnsafeViewBackward0"
+    is_view = False
+
+
+class CloneBackward0(Function):
+    name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
+        # clone keeps the input's layout (PyTorch's preserve_format); contiguous() does not
+        return np.ascontiguousarray(a._data) if contiguous else a._data.copy(order="K")
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return g
 
 
 class ToCopyBackward0(Function):
@@ -115,15 +221,21 @@ class ToCopyBackward0(Function):
 
 
 class WhereBackward0(Function):
-    """``where(cond, a, b)`` of two tensors of one dtype (the form backward rules use)."""
+    """``where(cond, a, b)``: ``a`` and ``b`` are tensors of one dtype (the form backward
+    rules use), or with ``dtype`` given, tensors or numbers brought to it (the public
+    ``where``, which has promoted them)."""
 
     name = "WhereBackward0"
     broadcasts = True
 
     @staticmethod
-    def forward(ctx: Any, cond: Tensor, a: Tensor, b: Tensor) -> np.ndarray:
+    def forward(
+        ctx: Any, cond: Tensor, a: Any, b: Any, *, dtype: np.dtype | None = None
+    ) -> np.ndarray:
         ctx.save_for_backward(cond)
-        return np.where(cond._data, a._data, b._data)
+        if dtype is None:
+            return np.where(cond._data, a._data, b._data)
+        return np.asarray(np.where(cond._data, _arr(a, dtype), _arr(b, dtype)), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
@@ -137,14 +249,117 @@ class WhereBackward0(Function):
         )
 
 
+# -- one dim: select and slice (views) and their adjoints ------------------------------------
+
+
+_FULL = slice(None)
+
+
+def prefix(dim: int, item: Any) -> tuple[Any, ...]:
+    """The NumPy key of ``item`` along ``dim`` (all of every dim before it)."""
+    return (_FULL,) * dim + (item, Ellipsis)
+
+
+def place(g: np.ndarray, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+    """Zeros of ``shape`` with ``g`` written at the basic index ``key``."""
+    out = np.zeros(shape, g.dtype)
+    out[key] = g
+    return out
+
+
+class SelectBackward0(Function):
+    """``x[i]`` along ``dim`` (``index`` already non-negative)."""
+
+    name = "SelectBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, dim: int, index: int) -> np.ndarray:
+        ctx.dim, ctx.index, ctx.in_shape = dim, index, a._data.shape
+        if dim == 0:
+            return a._data[index, ...]
+        return a._data[prefix(dim, index)]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SelectBackwardBackward0.apply(g, shape=ctx.in_shape, dim=ctx.dim, index=ctx.index)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return place(g, ctx.in_shape, prefix(ctx.dim, ctx.index))
+
+
+class SelectBackwardBackward0(Function):
+    """The adjoint of select: ``g`` placed at ``index`` in zeros."""
+
+    name = "SelectBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
+        ctx.dim, ctx.index = dim, index
+        return place(g._data, shape, prefix(dim, index))
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return SelectBackward0.apply(gg, dim=ctx.dim, index=ctx.index)
+
+
+def slice_key(dim: int, start: int, stop: int, step: int = 1) -> tuple[Any, ...]:
+    """The NumPy key of ``x[start:stop:step]`` along ``dim`` (bounds already normalized)."""
+    return prefix(dim, slice(start, stop, step))
+
+
+class SliceBackward0(Function):
+    """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
+
+    name = "SliceBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, key: tuple[Any, ...]) -> np.ndarray:
+        ctx.key, ctx.in_shape = key, a._data.shape
+        return a._data[key]
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SliceBackwardBackward0.apply(g, shape=ctx.in_shape, key=ctx.key)
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        return place(g, ctx.in_shape, ctx.key)
+
+
+class SliceBackwardBackward0(Function):
+    """The adjoint of slice: ``g`` placed in its window of zeros."""
+
+    name = "SliceBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+        ctx.key = key
+        return place(g._data, shape, key)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> Tensor:
+        return SliceBackward0.apply(gg, key=ctx.key)
+
+
 # -- functions ---------------------------------------------------------------------------------
 
 
 def sum_to(input: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``input`` down to ``shape`` (the inverse of broadcasting)."""
-    if input._data.shape == tuple(shape):
+    """Sum ``input`` down to ``shape`` (the inverse of broadcasting), recording what
+    PyTorch's ``at::sum_to`` records: a 0-d target is a full ``sum()``; otherwise a
+    keepdim sum, then a view that drops the leading dims if there were any."""
+    shape = tuple(shape)
+    if input._data.shape == shape:
         return input
-    return SumToSize.apply(input, shape=tuple(shape))
+    if not shape:
+        return SumAll.apply(input)
+    lead = input._data.ndim - len(shape)
+    if not lead:
+        return SumToSize.apply(input, shape=shape)
+    return reshape(SumToSize.apply(input, shape=(1,) * lead + shape), shape)
 
 
 def expand(input: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -155,8 +370,19 @@ def expand(input: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def reshape(input: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """``input`` in ``shape`` (same size; no -1), recorded as a view."""
-    return ViewBackward0.apply(input, shape=tuple(shape))
+    """``input`` in ``shape`` (same size; no -1): a view when the layout allows, else a
+    copy, recorded under PyTorch's name for each case."""
+    shape = tuple(shape)
+    data = input._data
+    if data.flags.c_contiguous:
+        return ViewBackward0.apply(input, shape=shape)
+    fn = ReshapeAliasBackward0 if viewable(data, shape) else UnsafeViewBackward0
+    return fn.apply(input, shape=shape)
+
+
+def clone(input: Tensor) -> Tensor:
+    """A copy of ``input`` with its own memory, keeping the history."""
+    return CloneBackward0.apply(input)
 
 
 def cast(input: Tensor, dtype: Any) -> Tensor:
@@ -169,10 +395,14 @@ def cast(input: Tensor, dtype: Any) -> Tensor:
     return ToCopyBackward0.apply(input, dtype=dt)
 
 
-def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
-    """``input`` where ``condition`` holds, else ``other``: two tensors of one dtype,
-    broadcasting (the public ``where`` adds PyTorch's type promotion)."""
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``, broadcasting: two tensors of
+    one dtype, or a tensor and a Python number, which takes the tensor's dtype (the
+    public ``where`` adds PyTorch's type promotion for everything else)."""
     cond = condition
     if cond._data.dtype != np.bool_:
         cond = Tensor._make(cond._data.astype(bool))
-    return WhereBackward0.apply(cond, input, other)
+    if type(input) is Tensor and type(other) is Tensor:
+        return WhereBackward0.apply(cond, input, other)
+    dtype = (input if type(input) is Tensor else other)._data.dtype
+    return WhereBackward0.apply(cond, input, other, dtype=dtype)

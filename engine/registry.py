@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .compat import calls
+
 
 @dataclass(frozen=True)
 class Const:
@@ -77,7 +79,7 @@ class Results:
 
 
 def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, bool]:
-    """The reference reading of a results rule; the client mirrors it line by line.
+    """The one reading of a results rule (the client calls it on ``GET /v1/ops`` rules).
     ``bound`` maps parameter names to values; tensors are anything with a ``shape``
     that is not a list or tuple."""
 
@@ -134,6 +136,9 @@ class OpSpec:
     reflected: tuple[str, ...] = ()  # dunders bound with self second (``2 ** x``)
     results: int | Results = 1  # results per call (a rule when arguments decide)
     estimate: EstimateFn | None = None  # size estimate before allocation
+    # arguments the call writes in place besides its result (batch_norm's running stats):
+    # a caller that must undo a failed call saves them first
+    writes: tuple[str, ...] = ()
 
     def results_rule(self) -> dict[str, Any]:
         """The results fact as data (``{"count": n}`` or a ``Results`` rule)."""
@@ -182,12 +187,14 @@ def register(
     reflected: tuple[str, ...] = (),
     results: int | Results = 1,
     estimate: EstimateFn | None = None,
+    writes: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
     ``fn(self, other)`` and ``reflected`` ones called as ``fn(other, self)``; an in-place
     dunder such as ``__iadd__`` binds the in-place method), how many ``results`` it makes,
-    how its result size is ``estimate``d before allocation, whether it is
+    how its result size is ``estimate``d before allocation, which arguments it ``writes``
+    in place besides its result, whether it is
     ``differentiable``, and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
     ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
@@ -199,10 +206,14 @@ def register(
         if isinstance(results, bool) or not isinstance(results, int | Results):
             # a client evaluates the rule from GET /v1/ops: it must be data, not code
             raise TypeError(f"op {key!r}: results= takes an int or a Results rule")
+        sig = inspect.signature(fn)
+        unknown = [w for w in writes if w not in sig.parameters]
+        if unknown:
+            raise TypeError(f"op {key!r}: writes= names no parameter {unknown}")
         OPS[key] = OpSpec(
             name=key,
-            fn=fn,
-            signature=inspect.signature(fn),
+            fn=calls(key, fn, sig),  # with ``out=`` and the ``axis=`` alias (compat.py)
+            signature=sig,
             doc=(inspect.getdoc(fn) or "").splitlines()[0] if fn.__doc__ else "",
             differentiable=differentiable,
             method=method,
@@ -214,6 +225,7 @@ def register(
             reflected=tuple(reflected),
             results=results,
             estimate=estimate,
+            writes=tuple(writes),
         )
         return fn
 

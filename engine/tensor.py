@@ -1,31 +1,40 @@
 """The Tensor: a numpy array plus autograd metadata, with PyTorch's attributes.
 
+The bottom of the engine's core: ``function`` (which records ops and makes
+tensors) and ``views`` (in-place writes) import it, never the reverse.
 Operators and methods are bound by ``engine.methods`` from the op registry, so
 this module holds only state and the rules about that state (leaf flags,
-``.grad`` access, ``requires_grad_``, in-place version bumps).
+``.grad`` access, ``requires_grad_``, the refusals before an in-place write,
+version bumps). A view regenerates its history through its ``ViewInfo``.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes, function, views
+from . import dtypes
 from .errors import (
     ArgumentTypeError,
     BadArgumentsError,
     DtypeMismatchError,
     DtypeNotDifferentiableError,
+    LeafInplaceError,
     NoGradFnError,
     NotLeafError,
     ShapeMismatchError,
 )
 from .grad_mode import _enabled
-from .hooks import RemovableHandle
+from .printing import tensor_repr
+
+if TYPE_CHECKING:
+    from .function import Node, ViewInfo
+from .hooks import AccumulateGrad, RemovableHandle, grad_accumulator
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -64,6 +73,64 @@ NOT_LEAF_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
 )
+LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE_MESSAGE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+_CUSTOM_VIEW_TAIL = (
+    "This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function."
+)
+_MULTI_OUTPUT_TAIL = (
+    "This view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace operation "
+    "by an out-of-place one."
+)
+NO_GRAD_CUSTOM_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    + _CUSTOM_VIEW_TAIL
+)
+
+
+def multi_view_message(t: Tensor, stale: bool) -> str:
+    """PyTorch's handle_view_on_rebase text for a view of a multi-output op or out of a
+    custom Function: who made it (its node, or no_grad mode when it has none), then why
+    writing it (or, ``stale``, its base) is refused."""
+    info = t._view
+    assert info is not None and info.multi is not None
+    cls, nr = info.multi
+    what = "its base or another view of its base has been" if stale else "is being"
+    if t._grad_fn is None:
+        head = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        name = re.sub(r"Backward\d*$", "", cls.name)
+        head = f"Output {nr} of {name} is a view and {what} modified inplace."
+    return f"{head} {_CUSTOM_VIEW_TAIL if info.custom else _MULTI_OUTPUT_TAIL}"
+
+
+OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+DETACH_VIEW_MESSAGE = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+    "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+    "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+    "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+
+# One clock orders graph nodes (``Node.seq``, their creation order) and ``detach_`` marks:
+# a node created before a tensor was detached in place saved it while it had history.
+clock = itertools.count()
 
 
 class Tensor:
@@ -83,7 +150,7 @@ class Tensor:
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to our reflected operators
-    _grad_acc: function.AccumulateGrad
+    _grad_acc: AccumulateGrad
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         arr = np.asarray(data)
@@ -92,12 +159,12 @@ class Tensor:
         )
         self.requires_grad_flag = False
         self._grad: Tensor | None = None
-        self._grad_fn: function.Node | None = None
+        self._grad_fn: Node | None = None
         self._output_nr = 0
         self._retains_grad = False
         self._vc = [0]
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
-        self._view: views.ViewInfo | None = None
+        self._view: ViewInfo | None = None
         if requires_grad:
             if not dtypes.is_floating(arr.dtype):
                 raise DtypeNotDifferentiableError(REQUIRES_GRAD_CONSTRUCT_MESSAGE)
@@ -108,7 +175,7 @@ class Tensor:
         cls,
         data: np.ndarray,
         requires_grad: bool = False,
-        grad_fn: function.Node | None = None,
+        grad_fn: Node | None = None,
         output_nr: int = 0,
     ) -> Tensor:
         """Fast constructor for op results: no validation, data must be an ndarray."""
@@ -128,16 +195,16 @@ class Tensor:
 
     # -- autograd flags -----------------------------------------------------
     @property
-    def grad_fn(self) -> function.Node | None:
+    def grad_fn(self) -> Node | None:
         """The node that made this tensor. A view whose base (or a sibling view) was
         written in place since regenerates it from the base's new history first."""
         info = self._view
         if info is not None and info.attr_version != self._vc[0]:
-            views.refresh(self)
+            info.refresh(self)
         return self._grad_fn
 
     @grad_fn.setter
-    def grad_fn(self, value: function.Node | None) -> None:
+    def grad_fn(self, value: Node | None) -> None:
         self._grad_fn = value
 
     @property
@@ -229,13 +296,14 @@ class Tensor:
             raise NoGradFnError(
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
-        hooks = function.grad_accumulator(self).post_acc_hooks
+        hooks = grad_accumulator(self).post_acc_hooks
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
     @property
     def grad(self) -> Tensor | None:
-        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+        # the node as last set: reading .grad does not regenerate a stale view's (PyTorch)
+        if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -390,8 +458,6 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __repr__(self) -> str:
-        from .printing import tensor_repr
-
         return tensor_repr(self)
 
     # -- history -------------------------------------------------------------
@@ -401,72 +467,59 @@ class Tensor:
         t._vc = self._vc
         return t
 
-    def _view_of(
-        self,
-        parent: Tensor,
-        cls: type[function.Function],
-        params: dict[str, Any],
-        nr: int | None,
-        grad_on: bool,
-    ) -> Tensor:
-        """Mark this tensor as a view of ``parent`` made by ``cls``: one memory, one
-        version counter, and a way to replay it from the root base."""
-        return views.make_view(self, parent, cls, params, nr, grad_on)
-
     def detach_(self) -> Tensor:
         """Drop the history in place; a node that saved this tensor notices at backward."""
         if self._view is not None:
-            raise BadArgumentsError(views.DETACH_VIEW_MESSAGE)
+            raise BadArgumentsError(DETACH_VIEW_MESSAGE)
         if self._grad_fn is not None:
-            self._output_nr = function.detached_marker()
+            # minus the clock's next tick: nodes created before now saved this tensor
+            # while it had history, and refuse to use it (``Node.saved_tensors``)
+            self._output_nr = -next(clock)
         self._grad_fn = None
         self.requires_grad_flag = False
         return self
 
     # -- in-place writes -----------------------------------------------------
-    def _check_inplace(self) -> None:
-        """PyTorch's refusals before an in-place write (overlapping memory, leaves, views)."""
-        views.check_inplace(self, _enabled.get())
+    def _check_inplace(self, grad_on: bool | None = None) -> None:
+        """PyTorch's refusals before an in-place write (leaves, views, overlapping memory);
+        the leaf and view checks apply in grad mode (``grad_on`` overrides the mode)."""
+        if _enabled.get() if grad_on is None else grad_on:
+            if self.requires_grad_flag and self._grad_fn is None and self._view is None:
+                raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
+            info = self._view
+            if info is not None:
+                base = info.base
+                # how the view was made is judged first (PyTorch's handle_view_on_rebase)
+                if info.no_grad and base.requires_grad:
+                    raise BadArgumentsError(
+                        NO_GRAD_CUSTOM_VIEW_MESSAGE if info.custom else NO_GRAD_VIEW_MESSAGE
+                    )
+                if info.multi is not None and (self.requires_grad_flag or base.requires_grad):
+                    raise BadArgumentsError(multi_view_message(self, stale=False))
+                if base.requires_grad_flag and base._grad_fn is None:
+                    raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
+                if self._grad_fn is None and base.requires_grad_flag:
+                    # PyTorch reads the view's grad_fn here without regenerating it: a view
+                    # made before its base required grad, and not read since, is a leaf
+                    raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
+        data = self._data
+        if (
+            0 in data.strides
+            and data.size  # an empty tensor has no element to share (numpy may give it 0 strides)
+            and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
+        ):
+            raise BadArgumentsError(OVERLAP_MESSAGE)
 
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""
         if not self._data.flags.writeable:
-            self._data = np.array(self._data)
+            # a view of a view that repeats elements (a row of an expand) is read-only in
+            # numpy; the write reaches the base's memory as in PyTorch (overlapping writes
+            # were refused before); anything else read-only gets memory of its own
+            alias = _writable_alias(self._data) if self._view is not None else None
+            self._data = alias if alias is not None else np.array(self._data)
         np.copyto(self._data, value, casting="unsafe")
         self._vc[0] += 1
-        return self
-
-    def _inplace(self, result: Tensor) -> Tensor:
-        """Finish an in-place op given its out-of-place result: write, bump, rebase history.
-        ``result``'s node read this tensor's pre-write value as its input 0."""
-        self._check_inplace()
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                f"{list(result.shape)}"
-            )
-        fn = result._grad_fn
-        info = self._view
-        if fn is None:
-            self._write(result._data)
-            return self
-        nr = result._output_nr
-        if info is not None:
-            views.check_multi_output(self)
-            if info.no_grad:
-                raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
-            old_edge = views.edge_of(self)
-            self._write(result._data)
-            views.rebase(self, fn, nr, old_edge)
-            self.grad_fn  # noqa: B018 - regenerated now, as PyTorch's rebase_history does
-        else:
-            self._write(result._data)
-            views.set_history(self, fn, nr)
-        if fn._result is not None:
-            # the op saved its result: that is now this tensor, version-checked as such
-            fn._result[nr] = (self._data, self._vc, self._vc[0])
-            if info is not None:
-                fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(self)}
         return self
 
     def _records(self, *others: Any) -> bool:
@@ -477,56 +530,9 @@ class Tensor:
             return True
         return any(type(o) is Tensor and o.requires_grad for o in others)
 
-    def zero_(self) -> Tensor:
-        self._check_inplace()
-        if self._records():
-            return self._inplace(views.ZeroBackward0.apply(_snapshot(self)))
-        return self._write(np.zeros((), dtype=self._data.dtype))
-
-    def fill_(self, value: Any) -> Tensor:
-        self._check_inplace()
-        if isinstance(value, Tensor):
-            if value._data.ndim:
-                raise BadArgumentsError(
-                    "fill_ only supports 0-dimension value tensor but got tensor with "
-                    f"{value._data.ndim} dimensions."
-                )
-            if self._records(value):
-                source = _snapshot(self) if self.requires_grad_flag else self
-                return self._inplace(views.FillBackward3.apply(source, value))
-            return self._write(value._data)
-        if self._records():
-            return self._inplace(views.FillBackward2.apply(_snapshot(self), value=value))
-        return self._write(np.asarray(float(value)))
-
-    def copy_(self, src: Tensor | Any) -> Tensor:
-        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor."""
-        s = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src))
-        self._check_inplace()
-        try:
-            np.broadcast_to(s._data, self._data.shape)
-        except ValueError:
-            raise ShapeMismatchError(_copy_shape_message(self.shape, s.shape)) from None
-        if self._records(s):
-            source = _snapshot(self) if self.requires_grad_flag else self
-            return self._inplace(views.CopyBackwards.apply(source, s))
-        return self._write(s._data)
-
 
 def _sizes(shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
-
-
-def _copy_shape_message(dst: tuple[int, ...], src: tuple[int, ...]) -> str:
-    for i in range(1, max(len(dst), len(src)) + 1):
-        a = dst[-i] if i <= len(dst) else 1
-        b = src[-i] if i <= len(src) else 1
-        if a != b and b != 1:
-            return (
-                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
-                f"non-singleton dimension {max(len(dst), len(src)) - i}"
-            )
-    return f"expand: the number of sizes provided ({len(dst)}) must be greater or equal"
 
 
 def _snapshot(t: Tensor) -> Tensor:
@@ -535,4 +541,16 @@ def _snapshot(t: Tensor) -> Tensor:
     return Tensor._make(t._data.copy(), t.requires_grad_flag, fn, t._output_nr)
 
 
-function._tensor_cls = Tensor
+def _writable_alias(a: np.ndarray) -> np.ndarray | None:
+    """``a``'s memory as a writable array of its shape and strides, when the memory it
+    views is writable and dense; else None."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.writeable and root.flags.c_contiguous) or root.dtype != a.dtype:
+        return None
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if offset % a.itemsize or offset < 0:
+        return None
+    flat = root.reshape(-1)[offset // a.itemsize :]
+    return np.lib.stride_tricks.as_strided(flat, a.shape, a.strides)

@@ -1,7 +1,9 @@
-"""Views and in-place writes, as PyTorch's autograd tracks them.
+"""In-place writes, through views or on their bases, as PyTorch's autograd tracks them.
 
 A view shares its base's memory and version counter and knows how to replay
-itself from its root base (``ViewInfo.chain``: the view ops applied, in order).
+itself from its root base (``function.ViewInfo.chain``: the view ops applied, in
+order; making views and regenerating their history is part of recording, in
+``function``).
 Replaying the chain on ``arange(base.size)`` gives the view's *index map*: for
 each view element, the flat position of the base element it aliases. Every
 rule here is written with that map:
@@ -20,216 +22,27 @@ rule here is written with that map:
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import Any
 
 import numpy as np
 
-from . import function
-from .errors import BadArgumentsError, LeafInplaceError
-from .function import Function, Node, _NoCtx
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
-
-OVERLAP_MESSAGE = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location. Please clone() the tensor before performing the operation."
+from .errors import BadArgumentsError, ShapeMismatchError
+from .function import (
+    AsStridedBackward0,
+    Function,
+    Node,
+    _gather,
+    edge_of,
+    set_history,
 )
+from .registry import OPS
+from .tensor import NO_GRAD_VIEW_MESSAGE, Tensor, _snapshot, multi_view_message
+
 PARTIAL_OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
     "a single memory location. Please clone() the tensor before performing the operation."
 )
-NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-    "code by moving both the view and the inplace either both inside the no_grad block (if you "
-    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
-    "tracked)."
-)
-STALE_NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and its base or another view of its base has been "
-    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
-    "or both outside (if you want the inplace to be tracked)."
-)
-MULTI_OUTPUT_VIEW_MESSAGE = (
-    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a "
-    "function that returns multiple views. Such functions do not allow the output views to be "
-    "modified inplace. You should replace the inplace operation by an out-of-place one."
-)
-_CUSTOM_VIEW_TAIL = (
-    "This view was created inside a custom Function (or because an input was returned as-is) "
-    "and the autograd logic to handle view+inplace would override the custom backward "
-    "associated with the custom Function, leading to incorrect gradients. This behavior is "
-    "forbidden. You can fix this by cloning the output of the custom Function."
-)
-NO_GRAD_CUSTOM_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    + _CUSTOM_VIEW_TAIL
-)
-DETACH_VIEW_MESSAGE = (
-    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
-    "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
-    "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
-    "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
-)
-
-
-class ViewInfo:
-    """What a view knows: its root base, how to replay itself from it, and the
-    version of the shared counter at which its ``grad_fn`` was last valid."""
-
-    __slots__ = ("base", "chain", "attr_version", "no_grad", "multi", "custom", "_index")
-
-    def __init__(
-        self,
-        base: Tensor,
-        chain: tuple[tuple[type[Function], dict[str, Any], int | None], ...],
-        attr_version: int,
-        no_grad: bool,
-        multi: tuple[type[Function], int] | None,
-    ) -> None:
-        self.base = base
-        self.chain = chain
-        self.attr_version = attr_version
-        self.no_grad = no_grad  # made under no_grad from a base that requires grad
-        self.multi = multi  # (op, output nr) when one of several views of one op
-        self.custom = False  # an output of a custom autograd.Function (then multi is set)
-        self._index: np.ndarray | None = None
-
-    def index(self) -> np.ndarray:
-        """Flat positions in the base of each view element (the view replayed on arange)."""
-        if self._index is None:
-            base = self.base._data
-            arr = np.arange(base.size, dtype=np.int64).reshape(base.shape)
-            ctx = _NoCtx()
-            for cls, params, nr in self.chain:
-                out = cls.forward(ctx, function._tensor_cls._make(arr), **params)
-                arr = out if nr is None else out[nr]
-            self._index = np.asarray(arr)
-        return self._index
-
-
-def make_view(
-    view: Tensor,
-    parent: Tensor,
-    cls: type[Function],
-    params: dict[str, Any],
-    nr: int | None,
-    grad_on: bool,
-) -> Tensor:
-    """Mark ``view`` (made by ``cls`` from ``parent``) as a view of ``parent``'s root base."""
-    info = parent._view
-    chain: tuple[tuple[type[Function], dict[str, Any], int | None], ...]
-    if info is None:
-        root, chain = parent, ((cls, params, nr),)
-    else:
-        root, chain = info.base, info.chain + ((cls, params, nr),)
-    view._vc = parent._vc
-    view._view = ViewInfo(
-        root,
-        chain,
-        parent._vc[0],
-        not grad_on,
-        None if nr is None else (cls, nr),
-    )
-    return view
-
-
-def edge_of(t: Tensor) -> tuple[Any, int] | None:
-    """The graph edge a gradient for ``t`` flows along (None when it needs none)."""
-    fn = t.grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    return (t, 0) if t.requires_grad_flag else None
-
-
-class _StrongRef:
-    """A node's reference to the pre-in-place version of a tensor (its old hooks)."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.tensor = tensor
-
-    def __call__(self) -> Tensor:
-        return self.tensor
-
-
-def set_history(t: Tensor, fn: Node, nr: int) -> None:
-    """Give ``t`` a new ``grad_fn``: hooks registered so far stay with the old node (they
-    fire for the gradient of the old version); a retained grad follows the tensor."""
-    old = t._grad_fn
-    if old is not None and old.tensor_refs:
-        ghost = None
-        refs: list[tuple[int, Callable[[], Tensor | None]]] = []
-        for n, ref in old.tensor_refs:
-            if ref() is t:
-                if ghost is None:
-                    ghost = function._tensor_cls._make(t._data, True, old, t._output_nr)
-                    ghost._vc = t._vc
-                    ghost._hooks = t._hooks
-                if ghost._hooks:
-                    refs.append((n, _StrongRef(ghost)))
-                continue
-            refs.append((n, ref))
-        old.tensor_refs = refs
-        if ghost is not None:
-            t._hooks = None
-    t._grad_fn = fn
-    t._output_nr = nr
-    t.requires_grad_flag = True
-    if t._retains_grad:
-        fn.register_tensor(nr, t)
-
-
-def refresh(t: Tensor) -> None:
-    """Regenerate a stale view's ``grad_fn`` (PyTorch's ``VariableHooks::grad_fn``)."""
-    info = t._view
-    assert info is not None
-    base = info.base
-    if t._grad_fn is None and not base.requires_grad:
-        return
-    if info.no_grad:
-        raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
-    if info.multi is not None:
-        raise BadArgumentsError(_multi_message(t, info, stale=True))
-    node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
-    node.next_edges = (edge_of(base),)
-    node.out_shape, node.out_dtype = t._data.shape, t._data.dtype
-    node.index = info.index()
-    node.in_shape = base._data.shape
-    info.attr_version = t._vc[0]
-    set_history(t, node, 0)
-
-
-def check_inplace(t: Tensor, grad_on: bool) -> None:
-    """PyTorch's refusals before an in-place write (shared memory, leaves, views)."""
-    if grad_on:
-        if t.requires_grad_flag and t._grad_fn is None and t._view is None:
-            raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
-        info = t._view
-        if info is not None:
-            base = info.base
-            # how the view was made is judged first (PyTorch's handle_view_on_rebase)
-            if info.no_grad and base.requires_grad:
-                raise BadArgumentsError(
-                    NO_GRAD_CUSTOM_VIEW_MESSAGE if info.custom else NO_GRAD_VIEW_MESSAGE
-                )
-            if t.requires_grad_flag or base.requires_grad:
-                check_multi_output(t)
-            if base.requires_grad_flag and base._grad_fn is None:
-                raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
-    data = t._data
-    if (
-        0 in data.strides
-        and data.size  # an empty tensor has no element to share (numpy may give it 0 strides)
-        and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
-    ):
-        raise BadArgumentsError(OVERLAP_MESSAGE)
 
 
 def _dense(a: np.ndarray) -> bool:
@@ -249,15 +62,14 @@ def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
     shares only part of the target's memory (or all of it in another layout) would be
     read after being overwritten. Sources it cannot judge (expanded) pass, as there."""
     out = target._data
-    if out.size == 0 or not _dense(out):
-        return
-    lo, hi = np.lib.array_utils.byte_bounds(out)
     for src in sources:
         data = getattr(src, "_data", None)
-        if src is target or not isinstance(data, np.ndarray) or data.size == 0:
+        # numpy's bounds test in C first: the common source shares no memory at all
+        if src is target or type(data) is not np.ndarray or not np.may_share_memory(out, data):
             continue
-        if not _dense(data):
+        if out.size == 0 or data.size == 0 or not _dense(out) or not _dense(data):
             continue
+        lo, hi = np.lib.array_utils.byte_bounds(out)
         slo, shi = np.lib.array_utils.byte_bounds(data)
         if (slo, shi) == (lo, hi):
             if data.strides != out.strides:
@@ -269,27 +81,7 @@ def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
 def check_multi_output(t: Tensor) -> None:
     info = t._view
     if info is not None and info.multi is not None:
-        raise BadArgumentsError(_multi_message(t, info, stale=False))
-
-
-_MULTI_TAIL = MULTI_OUTPUT_VIEW_MESSAGE.split("modified inplace. ", 1)[1]
-
-
-def _multi_message(t: Tensor, info: ViewInfo, stale: bool) -> str:
-    """PyTorch's handle_view_on_rebase text: who made the view (its node, or no_grad mode
-    when it has none), then why writing it is refused (multi-output or custom Function)."""
-    assert info.multi is not None
-    cls, nr = info.multi
-    what = "its base or another view of its base has been" if stale else "is being"
-    if t._grad_fn is None:
-        head = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
-    else:
-        head = f"Output {nr} of {_op_name(cls)} is a view and {what} modified inplace."
-    return f"{head} {_CUSTOM_VIEW_TAIL if info.custom else _MULTI_TAIL}"
-
-
-def _op_name(cls: type[Function]) -> str:
-    return re.sub(r"Backward\d*$", "", cls.name)
+        raise BadArgumentsError(multi_view_message(t, stale=False))
 
 
 def _same_edge(a: tuple[Any, int] | None, b: tuple[Any, int] | None) -> bool:
@@ -320,23 +112,7 @@ def rebase(view: Tensor, fn: Node, nr: int, old_edge: tuple[Any, int] | None) ->
     set_history(base, node, 0)
 
 
-LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
-VIEW_OF_LEAF_INPLACE_MESSAGE = (
-    "a view of a leaf Variable that requires grad is being used in an in-place operation."
-)
-
-
 # -- the rules ----------------------------------------------------------------
-
-
-def _gather(g: np.ndarray, index: np.ndarray) -> np.ndarray:
-    return np.asarray(g.reshape(-1)[index])
-
-
-def _scatter_add(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    size = int(np.prod(shape, dtype=np.int64))
-    flat = np.bincount(index.reshape(-1), weights=g.reshape(-1), minlength=size)
-    return flat.astype(g.dtype, copy=False).reshape(shape)
 
 
 def _replace(g: np.ndarray, index: np.ndarray, values: np.ndarray | None) -> np.ndarray:
@@ -345,44 +121,12 @@ def _replace(g: np.ndarray, index: np.ndarray, values: np.ndarray | None) -> np.
     return out
 
 
-class AsStridedBackward0(Function):
-    """The elements of the base at ``index`` (a regenerated view's node)."""
-
-    name = "AsStridedBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, index: np.ndarray) -> np.ndarray:
-        ctx.index, ctx.in_shape = index, a._data.shape
-        return _gather(a._data, index)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return AsStridedScatterBackward0.apply(g, index=ctx.index, shape=ctx.in_shape)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _scatter_add(g, ctx.index, ctx.in_shape)
-
-
-class AsStridedScatterBackward0(Function):
-    """The adjoint of ``AsStridedBackward0``: ``g`` added into zeros at ``index``."""
-
-    name = "AsStridedScatterBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.index = index
-        return _scatter_add(g._data, index, shape)
-
-    @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> Tensor:
-        return AsStridedBackward0.apply(gg, index=ctx.index)
-
-
 class _ReplaceRegion(Function):
-    """``g`` with its elements at ``index`` replaced by ``values`` (zeros when absent)."""
+    """``g`` with its elements at ``index`` replaced by ``values`` (zeros when absent).
+    PyTorch computes it by writing into a view of a copy of ``g``, so it records a
+    CopySlices node."""
 
-    name = "CopySlicesBackward0"
+    name = "CopySlices"
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray) -> np.ndarray:
@@ -416,7 +160,7 @@ class CopySlices(Function):
         res = _as_tuple(inner.fn.backward(inner, g_slice))
         r0 = res[0]
         if r0 is not None and r0.dtype != ctx.view_dtype:
-            r0 = function._tensor_cls._make(r0._data.astype(ctx.view_dtype))
+            r0 = Tensor._make(r0._data.astype(ctx.view_dtype))
         return (_ReplaceRegion.apply(g, r0, index=index), *res[1:])
 
     @staticmethod
@@ -429,10 +173,9 @@ class CopySlices(Function):
         if fn.vjp is not None:
             res = _as_tuple(fn.vjp(inner, g_slice))
         else:
-            T = function._tensor_cls
             res = tuple(
                 None if r is None else r._data
-                for r in _as_tuple(fn.backward(inner, T._make(g_slice)))
+                for r in _as_tuple(fn.backward(inner, Tensor._make(g_slice)))
             )
         r0 = res[0]
         return (_replace(g, index, None if r0 is None else np.asarray(r0)), *res[1:])
@@ -442,7 +185,7 @@ class CopySlices(Function):
 
 
 def _zeros_like(g: Tensor) -> Tensor:
-    return function._tensor_cls._make(np.zeros(g._data.shape, g._data.dtype))
+    return Tensor._make(np.zeros(g._data.shape, g._data.dtype))
 
 
 class CopyBackwards(Function):
@@ -487,10 +230,7 @@ class FillBackward3(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         need_a, need_v = ctx.needs_input_grad
-        gv = None
-        if need_v:  # a sum written as scattering every element onto position 0
-            index = np.zeros(g._data.shape, np.int64)
-            gv = AsStridedScatterBackward0.apply(g, index=index, shape=())
+        gv = OPS["sum"].fn(g) if need_v else None  # PyTorch's grad.sum()
         return (_zeros_like(g) if need_a else None), gv
 
 
@@ -504,3 +244,97 @@ class ZeroBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return _zeros_like(g)
+
+
+# -- writing in place -------------------------------------------------------------
+
+
+def inplace(t: Tensor, result: Tensor) -> Tensor:
+    """Finish an in-place op on ``t`` given its out-of-place result: write, bump the
+    version, rebase the history. ``result``'s node read ``t``'s pre-write value as its
+    input 0."""
+    t._check_inplace()
+    if result._data.shape != t._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(t.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    fn = result._grad_fn
+    info = t._view
+    if fn is None:
+        t._write(result._data)
+        return t
+    nr = result._output_nr
+    if info is not None:
+        check_multi_output(t)
+        if info.no_grad:
+            raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
+        old_edge = edge_of(t)
+        t._write(result._data)
+        rebase(t, fn, nr, old_edge)
+        t.grad_fn  # noqa: B018 - regenerated now, as PyTorch's rebase_history does
+    else:
+        t._write(result._data)
+        set_history(t, fn, nr)
+    if fn._result is not None:
+        # the op saved its result: that is now this tensor, version-checked as such
+        fn._result[nr] = (t._data, t._vc, t._vc[0])
+        if info is not None:
+            fn.result_views = {**(fn.result_views or {}), nr: weakref.ref(t)}
+    return t
+
+
+def zero_(self: Tensor) -> Tensor:
+    """``t.zero_()``."""
+    self._check_inplace()
+    if self._records():
+        return inplace(self, ZeroBackward0.apply(_snapshot(self)))
+    return self._write(np.zeros((), dtype=self._data.dtype))
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """``t.fill_(value)``: a number, or a 0-d tensor that receives the gradient's sum."""
+    self._check_inplace()
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise BadArgumentsError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        if self._records(value):
+            source = _snapshot(self) if self.requires_grad_flag else self
+            return inplace(self, FillBackward3.apply(source, value))
+        return self._write(value._data)
+    if self._records():
+        return inplace(self, FillBackward2.apply(_snapshot(self), value=value))
+    return self._write(np.asarray(float(value)))
+
+
+def copy_(self: Tensor, src: Tensor | Any) -> Tensor:
+    """``t.copy_(src)``: write ``src`` (broadcast to this shape, cast to this dtype)."""
+    s = src if isinstance(src, Tensor) else Tensor._make(np.asarray(src))
+    self._check_inplace()
+    try:
+        np.broadcast_to(s._data, self._data.shape)
+    except ValueError:
+        raise ShapeMismatchError(_copy_shape_message(self.shape, s.shape)) from None
+    if self._records(s):
+        source = _snapshot(self) if self.requires_grad_flag else self
+        return inplace(self, CopyBackwards.apply(source, s))
+    return self._write(s._data)
+
+
+def _copy_shape_message(dst: tuple[int, ...], src: tuple[int, ...]) -> str:
+    for i in range(1, max(len(dst), len(src)) + 1):
+        a = dst[-i] if i <= len(dst) else 1
+        b = src[-i] if i <= len(src) else 1
+        if a != b and b != 1:
+            return (
+                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                f"non-singleton dimension {max(len(dst), len(src)) - i}"
+            )
+    return f"expand: the number of sizes provided ({len(dst)}) must be greater or equal"
+
+
+# the in-place Tensor methods written here (``engine.methods`` binds them)
+TENSOR_METHODS = {"zero_": zero_, "fill_": fill_, "copy_": copy_}

@@ -20,14 +20,12 @@ import numpy as np
 import orjson
 import pybase64  # SIMD base64: ~40x the standard library's speed on tensor payloads
 
+from engine import dtypes as engine_dtypes
+
 from .errors import InvalidTensorError, LimitExceededError
 
-DTYPES: dict[str, np.dtype] = {
-    "float32": np.dtype(np.float32),
-    "float64": np.dtype(np.float64),
-    "int64": np.dtype(np.int64),
-    "bool": np.dtype(np.bool_),
-}
+# Every engine dtype, by the same names (one list: engine.dtypes.DTYPES).
+DTYPES: dict[str, np.dtype] = dict(engine_dtypes.DTYPES)
 DEFAULT_DTYPE = "float32"
 SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 MAX_NDIM = 32  # numpy's own limit is 64; no autograd tutorial comes near either
@@ -98,10 +96,13 @@ def decode(value: Any, *, max_elements: int) -> np.ndarray:
             value["b64"], value.get("dtype"), value.get("shape"), max_elements=max_elements
         )
     arr = decode_data(value["data"], value.get("dtype"), max_elements=max_elements)
-    if value.get("shape") is not None and check_shape(value["shape"]) != arr.shape:
-        raise InvalidTensorError(
-            f"data has shape {list(arr.shape)} but shape says {list(value['shape'])}"
-        )
+    if value.get("shape") is not None and (dims := check_shape(value["shape"])) != arr.shape:
+        # Nested lists cannot say the dims after a zero ([[], []] for shape [2, 0, 3]).
+        if arr.size or math.prod(dims) or dims[: arr.ndim] != arr.shape:
+            raise InvalidTensorError(
+                f"data has shape {list(arr.shape)} but shape says {list(value['shape'])}"
+            )
+        arr = arr.reshape(dims)
     return arr
 
 
@@ -155,21 +156,31 @@ def _decode_slow(data: Any, target: np.dtype) -> np.ndarray:
 
 
 def _cast(arr: np.ndarray, target: np.dtype) -> np.ndarray:
+    """``arr`` as ``target``; integers must fit (PyTorch: "value cannot be converted to
+    type int8 without overflow"), floats truncate toward zero into integers, and a float
+    too large for float16/float32 becomes infinity (as in PyTorch)."""
     if arr.dtype == target:
         return arr
-    if target.kind == "i" and arr.dtype.kind in "fuO":
-        try:
-            as_float = arr.astype(np.float64)
-        except (OverflowError, ValueError, TypeError):
-            raise InvalidTensorError("values do not fit int64") from None
-        if not np.isfinite(as_float).all():
-            raise InvalidTensorError("NaN or infinity cannot be stored as int64")
-        if as_float.size and np.abs(as_float).max() >= 2.0**63:
-            raise InvalidTensorError("values do not fit int64")
-        if arr.dtype.kind == "O":
-            arr = as_float
+    if target.kind in "iu" and arr.dtype.kind in "fuiO":
+        name = dtype_name(target)
+        info = np.iinfo(target)
+        if arr.dtype.kind in "fO":
+            try:
+                checked = arr.astype(np.float64)
+            except (OverflowError, ValueError, TypeError):
+                raise InvalidTensorError(f"values do not fit {name}") from None
+            if not np.isfinite(checked).all():
+                raise InvalidTensorError(f"NaN or infinity cannot be stored as {name}")
+            if arr.dtype.kind == "O":
+                arr = checked
+            low, high = float(info.min) - 1.0, float(info.max) + 1.0  # truncation's bounds
+            if checked.size and (checked.min() <= low or checked.max() >= high):
+                raise InvalidTensorError(f"values do not fit {name}")
+        elif arr.size and (int(arr.min()) < info.min or int(arr.max()) > info.max):
+            raise InvalidTensorError(f"values do not fit {name}")
     try:
-        return arr.astype(target)
+        with np.errstate(over="ignore", invalid="ignore"):  # float overflow -> inf
+            return arr.astype(target)
     except (OverflowError, ValueError, TypeError) as exc:
         raise InvalidTensorError(
             f"values cannot be stored as {dtype_name(target)}: {exc}"
@@ -276,6 +287,8 @@ def encode(arr: np.ndarray, encoding: Encoding = "json") -> dict[str, Any]:
             "dtype": name,
             "shape": list(arr.shape),
         }
+    if arr.size == 0 and arr.ndim > 1:  # nested lists lose the dims after a zero
+        return {"data": json_data(arr), "dtype": name, "shape": list(arr.shape)}
     return {"data": json_data(arr), "dtype": name}
 
 

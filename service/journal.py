@@ -157,7 +157,7 @@ def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: mem
             _STEPS_SEEN.clear()
         steps = _STEPS_SEEN[key] = STEPS.validate_python(head["steps"])
     # random ops draw from the session's generator, which the replay repeats draw for draw
-    programs.run_program(s, steps, settings, ())
+    programs.run_program(s, steps, settings, (), replay=True)
 
 
 Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]

@@ -39,12 +39,20 @@ def run_steps(session: Session, steps: Sequence[Item], settings: Settings) -> li
 
 
 def run_program(
-    session: Session, items: Sequence[Item], settings: Settings, fetch: Sequence[str] = ()
+    session: Session,
+    items: Sequence[Item],
+    settings: Settings,
+    fetch: Sequence[str] = (),
+    *,
+    replay: bool = False,
 ) -> ProgramResult:
-    """Items in order, all or nothing; the fetched values are read after the last one."""
+    """Items in order, all or nothing; the fetched values are read after the last one.
+
+    ``replay``: a journal's record, acknowledged before, so the size limits and byte
+    quotas it passed then are not checked again (the session's bytes are recounted)."""
     wanted = [verbs.check_fetch(key) for key in fetch]
     txn = Transaction(session)
-    ex = Executor(session, settings, txn.bindings, txn)
+    ex = Executor(session, settings, txn.bindings, txn, checked=not replay)
     bound: dict[str, None] = {}
     verb_ran = False
     freeing = False  # a backward that frees its graph ran: later backward calls are lighter
@@ -78,7 +86,10 @@ def run_program(
             for key, (name, want_grad) in zip(fetch, wanted):
                 t = session.lookup(name, txn.bindings)
                 values[key] = grad_of(t) if want_grad else t
-        if verb_ran:
+        bytes_bound: int | None
+        if replay:
+            bytes_bound = None
+        elif verb_ran:
             bytes_bound = bindings_bytes(txn.bindings.values())
             refuse_bytes(session, settings, bytes_bound)
         else:

@@ -7,8 +7,9 @@ not found (404). Idle sessions expire after the TTL: lazily when touched, and
 in a sweep whenever sessions are created or listed.
 
 Batches are atomic through ``Transaction``: steps run against a copy of the
-name -> tensor bindings, in-place writes (``assign`` steps) are journaled with
-the old data and version, and only a successful batch is committed.
+name -> tensor bindings, in-place writes (``assign`` steps, ``x.op_()`` methods, and
+the arguments an op's registration ``writes``, such as batch_norm's running stats) are
+journaled with the old data and version, and only a successful batch is committed.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ inside a ``Transaction``.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from functools import lru_cache
@@ -52,12 +53,17 @@ class Executor:
         settings: Settings,
         bindings: dict[str, Tensor] | None = None,
         txn: Transaction | None = None,
+        *,
+        checked: bool = True,
     ) -> None:
         self.session = session
         self.settings = settings
         self.bindings = session.tensors if bindings is None else bindings
         self.txn = txn  # records the generator's state before the first random draw
         self.produced = 0  # elements the steps created (a weight for later backward calls)
+        # size limits checked: not when replaying a journal, whose records passed them
+        # when they were acknowledged (limits lowered since must not make them fail)
+        self.checked = checked
 
     # -- values ------------------------------------------------------------------------------
     def lookup(self, name: str) -> Tensor:
@@ -115,7 +121,24 @@ class Executor:
             if self.txn is not None:
                 self.txn.before_random()
             kwargs = {**kwargs, "generator": self.session.generator}
+        if spec.writes and self.txn is not None:
+            self.before_writes(spec.signature, spec.writes, args, kwargs)
         return self.invoke(op, spec.fn, args, kwargs)
+
+    def before_writes(
+        self,
+        signature: inspect.Signature,
+        writes: tuple[str, ...],
+        args: list[Any],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Record the tensors an op writes in place besides its result (its ``writes``
+        fact: batch_norm's running stats), so a failing batch restores them."""
+        assert self.txn is not None
+        bound = signature.bind(*args, **kwargs).arguments  # the arity was checked
+        for name in writes:
+            if isinstance(t := bound.get(name), Tensor):
+                self.txn.before_write(t)
 
     def call_inplace(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """``x.op_(...)``, for an op whose registration has the in-place form: the write is
@@ -152,6 +175,8 @@ class Executor:
             raise BadArgumentsError(f"manual_seed(): {exc}") from None
 
     def check_estimate(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+        if not self.checked:
+            return
         estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
             codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
@@ -179,7 +204,8 @@ class Executor:
             raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
         for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
             if isinstance(t, Tensor):
-                codec.check_elements(t._data.size, self.settings.max_tensor_elements)
+                if self.checked:
+                    codec.check_elements(t._data.size, self.settings.max_tensor_elements)
                 self.produced += t._data.size
         return result
 
@@ -230,7 +256,10 @@ class Executor:
             target = self.lookup(step.out)
             with no_grad():
                 result = as_tensor(self.compute(step))
-                if np.broadcast_shapes(result.shape, target.shape) != target.shape:
+                if (
+                    result.shape != target.shape
+                    and np.broadcast_shapes(result.shape, target.shape) != target.shape
+                ):
                     raise ShapeMismatchError(
                         f"output with shape {list(target.shape)} doesn't match the broadcast "
                         f"shape {list(np.broadcast_shapes(result.shape, target.shape))}"
@@ -279,9 +308,10 @@ def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | N
 def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any], bool] | None:
     """For a call of ``op`` on ``positional`` names and numbers (``tensors`` of them
     names): its function and ``_may_grow``'s answer for that form; None when the op is
-    unknown or the arity is wrong (the general path reports it)."""
+    unknown or the arity is wrong (the general path reports it), or when it draws random
+    numbers or writes arguments in place (the general path records those first)."""
     spec = OPS.get(op)
-    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op):
+    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op) or spec.writes:
         return None
     return spec.fn, spec.estimate is not None or tensors >= 2
 

@@ -25,3 +25,4 @@ from . import pooling
 from . import resample
 from . import special
 from . import activations
+from . import aliases

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import BadArgumentsError, IndexOutOfRangeError, ShapeMismatchError
+from ..function import broadcast_message
 from ..tensor import Tensor
 
 
@@ -70,20 +71,6 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ShapeMismatchError(broadcast_message(shapes)) from None
-
-
-def broadcast_message(shapes: tuple[tuple[int, ...], ...]) -> str:
-    a, b = shapes[0], shapes[-1]
-    for i in range(1, max(len(a), len(b)) + 1):
-        da = a[-i] if i <= len(a) else 1
-        db = b[-i] if i <= len(b) else 1
-        if da != db and da != 1 and db != 1:
-            dim = max(len(a), len(b)) - i
-            return (
-                f"The size of tensor a ({da}) must match the size of tensor b ({db}) "
-                f"at non-singleton dimension {dim}"
-            )
-    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
 def normalize_dim(dim: Any, ndim: int) -> int:

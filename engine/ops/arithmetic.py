@@ -11,11 +11,12 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
 from ..function import Function
+from ..primitives import MulBackward1, WhereBackward0
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, cast, operands
-from .elementwise import KernelDtypeError, _quiet
+from .elementwise import KernelDtypeError, log
 
 
 def _data(v: Any) -> Any:
@@ -118,8 +119,7 @@ class AddBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        with _quiet():  # inf + -inf is NaN in PyTorch, not a warning
-            return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -129,8 +129,7 @@ class AddBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if ctx.alpha == 1:
             return g, g
-        with _quiet():
-            return g, g * ctx.alpha
+        return g, g * ctx.alpha
 
 
 class SubBackward0(Function):
@@ -141,8 +140,7 @@ class SubBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
         other = arr(b, dtype)
-        with _quiet():
-            return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
+        return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -152,8 +150,7 @@ class SubBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if ctx.alpha == 1:
             return g, -g
-        with _quiet():
-            return g, g * -ctx.alpha
+        return g, g * -ctx.alpha
 
 
 class RsubBackward1(Function):
@@ -163,8 +160,7 @@ class RsubBackward1(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
-        with _quiet():
-            return np.subtract(np.asarray(other, dtype), cast(a._data, dtype))
+        return np.subtract(np.asarray(other, dtype), cast(a._data, dtype))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -179,32 +175,31 @@ class MulBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         # PyTorch saves `other` when self needs grad and `self` when other does, so an
         # in-place edit of an operand nobody's gradient needs does not fail backward
+        # (`other` first: PyTorch unpacks, and so version-checks, it before `self`)
         need = ctx.needs_input_grad
-        ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
-        with _quiet():  # inf * 0 is NaN in PyTorch, not a warning
-            return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
+        ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
+        return np.multiply(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (g * b if need_a else None), (g * a if need_b else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         edge_a, edge_b = ctx.next_edges
-        with _quiet():
-            if a is b and edge_a is not None:
-                # x * x: both gradients go to x, so send their sum down one edge
-                # (one product instead of two and an addition)
-                out = g * a._data
-                out *= 2
-                return out, None
-            return (
-                g * _data(b) if edge_a is not None else None,
-                g * _data(a) if edge_b is not None else None,
-            )
+        if a is b and edge_a is not None:
+            # x * x: both gradients go to x, so send their sum down one edge
+            # (one product instead of two and an addition)
+            out = g * a._data
+            out *= 2
+            return out, None
+        return (
+            g * _data(b) if edge_a is not None else None,
+            g * _data(a) if edge_b is not None else None,
+        )
 
 
 class DivBackward0(Function):
@@ -215,24 +210,27 @@ class DivBackward0(Function):
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
         if dtype.kind != "f":
             dtype = dtypes.DEFAULT_FLOAT
-        # PyTorch saves `self` only when `other` needs grad (the divisor always)
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        # PyTorch saves `self` only when `other` needs grad (the divisor always), and
+        # unpacks (version-checks) `other` first
+        ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.divide(arr(a, dtype), arr(b, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+        # PyTorch's div_tensor_other_backward: (a / b) / b, not a / (b * b), so an
+        # infinite or tiny divisor gives what PyTorch gives, and records the same ops
+        return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         a, b = _data(a), _data(b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (g / b if need_a else None), (-g * a / (b * b) if need_b else None)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
 
 class NegBackward0(Function):
@@ -272,9 +270,9 @@ class PowBackward0(Function):
         p = ctx.exponent
         if p == 0:
             return _zeros_like(g)
-        if p == 2:
-            return g * (a * 2.0)
-        return g * (pow(a, p - 1) * p)
+        # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), recorded as
+        # written (square's second derivative is a graph through pow(x, 1))
+        return g * MulBackward1.apply(pow(a, p - 1), by=p)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -309,8 +307,6 @@ class PowBackward1(Function):
         if need_a:
             ga = where(b == 0.0, 0.0, g * b * pow(a, b - 1.0))
         if need_b:
-            from .elementwise import log
-
             out = ctx.result
             gb = where((a == 0.0) & (b >= 0.0), 0.0, g * out * log(a))
         return ga, gb
@@ -364,7 +360,7 @@ class AbsBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        return g * sign(a)
+        return g * SgnBackward0.apply(a)  # PyTorch's grad * self.sgn()
 
 
 def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
@@ -394,30 +390,10 @@ def _sign(x: np.ndarray) -> np.ndarray:
 
 
 SignBackward0 = _zero_grad_function("SignBackward0", _sign)
+SgnBackward0 = _zero_grad_function("SgnBackward0", _sign)  # abs's gradient uses sgn
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)
-
-
-class WhereBackward0(Function):
-    name = "WhereBackward0"
-    broadcasts = True
-
-    @staticmethod
-    def forward(ctx: Any, cond: Tensor, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        ctx.save_for_backward(cond)
-        return np.asarray(np.where(cond._data, arr(a, dtype), arr(b, dtype)), dtype=dtype)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
-        (cond,) = ctx.saved_tensors
-        _, need_a, need_b = ctx.needs_input_grad
-        zero = _zeros_like(g)
-        return (
-            None,
-            where(cond, g, zero) if need_a else None,
-            where(cond, zero, g) if need_b else None,
-        )
 
 
 # -- public functions -------------------------------------------------------
@@ -456,8 +432,7 @@ class RsubBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        with _quiet():
-            return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
+        return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -825,8 +800,6 @@ def round(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 def _where_samples(rng: np.random.Generator) -> list[Any]:
-    from ..registry import Const
-
     return [
         sample(Const(rng.random((2, 3)) > 0.5), S.rand(rng, 2, 3), S.rand(rng, 2, 3)),
         sample(Const(rng.random((3,)) > 0.5), S.rand(rng, 2, 3), S.rand(rng, 1)),

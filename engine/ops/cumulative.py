@@ -20,7 +20,12 @@ from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim
-from .rearrange import flat_index, flip, gather_flat
+from .arithmetic import abs as abs_
+from .arithmetic import where
+from .elementwise import exp, log
+from .rearrange import flat_index, flip, gather_flat, movedim
+from .reduction import sum as sum_
+from .shape import unsqueeze
 
 CummaxResult = namedtuple("CummaxResult", ["values", "indices"])
 CumminResult = namedtuple("CumminResult", ["values", "indices"])
@@ -46,7 +51,8 @@ class CumsumBackward0(Function):
         ctx.dim = dim
         x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):  # inf - inf is NaN, as in PyTorch, without a warning
-            return np.cumsum(x, axis=d, dtype=dtype).reshape(a._data.shape)
+            # contiguous, as PyTorch's result (numpy keeps a transposed layout)
+            return np.asarray(np.cumsum(x, axis=d, dtype=dtype).reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -87,7 +93,8 @@ class CumprodBackward0(Function):
         ctx.save_result()
         x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):
-            return np.cumprod(x, axis=d, dtype=dtype).reshape(a._data.shape)
+            # contiguous, as PyTorch's result (numpy keeps a transposed layout)
+            return np.asarray(np.cumprod(x, axis=d, dtype=dtype).reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -100,13 +107,9 @@ def _cumprod_grad(g: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
     With zeros, dividing is impossible: each ``grad_m = sum_{j >= m} g_j prod_{i <= j, i != m} x_i``
     is computed directly (one cumprod per position, O(n^2)), which stays exact and
     differentiable, so double backward through zeros is right too."""
-    from .arithmetic import where
-    from .rearrange import movedim
-    from .reduction import sum as sum_
-    from .shape import unsqueeze
 
-    if x._data.size == 0 or x.ndim == 0:
-        return g
+    if x._data.size == 0 or x.ndim == 0 or x._data.shape[dim] == 1:
+        return g  # PyTorch's cumprod_backward returns grad itself then
     if not (x._data == 0).any():
         return reverse_cumsum(g * out, dim) / x
     xs, gs = movedim(x, dim, -1), movedim(g, dim, -1)
@@ -150,7 +153,8 @@ class LogcumsumexpBackward0(Function):
         ctx.save_result()
         x, d = _axis(a._data, dim)
         with np.errstate(all="ignore"):
-            return np.logaddexp.accumulate(x, axis=d).reshape(a._data.shape)
+            # contiguous, as PyTorch's result (numpy keeps a transposed layout)
+            return np.asarray(np.logaddexp.accumulate(x, axis=d).reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -162,9 +166,6 @@ def _logcumsumexp_grad(g: Tensor, x: Tensor, out: Tensor, dim: int) -> Tensor:
     """PyTorch's logcumsumexp_backward: ``grad_i = sum_{j >= i} g_j exp(x_i - out_j)``,
     summed in log space for the positive and the negative parts of ``g`` apart, so
     nothing overflows (the lowest finite number stands for log 0)."""
-    from .arithmetic import abs as abs_
-    from .arithmetic import where
-    from .elementwise import exp, log
 
     lowest = float(np.finfo(g.dtype).min)
     with np.errstate(all="ignore"):

@@ -29,6 +29,12 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim
+from .arithmetic import where
+from .linalg import matmul, transpose
+from .rearrange import diag_embed, diagonal, narrow
+from .reduction import LinalgVectorNormBackward0, _no_identity, amax, amin, prod
+from .reduction import sum as sum_
+from .shape import cat, permute, to_dtype, unsqueeze
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
@@ -102,14 +108,10 @@ def _singular(op: str, x: np.ndarray, solver: bool = False) -> LinAlgError:
 
 
 def _mT(t: Tensor) -> Tensor:
-    from .linalg import transpose
-
     return transpose(t, -2, -1)
 
 
 def _mm(a: Tensor, b: Tensor) -> Tensor:
-    from .linalg import matmul
-
     return matmul(a, b)
 
 
@@ -118,27 +120,19 @@ def _const(x: np.ndarray) -> Tensor:
 
 
 def _tril(x: Tensor, k: int = 0) -> Tensor:
-    from .arithmetic import where
-
     n, m = x._data.shape[-2:]
     return where(_const(np.tri(n, m, k, dtype=bool)), x, 0.0)
 
 
 def _diag_embed(v: Tensor) -> Tensor:
-    from .rearrange import diag_embed
-
     return diag_embed(v)
 
 
 def _diagonal(x: Tensor) -> Tensor:
-    from .rearrange import diagonal
-
     return diagonal(x, 0, -2, -1)
 
 
 def _unsq(t: Tensor, dim: int) -> Tensor:
-    from .shape import unsqueeze
-
     return unsqueeze(t, dim)
 
 
@@ -226,8 +220,6 @@ class LinalgDetBackward0(Function):
 def _det_grad_singular(g: Tensor, a: Tensor) -> Tensor:
     """d det / dA through the SVD, defined for singular A (PyTorch's singular case):
     ``U diag(g * det(U) det(Vh) * prod_{j != i} s_j) Vh``."""
-    from .arithmetic import where
-    from .reduction import prod
 
     u, s, vh = svd(a, full_matrices=False)
     sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
@@ -485,8 +477,6 @@ class LinalgQrBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, gq: Tensor, gr: Tensor) -> Tensor:
-        from .shape import cat
-
         if ctx.mode == "r":
             raise BadArgumentsError(
                 "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
@@ -511,7 +501,6 @@ class LinalgQrBackward0(Function):
 
 def _columns(t: Tensor, start: int, length: int) -> Tensor:
     """Columns ``start .. start + length`` (a view, as PyTorch's narrow)."""
-    from .rearrange import narrow
 
     return narrow(t, -1, start, length)
 
@@ -571,8 +560,6 @@ class LinalgEighBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, gl: Tensor, gv: Tensor) -> Tensor:
-        from .arithmetic import where
-
         lam, v = ctx.results
         n = lam._data.shape[-1]
         eye = _const(np.eye(n, dtype=bool))
@@ -642,15 +629,12 @@ class LinalgSvdBackward0(Function):
         if u._data.shape[-1] != k:  # full_matrices: PyTorch drops the free columns
             u, gu = _columns(u, 0, k), _columns(gu, 0, k)
         if vh._data.shape[-2] != k:
-            from .rearrange import narrow
-
             vh, gvh = narrow(vh, -2, 0, k), narrow(gvh, -2, 0, k)
         return _svd_grad(u, s, vh, gu, gs, gvh)
 
 
 def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor, gvh: Tensor) -> Tensor:
     """PyTorch's svd_backward (real case), for U (m, k), S (k,), Vh (k, n)."""
-    from .arithmetic import where
 
     m, k, n = u._data.shape[-2], s._data.shape[-1], vh._data.shape[-1]
     v, gv = _mT(vh), _mT(gvh)
@@ -821,12 +805,9 @@ def vector_norm(
     dtype: Any = None,  # noqa: A002
 ) -> Tensor:
     """The ``ord``-norm of ``x`` over ``dim`` (all elements when None) as a vector."""
-    from .reduction import LinalgVectorNormBackward0, _no_identity
 
     a = as_tensor(x)
     if dtype is not None:
-        from .shape import to_dtype
-
         a = to_dtype(a, dtype)
     if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError(
@@ -874,14 +855,9 @@ def matrix_norm(
     dtype: Any = None,  # noqa: A002
 ) -> Tensor:
     """A matrix norm over the two ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf or -inf."""
-    from .reduction import amax, amin
-    from .reduction import sum as sum_
-    from .shape import permute
 
     a = as_tensor(A)
     if dtype is not None:
-        from .shape import to_dtype
-
         a = to_dtype(a, dtype)
     if a.ndim < 2:
         raise BadArgumentsError(

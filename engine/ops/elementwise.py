@@ -19,39 +19,15 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError
+from ..fpstate import quiet as _quiet
 from ..function import Function
+from ..primitives import where
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, broadcast_shape, cast, operands
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-try:  # numpy's own switch behind np.errstate, without its ~5 us of Python per use
-    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
-        _extobj_contextvar,
-        _make_extobj,
-    )
-
-    _IGNORE_FP = _make_extobj(all="ignore")
-
-    class _quiet:  # noqa: N801 - used like np.errstate
-        """``np.errstate(all="ignore")`` for one numpy call: inf/nan results are
-        PyTorch's answers here (exp overflow, log(0)), not warnings."""
-
-        __slots__ = ("token",)
-
-        def __enter__(self) -> None:
-            self.token = _extobj_contextvar.set(_IGNORE_FP)
-
-        def __exit__(self, *exc: object) -> None:
-            _extobj_contextvar.reset(self.token)
-
-except ImportError:  # pragma: no cover - a numpy without the private switch
-
-    def _quiet() -> Any:  # type: ignore[misc,no-redef]
-        return np.errstate(all="ignore")
 
 
 def _float(a: Tensor) -> np.ndarray:
@@ -207,16 +183,14 @@ def _unary(
             ctx.save_result()
         else:
             ctx.save_for_backward(a)
-        with _quiet():
-            return forward(_float(a))
+        return forward(_float(a))
 
     def bwd(ctx: Any, g: Tensor) -> Tensor:
         return backward(g, ctx.result if use_result else ctx.saved_tensors[0])
 
     def raw(ctx: Any, g: np.ndarray) -> np.ndarray:
         saved = ctx.result._data if use_result else ctx.saved_tensors[0]._data
-        with _quiet():
-            return vjp(g, saved)
+        return vjp(g, saved)
 
     return type(
         name,
@@ -344,8 +318,7 @@ def _grad_function(
     def forward(ctx: Any, g: Tensor, saved: Tensor, **params: Any) -> Any:
         ctx.save_for_backward(g, saved)
         ctx.params = params
-        with _quiet():
-            return kernel(g._data, saved._data, **params)
+        return kernel(g._data, saved._data, **params)
 
     def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
         g, saved = ctx.saved_tensors
@@ -546,8 +519,6 @@ def _elu_kernel(g: Any, x: Any, *, alpha: float) -> Any:
 
 
 def _elu_second(gg: Tensor, g: Tensor, x: Tensor, *, alpha: float) -> Tensor:
-    from .arithmetic import where
-
     neg = Tensor._make(x._data <= 0)
     return where(neg, gg * g * alpha * exp(clamp(x, max=0.0)), 0.0)
 
@@ -634,14 +605,12 @@ class GeluBackward0(Function):
         x = _floating_only(a, "GeluKernelImpl")
         if approximate == "tanh":
             ctx.save_for_backward(a)
-            with _quiet():
-                inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
-                return 0.5 * x * (1 + np.tanh(inner))
+            inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
+            return 0.5 * x * (1 + np.tanh(inner))
         cdf = _gelu_cdf(x).astype(x.dtype, copy=False)
         # the backward reuses Φ(x): erf is most of gelu's cost
         ctx.save_for_backward(a, cdf)
-        with _quiet():
-            return x * cdf
+        return x * cdf
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -652,8 +621,7 @@ class GeluBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> Any:
         saved = ctx.saved_tensors
         cdf = saved[1] if len(saved) > 1 else None
-        with _quiet():
-            return _gelu_kernel(g, saved[0]._data, approximate=ctx.approximate, cdf=cdf)
+        return _gelu_kernel(g, saved[0]._data, approximate=ctx.approximate, cdf=cdf)
 
 
 @register(
@@ -679,8 +647,7 @@ class SiluBackward0(Function):
     def forward(ctx: Any, a: Tensor) -> Any:
         ctx.save_for_backward(a)
         x = _floating_only(a, "silu_cpu")
-        with _quiet():
-            return x / (1 + np.exp(-x))
+        return x / (1 + np.exp(-x))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -693,8 +660,7 @@ class SiluBackward0(Function):
     def vjp(ctx: Any, g: np.ndarray) -> Any:
         x = ctx.saved_tensors[0]._data
         s = _sigmoid_array(x)
-        with _quiet():
-            return g * s * (1 + x * (1 - s))
+        return g * s * (1 + x * (1 - s))
 
 
 @register(samples=S.unary, method=False, torch=_nn("silu"))
@@ -709,8 +675,6 @@ def _softplus_kernel(g: Any, x: Any, *, beta: float, threshold: float) -> Any:
 
 
 def _softplus_second(gg: Tensor, g: Tensor, x: Tensor, *, beta: float, threshold: float) -> Tensor:
-    from .arithmetic import where
-
     smooth = Tensor._make(np.logical_not(x._data * beta > threshold))
     s = sigmoid(x * beta)
     return where(smooth, gg * g * beta * s * (1 - s), 0.0)
@@ -730,8 +694,7 @@ class SoftplusBackward0(Function):
         ctx.beta, ctx.threshold = beta, threshold
         x = _floating_only(a, "softplus_cpu")
         bx = x * beta
-        with _quiet():
-            return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / beta)
+        return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / beta)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -740,10 +703,9 @@ class SoftplusBackward0(Function):
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> Any:
-        with _quiet():
-            return _softplus_kernel(
-                g, ctx.saved_tensors[0]._data, beta=ctx.beta, threshold=ctx.threshold
-            )
+        return _softplus_kernel(
+            g, ctx.saved_tensors[0]._data, beta=ctx.beta, threshold=ctx.threshold
+        )
 
 
 @register(

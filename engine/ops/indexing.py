@@ -21,102 +21,22 @@ import numpy as np
 from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
+from ..primitives import (
+    SelectBackward0,
+    SliceBackward0,
+    slice_key,
+)
 from ..registry import Const, register, sample
 from ..tensor import Tensor, _snapshot
+from ..views import inplace
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
+from .arithmetic import where
+from .reduction import sum as sum_
 from .shape import UnsqueezeBackward0, expand
 from .shape import view as view_op
 
 _FULL = slice(None)
-
-
-def _prefix(dim: int, item: Any) -> tuple[Any, ...]:
-    return (_FULL,) * dim + (item, Ellipsis)
-
-
-def _place(g: np.ndarray, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
-    """Zeros of ``shape`` with ``g`` written at the basic index ``key``."""
-    out = np.zeros(shape, g.dtype)
-    out[key] = g
-    return out
-
-
-class SelectBackward0(Function):
-    """``x[i]`` along ``dim`` (``index`` already non-negative)."""
-
-    name = "SelectBackward0"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, dim: int, index: int) -> np.ndarray:
-        ctx.dim, ctx.index, ctx.in_shape = dim, index, a._data.shape
-        if dim == 0:
-            return a._data[index, ...]
-        return a._data[_prefix(dim, index)]
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return SelectBackwardBackward0.apply(g, shape=ctx.in_shape, dim=ctx.dim, index=ctx.index)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _place(g, ctx.in_shape, _prefix(ctx.dim, ctx.index))
-
-
-class SelectBackwardBackward0(Function):
-    """The adjoint of select: ``g`` placed at ``index`` in zeros."""
-
-    name = "SelectBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
-        ctx.dim, ctx.index = dim, index
-        return _place(g._data, shape, _prefix(dim, index))
-
-    @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> Tensor:
-        return SelectBackward0.apply(gg, dim=ctx.dim, index=ctx.index)
-
-
-def slice_key(dim: int, start: int, stop: int, step: int = 1) -> tuple[Any, ...]:
-    """The NumPy key of ``x[start:stop:step]`` along ``dim`` (bounds already normalized)."""
-    return _prefix(dim, slice(start, stop, step))
-
-
-class SliceBackward0(Function):
-    """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
-
-    name = "SliceBackward0"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, key: tuple[Any, ...]) -> np.ndarray:
-        ctx.key, ctx.in_shape = key, a._data.shape
-        return a._data[key]
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return SliceBackwardBackward0.apply(g, shape=ctx.in_shape, key=ctx.key)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _place(g, ctx.in_shape, ctx.key)
-
-
-class SliceBackwardBackward0(Function):
-    """The adjoint of slice: ``g`` placed in its window of zeros."""
-
-    name = "SliceBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
-        ctx.key = key
-        return _place(g._data, shape, key)
-
-    @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> Tensor:
-        return SliceBackward0.apply(gg, key=ctx.key)
 
 
 class AliasBackward0(Function):
@@ -510,7 +430,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
     view._check_inplace()
     if view._records(v):
         source = _snapshot(view) if view.requires_grad_flag else view
-        view._inplace(IndexPutBackward0.apply(source, v, index=key))
+        inplace(view, IndexPutBackward0.apply(source, v, index=key))
     else:
         out = view._data.copy()
         out[key] = v._data
@@ -748,9 +668,6 @@ class MaskedFillBackward1(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, None, Tensor | None]:
-        from .arithmetic import where
-        from .reduction import sum as sum_
-
         (mask,) = ctx.saved_tensors
         need_a, _, need_v = ctx.needs_input_grad
         ga = masked_fill(g, mask, 0.0) if need_a else None

@@ -25,6 +25,8 @@ from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
+from .arithmetic import AddBackward0, mul
+from .shape import reshape, squeeze, unsqueeze
 
 # -- PyTorch's error messages ----------------------------------------------------------------
 
@@ -318,8 +320,6 @@ class _MatmulBackward(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        from .shape import reshape
-
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         (sa, sb), sg = ctx.shapes, g._data.shape
@@ -331,8 +331,6 @@ class _MatmulBackward(Function):
                 rows = reshape(a, (math.prod(sa[:-1]), sa[-1]))
                 gb = MvBackward0.apply(_t(rows), reshape(g, (math.prod(sg),)))
         elif len(sa) == 1 and len(sb) == 2:  # PyTorch: a.unsqueeze(0).mm(b).squeeze_(0)
-            from .shape import squeeze, unsqueeze
-
             g_row = unsqueeze(g, 0)
             if need_a:
                 ga = squeeze(MmBackward0.apply(g_row, _t(b)), 0)
@@ -607,9 +605,6 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _outer(a: Tensor, b: Tensor) -> Tensor:
-    from .arithmetic import mul
-    from .shape import reshape
-
     return mul(reshape(a, (a._data.shape[0], 1)), b)
 
 
@@ -653,8 +648,6 @@ class AddmmBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-        from .shape import reshape
-
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         shape = ctx.x_shape
@@ -762,7 +755,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if b is None:
         return out
     # PyTorch adds the bias in place into the product: its shape and dtype stay
-    from .arithmetic import AddBackward0
 
     shape = broadcast_shape(out._data.shape, b._data.shape)
     if shape != out._data.shape:

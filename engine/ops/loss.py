@@ -18,6 +18,7 @@ from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
+from ..primitives import DivBackward1
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -620,22 +621,6 @@ def _class_weight(weight: Any, a: Tensor, cdim: int) -> Tensor | None:
     shape = [1] * a._data.ndim
     shape[cdim] = c
     return OPS["reshape"].fn(w, tuple(shape))
-
-
-class DivBackward1(Function):
-    """``tensor / number`` as PyTorch's C++ code divides (``div.Scalar``)."""
-
-    name = "DivBackward1"
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
-        ctx.by = by
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(a._data / a._data.dtype.type(by))
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return DivBackward1.apply(g, by=ctx.by)
 
 
 def _cross_entropy_probs(

@@ -30,6 +30,7 @@ from ._composite import (
 )
 from ._util import as_tensor
 from .elementwise import rsqrt
+from .indexing import index_select
 from .products import einsum
 from .reduction import mean
 from .shape import reshape
@@ -214,7 +215,12 @@ def _bn_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_bn_samples, method=False, torch="nn.functional.batch_norm")
+@register(
+    samples=_bn_samples,
+    method=False,
+    torch="nn.functional.batch_norm",
+    writes=("running_mean", "running_var"),
+)
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -302,7 +308,12 @@ def _in_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_in_samples, method=False, torch="nn.functional.instance_norm")
+@register(
+    samples=_in_samples,
+    method=False,
+    torch="nn.functional.instance_norm",
+    writes=("running_mean", "running_var"),
+)
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,
@@ -397,7 +408,6 @@ def group_norm(
 def _embedding_body(weight: Tensor, *, index: np.ndarray, scale: np.ndarray | None) -> Tensor:
     """The picked rows; ``scale`` (per index) scales their gradient only: ``p0 + (p - p0) * s``
     is exactly ``p`` in value, and its gradient is ``s`` (0 for padding_idx rows)."""
-    from .indexing import index_select
 
     flat = index_select(weight, 0, Tensor._make(index.reshape(-1)))
     if scale is not None:

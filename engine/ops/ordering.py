@@ -26,6 +26,7 @@ from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim
 from .rearrange import flat_index, gather_flat
+from .reduction import _evenly
 
 SortResult = namedtuple("SortResult", ["values", "indices"])
 TopkResult = namedtuple("TopkResult", ["values", "indices"])
@@ -180,8 +181,6 @@ class MedianBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .reduction import _evenly
-
         (a,) = ctx.saved_tensors
         return _evenly(g, a, ctx.result)
 

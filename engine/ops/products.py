@@ -20,11 +20,12 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError, ShapeMismatchError
 from ..function import Function
-from ..registry import Const, register, sample
+from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite
 from ._util import as_tensor, broadcast_shape, normalize_dim
+from .indexing import index_select
 from .shape import expand, reshape
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order for implicit output
@@ -390,8 +391,6 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _cross_body(a: Tensor, b: Tensor, *, dim: int) -> Tensor:
-    from .indexing import index_select
-
     one = Tensor._make(np.array([1, 2, 0]))
     two = Tensor._make(np.array([2, 0, 1]))
     return index_select(a, dim, one) * index_select(b, dim, two) - index_select(
@@ -504,8 +503,6 @@ def _scaled(x: Tensor, s: float) -> Tensor:
 def _addmm_body(
     bias: Tensor, a: Tensor, b: Tensor, *, beta: float, alpha: float, mul: str
 ) -> Tensor:
-    from ..registry import OPS
-
     prod = _scaled(OPS[mul].fn(a, b), alpha)
     if beta == 0:  # the input is ignored, NaN included (PyTorch's rule)
         return prod

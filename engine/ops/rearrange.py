@@ -21,11 +21,13 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
+from ..primitives import SliceBackward0, slice_key
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, normalize_dims, shape_arg
-from .indexing import SliceBackward0, slice_key
+from .indexing import AliasBackward0, index_select
+from .shape import contiguous, expand, permute, reshape, stack, unsqueeze, view
 
 # -- the two adjoint primitives ------------------------------------------------------------
 
@@ -299,8 +301,6 @@ def repeat_interleave(
     input: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None
 ) -> Tensor:
     """Each element repeated ``repeats`` times (an int, or one count per element) along ``dim``."""
-    from .indexing import index_select
-    from .shape import contiguous, expand, reshape, unsqueeze, view
 
     a = as_tensor(input)
     reps = _repeats_array(repeats)
@@ -385,8 +385,6 @@ class UnbindBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> Tensor:
-        from .shape import stack
-
         return stack(list(grads), ctx.dim)
 
 
@@ -422,7 +420,6 @@ def _dim_seq(value: Any) -> tuple[int, ...]:
 @register(samples=_movedim_samples)
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     """The dims ``source`` moved to positions ``destination`` (a permute view)."""
-    from .shape import permute
 
     a = as_tensor(input)
     src, dst = _dim_seq(source), _dim_seq(destination)
@@ -439,8 +436,6 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     if len(set(t)) != len(t):
         raise BadArgumentsError(f"movedim: repeated dim in `destination` ({list(dst)})")
     if nd == 0:  # PyTorch: a 0-d tensor comes back as an alias
-        from .indexing import AliasBackward0
-
         return AliasBackward0.apply(a)
     order = [-1] * nd
     for i, j in zip(s, t):
@@ -597,8 +592,6 @@ class TraceBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .shape import expand
-
         index = _contig(diagonal_view(flat_index(ctx.in_shape), 0, 0, 1))
         return Put.apply(expand(g, index.shape[0]), index=index, shape=ctx.in_shape)
 

@@ -25,11 +25,16 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function
-from ..primitives import SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
-from ..registry import Const, Results, register, sample
+from ..primitives import DivBackward1, SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
+from ..registry import OPS, Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim, normalize_dims
+from .arithmetic import abs as abs_
+from .arithmetic import pow as pow_
+from .arithmetic import sign, where
+from .elementwise import exp
+from .shape import expand, reshape, to_dtype, unsqueeze
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -68,12 +73,14 @@ def _kept_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...
 
 
 def _restore(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
-    """A reduction's output (or gradient) in keepdim form, ready to broadcast over the input."""
+    """A reduction's output (or gradient) in keepdim form, ready to broadcast over the input:
+    one unsqueeze per reduced dim, in order, as PyTorch's ``unsqueeze_multiple`` records."""
     if keepdim or not dims or len(in_shape) == 0:
         return g
-    from .shape import reshape
 
-    return reshape(g, _kept_shape(in_shape, dims))
+    for d in sorted(dims):
+        g = unsqueeze(g, d)
+    return g
 
 
 def _restore_np(
@@ -88,7 +95,6 @@ def expand_back(
     g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
 ) -> Tensor:
     """The gradient of a reduction over ``dims``: reshape to keepdim form, then expand."""
-    from .shape import expand
 
     return expand(_restore(g, in_shape, dims, keepdim), in_shape)
 
@@ -237,7 +243,9 @@ class MeanBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return expand_back(g, ctx.in_shape, (), True) / math.prod(ctx.in_shape)
+        return DivBackward1.apply(
+            expand_back(g, ctx.in_shape, (), True), by=math.prod(ctx.in_shape)
+        )
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -256,7 +264,7 @@ class MeanBackward1(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         n = _count(ctx.in_shape, ctx.dims)
-        return expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim) / n
+        return DivBackward1.apply(expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim), by=n)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -344,8 +352,6 @@ def _prod_grad(g: Tensor, a: Tensor, out: Tensor, dim: int | None, keepdim: bool
     if not zero.any():
         return g * (_restore(out, shape, dims, keepdim or dim is None) / a)
     if dim is None:
-        from .shape import reshape
-
         flat = reshape(a, (-1,))
         return g * reshape(_others_product(flat, 0, zero.reshape(-1)), shape)
     return g * _others_product(a, dim, zero)
@@ -359,7 +365,6 @@ def _others_product(a: Tensor, dim: int, zero: np.ndarray) -> Tensor:
     derivative); a zero entry gets the nonzero product times the other zero
     entries (1 with one zero, the other entry with two, 0 with more). Values
     and first derivatives are exact, so double backward is right at zeros."""
-    from .arithmetic import where
 
     mask = Tensor._make(zero)
     count = zero.sum(axis=dim, keepdims=True)
@@ -461,7 +466,6 @@ def _tie_mask(x: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 def _evenly(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
     """PyTorch's evenly_distribute_backward: ties share the gradient equally."""
-    from .arithmetic import where
 
     mask = _tie_mask(a._data, out._data)
     return where(Tensor._make(mask), g / int(mask.sum()), 0.0)
@@ -526,22 +530,18 @@ class MaxBackward0(Function):
             idx = idx.squeeze(dim)
         return values, idx.astype(dtypes.int64, copy=False)
 
-    @staticmethod
-    def _mask(ctx: Any) -> np.ndarray:
-        (idx,) = ctx.saved_tensors
-        mask = np.zeros(ctx.in_shape, dtype=bool)
-        np.put_along_axis(mask, idx, True, axis=ctx.dim)
-        return mask
-
     @classmethod
     def backward(cls, ctx: Any, g: Tensor, _g_indices: Any = None) -> Tensor:  # type: ignore[override]
         if not ctx.in_shape:
             ctx.saved_tensors  # noqa: B018 - raises if the graph was freed
             return g
-        from .arithmetic import where
 
-        mask = Tensor._make(cls._mask(ctx))
-        return where(mask, expand_back(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), 0.0)
+        # PyTorch's value_selecting_reduction_backward: zeros.scatter(dim, indices, grad)
+        (idx,) = ctx.saved_tensors
+        zeros = Tensor._make(np.zeros(ctx.in_shape, g.dtype))
+        src = g if ctx.keepdim else unsqueeze(g, ctx.dim)
+        # (through the registry: the scatter family imports this module)
+        return OPS["scatter"].fn(zeros, ctx.dim, Tensor._make(idx), src)
 
     @classmethod
     def vjp(cls, ctx: Any, g: np.ndarray, _g_indices: Any = None) -> np.ndarray:  # type: ignore[override]
@@ -597,7 +597,6 @@ def _select(
 
 def _binary(name: str, input: Any, other: Tensor) -> Tensor:
     """``max(a, b)`` with a tensor ``b`` is the elementwise ``maximum``, as in PyTorch."""
-    from ..registry import OPS
 
     if name not in OPS:
         raise BadArgumentsError(f"{name} is not available")
@@ -815,9 +814,6 @@ def _norm_grad(
     g: Tensor, a: Tensor, out: Tensor, p: float, dims: tuple[int, ...], keepdim: bool
 ) -> Tensor:
     """PyTorch's norm_backward, p by p (a zero norm gives a zero gradient)."""
-    from .arithmetic import abs as abs_
-    from .arithmetic import pow as pow_
-    from .arithmetic import sign, where
 
     shape = a._data.shape
     g = _restore(g, shape, dims, keepdim)
@@ -999,8 +995,6 @@ class StdBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .arithmetic import where
-
         (a,) = ctx.saved_tensors
         out = ctx.result
         grad_var = where(Tensor._make(out._data == 0), 0.0, g / (out * 2))
@@ -1097,12 +1091,13 @@ def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, n
         shape = tuple(1 if (axis is None or i in axis) else s for i, s in enumerate(x.shape))
         return np.array(x), np.zeros(shape, x.dtype), True
     m = np.asarray(x.max(axis=axis, keepdims=True))
+    # C order whatever the input's layout: softmax's result is contiguous in PyTorch
     if _all_finite(m):
-        return np.asarray(x - m), m, True
+        return np.asarray(np.subtract(x, m, order="C")), m, True
     m = np.array(m)
     m[np.isinf(m)] = 0
     with np.errstate(invalid="ignore"):
-        return np.asarray(x - m), m, False
+        return np.asarray(np.subtract(x, m, order="C")), m, False
 
 
 class LogsumexpBackward0(Function):
@@ -1124,8 +1119,6 @@ class LogsumexpBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .elementwise import exp
-
         (a,) = ctx.saved_tensors
         shape = a._data.shape
         out = _restore(ctx.result, shape, ctx.dims, ctx.keepdim)
@@ -1190,8 +1183,7 @@ class SoftmaxBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        out = ctx.result
-        return (g - sum(g * out, ctx.dim if ctx.dim is not None else [], keepdim=True)) * out
+        return SoftmaxBackwardDataBackward0.apply(g, ctx.result, dim=ctx.dim)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -1218,10 +1210,7 @@ class LogSoftmaxBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        from .elementwise import exp
-
-        out = ctx.result
-        return g - exp(out) * sum(g, ctx.dim if ctx.dim is not None else [], keepdim=True)
+        return LogSoftmaxBackwardDataBackward0.apply(g, ctx.result, dim=ctx.dim)
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
@@ -1230,11 +1219,71 @@ class LogSoftmaxBackward0(Function):
         return g - e
 
 
+def _dim_list(dim: int | None) -> Any:
+    return dim if dim is not None else []
+
+
+class SoftmaxBackwardDataBackward0(Function):
+    """softmax's gradient ``(g - sum(g * out)) * out`` as one recorded op, PyTorch's
+    ``_softmax_backward_data``: with create_graph it is the node PyTorch records, and
+    its own rules are PyTorch's (the second derivative records the same ops)."""
+
+    name = "SoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, out: Tensor, *, dim: int | None) -> np.ndarray:
+        ctx.dim = dim
+        ctx.save_for_backward(g, out)
+        y = out._data
+        with np.errstate(invalid="ignore", over="ignore"):
+            gy = np.asarray(g._data * y)
+            gy -= y * gy.sum(axis=dim, keepdims=True)
+        return gy
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, out = ctx.saved_tensors
+        d = _dim_list(ctx.dim)
+        need_g, need_out = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_g = SoftmaxBackwardDataBackward0.apply(gg, out, dim=ctx.dim) if need_g else None
+        grad_out = None
+        if need_out:  # PyTorch's softmax_double_backward
+            grad_out = (
+                g * gg - sum(out * g, d, keepdim=True) * gg - g * sum(out * gg, d, keepdim=True)
+            )
+        return grad_g, grad_out
+
+
+class LogSoftmaxBackwardDataBackward0(Function):
+    """log_softmax's gradient ``g - exp(out) * sum(g)`` as one recorded op, PyTorch's
+    ``_log_softmax_backward_data`` (see SoftmaxBackwardDataBackward0)."""
+
+    name = "LogSoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, out: Tensor, *, dim: int | None) -> np.ndarray:
+        ctx.dim = dim
+        ctx.save_for_backward(g, out)
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.exp(out._data)  # log-probabilities: never overflows
+            e *= g._data.sum(axis=dim, keepdims=True)
+            return np.asarray(g._data - e)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, out = ctx.saved_tensors
+        d = _dim_list(ctx.dim)
+        grad_g = grad_out = None
+        if ctx.needs_input_grad[0]:
+            grad_g = gg - sum(gg * exp(out), d, keepdim=True)
+        if ctx.needs_input_grad[1]:
+            grad_out = -sum(g, d, keepdim=True) * exp(out) * gg
+        return grad_g, grad_out
+
+
 def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, int | None]:
     a = as_tensor(input)
     if dtype is not None:
-        from .shape import to_dtype
-
         a = to_dtype(a, dtype)
     if not dtypes.is_floating(a._data.dtype):
         d = normalize_dim(dim, a.ndim)
@@ -1512,7 +1561,6 @@ class VarMeanBackward0(Function):
 
     @classmethod
     def backward(cls, ctx: Any, g_spread: Tensor, g_mean: Tensor) -> Tensor:  # type: ignore[override]
-        from .arithmetic import where
 
         (a,) = ctx.saved_tensors
         dims, keepdim = ctx.dims, ctx.keepdim

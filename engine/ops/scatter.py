@@ -12,6 +12,7 @@ derivative in PyTorch: it records ``NotImplemented`` and its backward raises.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,12 +20,16 @@ import numpy as np
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
+from ..primitives import SliceBackwardBackward0
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
-from .indexing import SliceBackwardBackward0, gather, index_select, masked_fill
+from .arithmetic import where
+from .indexing import gather, index_select, masked_fill
 from .rearrange import Put, gather_flat
+from .reduction import sum as sum_
+from .shape import expand, reshape
 
 _FULL = slice(None)
 _SCALAR = {"int64": "Long", "int32": "Int", "float32": "Float", "float64": "Double", "bool": "Bool"}
@@ -230,8 +235,6 @@ def scatter(
         if reduce not in ("add", "multiply"):
             raise BadArgumentsError("reduce argument must be either add or multiply.")
         if is_tensor:
-            import warnings
-
             warnings.warn(
                 "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
                 "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
@@ -363,8 +366,6 @@ class ScatterReduceBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-        from .arithmetic import where
-
         a, src, index = ctx.saved_tensors
         dim, reduce, include_self = ctx.dim, ctx.reduce, ctx.include_self
         idx_t = Tensor._make(index)
@@ -536,8 +537,6 @@ class IndexAdd(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        from .shape import reshape
-
         (index,) = ctx.saved_tensors
         need_a, need_s = ctx.needs_input_grad
         gs = None
@@ -549,8 +548,6 @@ class IndexAdd(Function):
 
 
 def _at_least_1d(g: Tensor) -> Tensor:
-    from .shape import reshape
-
     return reshape(g, 1) if g.ndim == 0 else g
 
 
@@ -596,8 +593,6 @@ class IndexCopyBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        from .shape import reshape
-
         (index,) = ctx.saved_tensors
         need_a, need_s = ctx.needs_input_grad
         ga = index_fill(g, ctx.dim, Tensor._make(index), 0.0) if need_a else None
@@ -656,8 +651,6 @@ class IndexFillBackward1(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        from .reduction import sum as sum_
-
         need_a, need_v = ctx.needs_input_grad
         ga = (
             IndexFillBackward0.apply(g, dim=ctx.dim, index=ctx.index, value=0.0) if need_a else None
@@ -710,8 +703,6 @@ def _bool_mask(mask: Any, op: str) -> Tensor:
 
 
 def _broadcast(a: Tensor, m: Tensor) -> tuple[Tensor, np.ndarray]:
-    from .shape import expand
-
     shape = broadcast_shape(a._data.shape, m._data.shape)
     if a._data.shape != shape:
         a = expand(a, shape)
@@ -731,8 +722,6 @@ class MaskedScatterBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        from .shape import reshape
-
         (mask,) = ctx.saved_tensors
         need_a, need_s = ctx.needs_input_grad
         m = Tensor._make(mask)
@@ -828,7 +817,6 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 )
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """``gather`` after broadcasting ``input`` and ``indices`` except along ``dim``."""
-    from .shape import expand, reshape
 
     a, i = as_tensor(input), as_tensor(indices)
     if i._data.dtype.kind not in "iu":

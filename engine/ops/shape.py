@@ -16,7 +16,17 @@ import numpy as np
 from .. import dtypes, estimates
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
-from ..primitives import ExpandBackward0
+from ..primitives import (
+    CloneBackward0,
+    ExpandBackward0,
+    SelectBackward0,
+    SliceBackward0,
+    ViewBackward0,
+    cast,
+    slice_key,
+    viewable,
+)
+from ..primitives import reshape as reshape_to
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -46,48 +56,6 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
-def _viewable(data: np.ndarray, shape: tuple[int, ...]) -> bool:
-    """Whether ``shape`` can be a view of ``data`` (PyTorch's and NumPy's stride rules agree)."""
-    if data.flags.c_contiguous:
-        return True
-    try:
-        data.reshape(shape, copy=False)
-    except ValueError:
-        return False
-    return True
-
-
-class ViewBackward0(Function):
-    name = "ViewBackward0"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
-        ctx.in_shape = a._data.shape
-        return a._data.reshape(shape)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return reshape(g, ctx.in_shape)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.reshape(ctx.in_shape)
-
-
-class ReshapeAliasBackward0(ViewBackward0):
-    """A reshape of a non-contiguous input that can still be a view."""
-
-    name = "ReshapeAliasBackward0"
-
-
-class UnsafeViewBackward0(ViewBackward0):
-    """A reshape that had to copy (no view of the input has the new shape)."""
-
-    name = "UnsafeViewBackward0"
-    is_view = False
-
-
 def _reshape_samples(rng: np.random.Generator) -> list[Any]:
     return [
         sample(S.rand(rng, 2, 3), (3, 2)),
@@ -103,11 +71,7 @@ def _reshape_samples(rng: np.random.Generator) -> list[Any]:
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one dimension may be -1); a view when possible."""
     a = as_tensor(input)
-    target = _infer_shape(shape_arg(shape), a._data.size)
-    if a._data.flags.c_contiguous:
-        return ViewBackward0.apply(a, shape=target)
-    fn = ReshapeAliasBackward0 if _viewable(a._data, target) else UnsafeViewBackward0
-    return fn.apply(a, shape=target)
+    return reshape_to(a, _infer_shape(shape_arg(shape), a._data.size))
 
 
 @register(
@@ -127,7 +91,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (str, np.dtype)):
         return _view_dtype(a, dtypes.to_dtype(shape[0]))
     target = _infer_shape(shape_arg(shape), a._data.size)
-    if not _viewable(a._data, target):
+    if not viewable(a._data, target):
         raise ShapeMismatchError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -412,32 +376,9 @@ def broadcast_to(input: Tensor, shape: Any) -> Tensor:
     return ExpandBackward0.apply(a, shape=_expand_shape(a, shape_arg((shape,))))
 
 
-class ToCopyBackward0(Function):
-    name = "ToCopyBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
-        ctx.in_dtype = a._data.dtype
-        return a._data.astype(dtype)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return to_dtype(g, ctx.in_dtype)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.astype(ctx.in_dtype)
-
-
 def to_dtype(input: Tensor, dtype: Any) -> Tensor:
     """Cast to another dtype (differentiable between float dtypes)."""
-    a = as_tensor(input)
-    dt = dtypes.to_dtype(dtype)
-    if a._data.dtype == dt:
-        return a
-    if not dtypes.is_floating(dt):
-        return Tensor._make(a._data.astype(dt))
-    return ToCopyBackward0.apply(a, dtype=dt)
+    return cast(as_tensor(input), dtype)
 
 
 @register(
@@ -450,23 +391,6 @@ def to_dtype(input: Tensor, dtype: Any) -> Tensor:
 def to(input: Tensor, dtype: str) -> Tensor:
     """Cast to ``dtype`` (float32, float64, int64, bool); the result is a copy only if it differs."""
     return to_dtype(input, dtype)
-
-
-class CloneBackward0(Function):
-    name = "CloneBackward0"
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
-        # clone keeps the input's layout (PyTorch's preserve_format); contiguous() does not
-        return np.ascontiguousarray(a._data) if contiguous else a._data.copy(order="K")
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return g
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g
 
 
 @register(samples=lambda rng: S.unary(rng))
@@ -512,8 +436,6 @@ def _tensor_list(tensors: Any, op: str) -> list[Tensor]:
 
 
 def _narrow(g: Tensor, dim: int, start: int, length: int) -> Tensor:
-    from .indexing import SliceBackward0, slice_key
-
     return SliceBackward0.apply(g, key=slice_key(dim, start, start + length))
 
 
@@ -613,8 +535,6 @@ class StackBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
-        from .indexing import SelectBackward0
-
         return tuple(
             SelectBackward0.apply(g, dim=ctx.dim, index=i) if need else None
             for i, need in enumerate(ctx.needs_input_grad)

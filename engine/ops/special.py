@@ -141,8 +141,7 @@ def _unary_function(
         elif saves == "input":
             ctx.save_for_backward(a)
         x = _float(a)
-        with _quiet():
-            return np.asarray(forward(x), dtype=x.dtype)
+        return np.asarray(forward(x), dtype=x.dtype)
 
     def bwd(ctx: Any, g: Tensor) -> Tensor:
         if use_result:
@@ -346,8 +345,7 @@ class LogitBackward0(Function):
         x = _float(a)
         if eps is not None:
             x = np.clip(x, eps, 1 - eps)
-        with _quiet():
-            return np.asarray(np.log(x / (1 - x)), x.dtype)
+        return np.asarray(np.log(x / (1 - x)), x.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -519,8 +517,7 @@ def _binary_function(
     def fwd(ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(a, b)
         ctx.save_result()
-        with _quiet():
-            return np.asarray(forward(arr(a, dtype), arr(b, dtype)), dtype)
+        return np.asarray(forward(arr(a, dtype), arr(b, dtype)), dtype)
 
     def bwd(ctx: Any, g: Tensor) -> tuple[Any, Any]:
         a, b = ctx.saved_tensors
@@ -636,15 +633,13 @@ class FmaxBackward0(Function):
     @classmethod
     def forward(cls, ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:  # type: ignore[override]
         ctx.save_for_backward(a, b)
-        with _quiet():
-            return np.asarray(cls.np_fn(arr(a, dtype), arr(b, dtype)), dtype)
+        return np.asarray(cls.np_fn(arr(a, dtype), arr(b, dtype)), dtype)
 
     @classmethod
     def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        with _quiet():
-            to_a = np.logical_or(cls.wins(a._data, b._data), np.isnan(b._data))
+        to_a = np.logical_or(cls.wins(a._data, b._data), np.isnan(b._data))
         shape = np.broadcast_shapes(a._data.shape, b._data.shape)
         to_a = Tensor._make(np.broadcast_to(to_a, shape))
         return (
@@ -834,8 +829,7 @@ class LerpBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor, *, weight: float, dtype: np.dtype) -> np.ndarray:
         ctx.weight = weight
-        with _quiet():
-            return np.asarray(_lerp_array(arr(a, dtype), arr(b, dtype), weight), dtype)
+        return np.asarray(_lerp_array(arr(a, dtype), arr(b, dtype), weight), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -852,8 +846,7 @@ class LerpBackward1(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor, w: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(a, b, w)
-        with _quiet():
-            return np.asarray(_lerp_array(arr(a, dtype), arr(b, dtype), arr(w, dtype)), dtype)
+        return np.asarray(_lerp_array(arr(a, dtype), arr(b, dtype), arr(w, dtype)), dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:

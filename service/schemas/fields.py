@@ -138,8 +138,10 @@ NameOrNames = Annotated[
 Dtype = TypeAliasType(
     "Dtype",
     Annotated[
-        Literal["float32", "float64", "int64", "bool"],
-        Field(description="Element type. Only float32 and float64 can require grad."),
+        Literal[
+            "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool"
+        ],
+        Field(description="Element type. Only floating types (float16/32/64) can require grad."),
     ],
 )
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine as E
-from tests.engine.test_semantics import assert_close, both, fn_name, outcome, quiet_grad
+from tests.engine.test_semantics import assert_close, both, fn_name, node_name, outcome, quiet_grad
 from tests.engine.torch_oracle import require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
@@ -368,6 +368,283 @@ def test_matmul_vector_matrix_gradients_record_mm() -> None:
         r = a @ b
         ga, gb = _grad(T, r, [a, b], _t(T, [1.0, -2.0]), create_graph=True)
         return fn_name(r), fn_name(ga), fn_name(gb), ga, gb
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+# -- create_graph records PyTorch's ops: names through the whole graph ------------------------
+
+
+def _graph(node: Any, seen: dict[int, Any] | None = None) -> list[Any]:
+    """The names of a backward graph, depth first through ``next_functions`` (None for an
+    input that needs no gradient): two graphs that record the same ops list the same."""
+    seen = {} if seen is None else seen
+    if node is None:
+        return [None]
+    name = node_name(node)
+    if name == "AccumulateGrad" or id(node) in seen:
+        return [name]
+    seen[id(node)] = node  # kept alive, so its id is not reused
+    return [name, [_graph(child, seen) for child, _ in node.next_functions]]
+
+
+def _graphs(*tensors: Any) -> list[Any]:
+    return [None if t is None else _graph(t.grad_fn) for t in tensors]
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_gradient_records_backward_data_nodes(op: str, dim: int) -> None:
+    """Seeds 12, 88, 166, 285 (HTTP 1028): with create_graph softmax's gradient is PyTorch's
+    ``_softmax_backward_data`` node, and its own gradients (softmax_double_backward for
+    the output) record what PyTorch's do, third order included."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0, -3.0], [0.5, -1.0, 2.0]], True)
+        go = _t(T, [[1.0, -2.0, 3.0], [0.25, float("inf"), 2.0]] if dim else [[1, -2, 3]] * 2)
+        go.requires_grad_(True)
+        y = getattr(x, op)(dim)
+        (g,) = _grad(T, y, [x], go, create_graph=True)
+        ggx, ggo = _grad(
+            T, g, [x, go], _t(T, [[1.0, 2.0, -3.0], [0.5, 1.0, 2.0]]), create_graph=True
+        )
+        third = _grad(T, (ggx * ggx).sum() + (ggo * ggo).sum(), [x, go])
+        return _graphs(g, ggx, ggo), [g, ggx, ggo], third
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize(
+    "shapes", [((), (3,)), ((), (2, 3)), ((1,), (2, 3)), ((3,), (2, 3)), ((2, 1), (2, 3))]
+)
+def test_broadcast_gradient_sums_as_torch_records(shapes: Any) -> None:
+    """Seed 25: a gradient summed back to a 0-d input is ``sum()`` (SumBackward0); to fewer
+    dims, a keepdim sum then a view (SumBackward1, ViewBackward0), as ``at::sum_to``."""
+
+    def scenario(T: Any) -> Any:
+        a = T.ones(shapes[0], dtype=T.float64, requires_grad=True)
+        b = T.ones(shapes[1], dtype=T.float64, requires_grad=True)
+        y = a * b
+        go = T.full(tuple(y.shape), 2.0, dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, y, [a], go, create_graph=True)
+        (gg,) = _grad(T, g.sum(), [go])
+        return _graphs(g), g, gg
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_div_gradient_for_the_divisor_is_torchs_formula() -> None:
+    """Seeds 83, 297: the divisor's gradient is ``-g * ((a / b) / b)`` (MulBackward0 on
+    top), so an infinite divisor's second derivative is 0, not NaN."""
+
+    def scenario(T: Any) -> Any:
+        b = _t(T, [float("inf"), 2.0, -0.5], True)
+        a = _t(T, [1.9, -0.4, 3.0], True)
+        (gb,) = _grad(T, a / b, [b], _t(T, [1.1, -1.9, 1.0]), create_graph=True)
+        gb.sum().backward()
+        c = _t(T, [-0.02])
+        (gc,) = _grad(T, (c * c) / b, [b], _t(T, [1.0, 1.0, 1.0]), create_graph=True)
+        return _graphs(gb, gc), gb, _g(b), _g(a), gc
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("dims", [None, 1, (0, 1)])
+def test_mean_gradient_divides_by_a_number(dims: Any) -> None:
+    """Seed 377: mean's gradient divides by the count as PyTorch's C++ does (DivBackward1),
+    after one unsqueeze per reduced dim (UnsqueezeBackward0, not a view)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], True)
+        y = x.mean() if dims is None else x.mean(dims)
+        go = T.ones(tuple(y.shape), dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, y, [x], go * 3, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("power", ["square", 2, 3, -1, 0.5])
+def test_pow_second_derivative_is_recorded(power: Any) -> None:
+    """Seed 317: pow's gradient is ``g * (p * x.pow(p - 1))`` as written (MulBackward1 over
+    PowBackward0), so square's second derivative is a graph through ``x.pow(1)`` and its
+    third is zero without one."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.5, -2.0, 0.75], True)
+        y = x.square() if power == "square" else x.abs() ** power
+        (g1,) = _grad(T, y.sum(), [x], create_graph=True)
+        (g2,) = _grad(T, g1.sum(), [x], create_graph=True)
+        (g3,) = _grad(T, g2.sum(), [x], create_graph=True)
+        return _graphs(g1, g2, g3), [g1, g2, g3], g3.requires_grad
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_saved_result_written_through_a_view_unpacks_with_its_history() -> None:
+    """Seed 86: relu_ through a view saves its result; in the second-order graph that
+    result carries the view's history (AsStridedBackward0), so a later write names it, and
+    the first-order gradient through the view is a CopySlices."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.0, -2.0, 3.0], True)
+        a = x * 1
+        v = a[1:]
+        v.relu_()
+        (g,) = _grad(T, a, [x], _t(T, [1.0, 1.0, 1.0]), create_graph=True)
+        a[0] = 5.0
+        return _graphs(g, v), outcome(lambda: g.sum().backward())[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+# -- found by the widened fuzzer (index tensors, more ops, inputs= of non-leaves) -------------
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_write_through_a_row_of_an_expand_reaches_the_base(grad: bool) -> None:
+    """Seeds 675, 1039, 1076, 1158: ``e = x.expand(2, 3); e[0] = v`` writes x's memory (every
+    row of e sees it); the engine wrote into a private copy of the read-only broadcast."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[0.5, -1.0, 2.0]], grad) * 1
+        e = x.expand(2, 3)
+        v = _t(T, [9.0], grad)
+        e[0] = v
+        out = [x.detach().clone(), e.detach().clone(), fn_name(e), fn_name(x)]
+        if grad:
+            e.sum().backward()
+            out.append(_g(v))
+        return out
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_backward_inputs_runs_and_frees_a_non_leaf_inputs_node() -> None:
+    """Seeds 104, 1044, 1555: backward(inputs=[h]) runs h's own node as PyTorch does (its
+    result goes nowhere), so without retain_graph it is freed: a later grad through it fails."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [-0.677], True)
+        h = x.tanh()
+        (x * h).backward(_t(T, [1.0]), inputs=[h])
+        got = (_g(h), _g(x))
+        return got, outcome(lambda: _grad(T, h * 2, [x], _t(T, [1.0])))[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax"])
+def test_scan_and_softmax_results_are_contiguous(op: str) -> None:
+    """Seed 1135: these results are contiguous in PyTorch whatever the input's layout, so a
+    reshape of them is a view (ViewBackward0); numpy kept the transposed layout."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], True).t()
+        y = getattr(x, op)(0)
+        return fn_name(y.reshape(-1)), y.reshape(-1)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_version_check_reads_other_before_self(op: str) -> None:
+    """Seeds 1194, 1524: with both operands written since, PyTorch's message names
+    ``other``, which its node unpacks first."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, [1.0, 2.0], True)
+        b = T.tensor(np.array([3.0, 4.0], dtype=np.float32), requires_grad=True)
+        y = a * b if op == "mul" else a / b
+        with T.no_grad():
+            a.add_(1)
+            b.add_(1)
+        return outcome(lambda: y.sum().backward())[1]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_cumprod_over_a_single_element_dim_passes_the_gradient_on() -> None:
+    """Seed 1806: over a dim of size 1, cumprod's gradient is the incoming one itself."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[[-0.654, 0.081, 0.662]], [[0.325, 0.697, 0.262]]], True)
+        y = x.cumprod(-2).sin()
+        (g,) = _grad(
+            T, y, [x], T.ones(2, 1, 3, dtype=T.float64, requires_grad=True) * 2, create_graph=True
+        )
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_inplace_on_a_view_made_before_its_base_required_grad() -> None:
+    """Seed 1873: PyTorch checks a view's grad_fn as last set (reading ``.grad`` does not
+    regenerate it): a view made while its base needed no grad, its base since written with
+    a tensor that does, is refused as a leaf; once its grad_fn is read, it is not."""
+
+    def scenario(T: Any) -> Any:
+        out = []
+        for read in (False, True):
+            base = _t(T, [0.157, -0.241, -0.714]).abs()
+            v = base.reshape(-1)
+            base[0:3].add_(_t(T, [-1.14], True))
+            _g(v)
+            if read:
+                fn_name(v)
+            out.append(outcome(lambda v=v: v.exp_())[1])
+        return [o if isinstance(o, BaseException) else fn_name(o) for o in out]
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_as_strided_gradient_is_a_view_of_scattered_zeros(repeat: bool) -> None:
+    """Seed 1942: the gradient through a regenerated view is PyTorch's as_strided_backward,
+    an as_strided view (AsStridedBackward0) of zeros written by CopySlices (IndexAdd where
+    the view repeats elements)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[1.0, 2.0], [3.0, 4.0]], True)
+        y = x * 1
+        v = y.t()
+        w = v[:, :1].expand(2, 2) if repeat else v[1:]
+        with T.no_grad():
+            y.mul_(2)  # w is stale: its history is regenerated as an as_strided of y
+        go = T.ones(tuple(w.shape), dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, w, [y], go * 3, create_graph=True)
+        return _graphs(g), g
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_over_a_dim_gradient_is_a_scatter(op: str, keepdim: bool) -> None:
+    """Seed 2765: max/min over a dim send the gradient to the returned index as PyTorch's
+    value_selecting_reduction_backward does: ``zeros.scatter(dim, indices, grad)``."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [[[-1.5, -1.9, -0.2]], [[-1.1, 1.7, -0.2]]], True)
+        values = getattr(x, op)(2, keepdim=keepdim)[0]
+        go = T.ones(tuple(values.shape), dtype=T.float64, requires_grad=True)
+        (g,) = _grad(T, values.cos(), [x], go * 2, create_graph=True)
+        (gg,) = _grad(T, g.sum(), [go])
+        return _graphs(g), g, gg
 
     ours, ref = both(scenario)
     assert_close(ours, ref)

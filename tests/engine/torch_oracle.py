@@ -257,7 +257,7 @@ def assert_same(
             }
             for what, (mine, theirs) in pairs.items():
                 assert mine == theirs, f"{path}: {what} {mine!r} != torch {theirs!r}"
-        _assert_values(e.data, t.detach().numpy(), rtol, atol, path)
+        _assert_values(e.data, t.detach().numpy(force=True), rtol, atol, path)
         return
     if _is_seq(e) or _is_seq(t) or isinstance(t, torch.Size):
         assert _is_seq(e) and (_is_seq(t) or isinstance(t, torch.Size)), (

@@ -19,6 +19,7 @@ import numpy as np
 
 Event = dict[str, Any]
 _OPS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truediv__", "@": "__matmul__"}
+_OPS |= {">": "__gt__", "<": "__lt__", "==": "__eq__", ">=": "__ge__"}
 
 
 class Backend:
@@ -37,6 +38,20 @@ class Backend:
 
     def const(self, values: list[Any], shape: list[int], dtype: str) -> Any:
         return self.leaf(values, shape, dtype, False)
+
+    def graph(self, t: Any) -> list[Any] | None:
+        """grad_fn's name and its next functions' names: what ``create_graph`` recorded
+        one level down (compared by ``compare(deep=True)``)."""
+        fn = t.grad_fn
+        if fn is None or isinstance(fn, str):
+            return None
+        return [self._node_name(fn), [self._node_name(n) for n, _ in fn.next_functions]]
+
+    def _node_name(self, fn: Any) -> str | None:
+        if fn is None:
+            return None
+        name = getattr(fn, "name", None)
+        return name if isinstance(name, str) else type(fn).__name__
 
     def numpy(self, t: Any) -> np.ndarray:
         """A copy: later in-place writes and accumulation must not change the trace."""
@@ -79,11 +94,15 @@ def _first_line(exc: BaseException) -> str:
     return re.sub(r" \(hint: .*\)$", "", line)
 
 
-def _key(items: list[list[Any]]) -> Any:
+def _key(items: list[list[Any]], be: Backend) -> Any:
     out: list[Any] = []
     for item in items:
         if item[0] == "slice":
             out.append(slice(item[1], item[2], item[3]))
+        elif item[0] == "tensor":
+            out.append(be.const(item[1], [len(item[1])], "int64"))
+        elif item[0] == "mask":
+            out.append(be.const(item[1], [len(item[1])], "bool"))
         else:
             out.append(item[1])
     return tuple(out) if len(out) > 1 else out[0]
@@ -142,8 +161,16 @@ def _execute(step: Event, env: dict[str, Any], be: Backend) -> list[str]:
         env[step["out"]] = (a.sigmoid() + 0.25) ** b
         return [step["out"]]
     if kind == "where":
-        c, a, b = env[step["cond"]], env[step["a"]], env[step["b"]]
-        env[step["out"]] = be.ns.where(c > 0, a, b)
+        c, a, b = env[step["cond"]], env[step["a"]], _arg(step["b"], env)
+        env[step["out"]] = be.ns.where(c if step.get("mask") else c > 0, a, b)
+        return [step["out"]]
+    if kind == "bmm_self":  # a @ a.transpose(-1, -2), batched
+        a = env[step["a"]]
+        env[step["out"]] = a @ a.transpose(-1, -2)
+        return [step["out"]]
+    if kind == "index_fn":  # index_select / gather with an int64 index tensor
+        index = be.const(step["index"], step["index_shape"], "int64")
+        env[step["out"]] = getattr(env[step["src"]], step["fn"])(step["dim"], index)
         return [step["out"]]
     if kind == "fn":  # a module function of a list of tensors: cat, stack
         tensors = [env[n] for n in step["list"]]
@@ -154,16 +181,16 @@ def _execute(step: Event, env: dict[str, Any], be: Backend) -> list[str]:
         value = _arg(step["value"], env)
         if step.get("no_grad"):
             with be.no_grad():
-                target[_key(step["key"])] = value
+                target[_key(step["key"], be)] = value
         else:
-            target[_key(step["key"])] = value
+            target[_key(step["key"], be)] = value
         return [step["target"]]
     if kind == "binop":
         a, b = env[step["a"]], _arg(step["b"], env)
         env[step["out"]] = getattr(a, _OPS[step["op"]])(b)
         return [step["out"]]
     if kind == "getitem":
-        env[step["out"]] = env[step["src"]][_key(step["key"])]
+        env[step["out"]] = env[step["src"]][_key(step["key"], be)]
         return [step["out"]]
     if kind == "inplace":
         target = env[step["target"]]
@@ -178,8 +205,13 @@ def _execute(step: Event, env: dict[str, Any], be: Backend) -> list[str]:
         env[step["target"]].retain_grad()
         return []
     if kind == "hook":
-        scale = step["scale"]
-        env[step["target"]].register_hook(lambda g: g * scale)
+        scale, mode = step["scale"], step.get("mode", "scale")
+        if mode == "observe":  # returns None: the gradient flows on unchanged
+            env[step["target"]].register_hook(lambda g: None)
+        elif mode == "add":
+            env[step["target"]].register_hook(lambda g: g + scale)
+        else:
+            env[step["target"]].register_hook(lambda g: g * scale)
         return []
     if kind == "backward":
         root = env[step["root"]]
@@ -231,6 +263,7 @@ def _describe(t: Any, be: Backend) -> Event:
         "requires_grad": bool(t.requires_grad),
         "is_leaf": bool(t.is_leaf),
         "grad_fn": be.grad_fn(t),
+        "graph": be.graph(t) if be.kind != "client" else None,
     }
 
 
@@ -245,12 +278,15 @@ def _grad(t: Any, be: Backend) -> Any:
 def _close(a: np.ndarray, b: np.ndarray, dtype: str) -> bool:
     if a.shape != b.shape:
         return False
+    if a.dtype.kind in "biu" or b.dtype.kind in "biu":
+        return bool(np.array_equal(a, b))
     rtol, atol = 1e-4, 1e-4  # float64 results may come from float32 inputs
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
-def compare(ours: list[Event], theirs: list[Event]) -> str | None:
-    """The first difference between two traces, described, or None."""
+def compare(ours: list[Event], theirs: list[Event], deep: bool = False) -> str | None:
+    """The first difference between two traces, described, or None; with ``deep``, also
+    the names one level below each grad_fn (what create_graph recorded)."""
     for mine, ref in zip(ours, theirs):
         if mine.get("i") != ref.get("i"):
             return f"instruction {ref.get('i')}: engine ran {mine.get('i')} (an error on one side)"
@@ -272,7 +308,8 @@ def compare(ours: list[Event], theirs: list[Event]) -> str | None:
             got = mine.get(name)
             if got is None:
                 return f"instruction {i}: engine did not produce {name}"
-            for field in ("dtype", "shape", "requires_grad", "is_leaf", "grad_fn"):
+            fields = ("dtype", "shape", "requires_grad", "is_leaf", "grad_fn")
+            for field in fields + (("graph",) if deep else ()):
                 if got[field] != desc[field]:
                     return (
                         f"instruction {i}: {name}.{field} {got[field]!r} != torch {desc[field]!r}"

@@ -31,6 +31,10 @@ ALL_FEATURES = frozenset(
         "ops",  # softmax, pow with tensor exponents, where, cat/stack, max/min(dim), clamp...
         "setitem",  # x[i] = ... through views
         "double",  # grad(create_graph=True) then a backward through the gradient
+        "ints",  # int64 and bool leaves mixed into arithmetic (type promotion), comparisons
+        "index",  # indexing with int64 / bool tensors, index_select, gather
+        "more_ops",  # var/std/logsumexp/norm/cumsum/cumprod/amin over dims, flip, permute,
+        # batched matmul, cat of different sizes, expand then write
     }
 )
 # what runs over HTTP: everything but Python hooks and `x[i] = v` (the client has no __setitem__)
@@ -38,6 +42,7 @@ SERVER_FEATURES = ALL_FEATURES - {"hooks", "setitem"}
 
 UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
 BINARY = ["+", "-", "*", "/"]
+COMPARE = [">", "<", "==", ">="]
 REDUCTIONS = ["sum", "mean", "amax", "prod"]
 INPLACE = ["add_", "mul_", "sub_", "div_", "exp_", "tanh_", "sigmoid_", "relu_", "neg_", "clamp_"]
 
@@ -63,8 +68,14 @@ class Builder:
         self.counter += 1
         return f"t{self.counter}"
 
-    def pick(self, pred: Any = None) -> str | None:
-        names = [n for n, v in self.vars.items() if pred is None or pred(v)]
+    def pick(self, pred: Any = None, ints: bool = False) -> str | None:
+        """A bound name whose Var satisfies ``pred``: a floating one unless ``ints`` (integer
+        and bool tensors enter only where a move mixes them in on purpose)."""
+        names = [
+            n
+            for n, v in self.vars.items()
+            if (ints or v.dtype.startswith("float")) and (pred is None or pred(v))
+        ]
         return self.rng.choice(names) if names else None
 
     def values(self, shape: tuple[int, ...]) -> list[Any]:
@@ -83,8 +94,13 @@ class Builder:
     def leaf(self) -> None:
         shape = self.shape()
         dtype = self.rng.choice(["float32", "float32", "float64"])
-        rg = self.rng.random() < 0.8
+        if "ints" in self.features and self.rng.random() < 0.15:
+            dtype = self.rng.choice(["int64", "bool"])
+        rg = dtype.startswith("float") and self.rng.random() < 0.8
         out = self.name()
+        values = self.values(shape) if rg or dtype.startswith("float") else self.ints(shape)
+        if dtype == "bool":
+            values = [bool(v % 2) for v in values]
         self.prog.append(
             {
                 "kind": "leaf",
@@ -92,10 +108,20 @@ class Builder:
                 "shape": list(shape),
                 "dtype": dtype,
                 "requires_grad": rg,
-                "values": self.values(shape),
+                "values": values,
             }
         )
         self.vars[out] = Var(shape, dtype, rg, True)
+
+    def ints(self, shape: tuple[int, ...], lo: int = -3, hi: int = 3) -> list[int]:
+        n = 1
+        for d in shape:
+            n *= d
+        return [self.rng.randint(lo, hi) for _ in range(n)]
+
+    def floats(self) -> Any:
+        """A predicate: floating tensors (what most ops and every in-place write take)."""
+        return lambda v: v.dtype.startswith("float")
 
     def bind(self, out: str, shape: tuple[int, ...], dtype: str, rg: bool, view: bool) -> None:
         self.vars[out] = Var(shape, dtype, rg, not rg, view)
@@ -122,15 +148,22 @@ class Builder:
             b: Any = round(self.rng.uniform(-3, 3), 2)
             shape, dtype, rg = va.shape, va.dtype, va.requires_grad
         else:
-            b = self.pick(lambda v: _broadcastable(v.shape, va.shape) or self.rng.random() < 0.05)
+            b = self.pick(
+                lambda v: _broadcastable(v.shape, va.shape) or self.rng.random() < 0.05,
+                ints="ints" in self.features,
+            )
             if b is None:
                 return
             vb = self.vars[b]
             shape = _broadcast(va.shape, vb.shape) or va.shape
-            dtype = "float64" if "float64" in (va.dtype, vb.dtype) else "float32"
+            floats = [d for d in (va.dtype, vb.dtype) if d.startswith("float")]
+            dtype = "float64" if "float64" in floats else "float32"
             rg = va.requires_grad or vb.requires_grad
         out = self.name()
         op = self.rng.choice(BINARY)
+        if "ints" in self.features and self.rng.random() < 0.15:  # a mask, for where and *
+            op = self.rng.choice(COMPARE)
+            dtype, rg = "bool", False
         self.prog.append({"kind": "binop", "out": out, "op": op, "a": a, "b": b})
         self.bind(out, shape, dtype, rg, False)
 
@@ -171,8 +204,15 @@ class Builder:
             return
         vb = self.vars[b]
         out = self.name()
-        self.prog.append({"kind": "binop", "out": out, "op": "@", "a": a, "b": b})
         shape = va.shape[:-1] + vb.shape[1:]
+        if "more_ops" in self.features and len(va.shape) == 3 and self.rng.random() < 0.5:
+            # batched: (b, n, k) @ (b, k, m), the right operand a transposed copy of the left
+            b, vb = a, va
+            self.prog.append({"kind": "bmm_self", "out": out, "a": a})
+            shape = (va.shape[0], va.shape[1], va.shape[1])
+            self.bind(out, shape, va.dtype, va.requires_grad, False)
+            return
+        self.prog.append({"kind": "binop", "out": out, "op": "@", "a": a, "b": b})
         dtype = "float64" if "float64" in (va.dtype, vb.dtype) else "float32"
         self.bind(out, shape, dtype, va.requires_grad or vb.requires_grad, False)
 
@@ -185,10 +225,14 @@ class Builder:
         v = self.vars[src]
         nd = len(v.shape)
         out = self.name()
-        choice = self.rng.choice(
-            ["softmax", "log_softmax", "pow", "where", "cat", "stack", "max", "min", "clamp"]
-            + ["mean_dims", "sum_keepdim"]
-        )
+        choices = ["softmax", "log_softmax", "pow", "where", "cat", "stack", "max", "min", "clamp"]
+        choices += ["mean_dims", "sum_keepdim"]
+        if "more_ops" in self.features:
+            choices += ["var", "std", "logsumexp", "norm", "cumsum", "cumprod", "amin", "flip"]
+            choices += ["permute", "cat_sizes", "squeeze"]
+        if "ints" in self.features:
+            choices += ["where_mask"]
+        choice = self.rng.choice(choices)
         dim = self.rng.randrange(-nd, nd)
         shape, dtype, rg = v.shape, v.dtype, v.requires_grad
         step: dict[str, Any]
@@ -228,6 +272,66 @@ class Builder:
             }
             d = dim % nd
             shape = tuple(1 if i == d else s for i, s in enumerate(v.shape) if keep or i != d)
+        elif choice in ("var", "std", "logsumexp", "amin") or choice == "norm":
+            if choice == "amin" and 0 in v.shape:
+                return
+            keep = self.rng.random() < 0.4
+            kwargs: dict[str, Any] = {"dim": dim, "keepdim": keep}
+            if choice in ("var", "std") and self.rng.random() < 0.5:
+                kwargs["correction"] = self.rng.choice([0, 1, 2])
+            if choice == "norm" and self.rng.random() < 0.3:
+                kwargs = {}  # the 2-norm of everything
+            step = {"kind": "call", "out": out, "fn": choice, "args": [src], "kwargs": kwargs}
+            if kwargs:
+                d = dim % nd
+                shape = tuple(1 if i == d else s for i, s in enumerate(v.shape) if keep or i != d)
+            else:
+                shape = ()
+        elif choice in ("cumsum", "cumprod"):
+            step = {"kind": "call", "out": out, "fn": choice, "args": [src, dim], "kwargs": {}}
+        elif choice == "flip":
+            step = {"kind": "call", "out": out, "fn": "flip", "args": [src, [dim]], "kwargs": {}}
+        elif choice == "permute":
+            order = list(range(nd))
+            self.rng.shuffle(order)
+            step = {
+                "kind": "call",
+                "out": out,
+                "fn": "permute",
+                "args": [src, *order],
+                "kwargs": {},
+            }
+            shape = tuple(v.shape[i] for i in order)
+            self.prog.append(step)
+            self.bind(out, shape, dtype, rg, True)
+            return
+        elif choice == "squeeze":
+            step = {"kind": "call", "out": out, "fn": "squeeze", "args": [src, dim], "kwargs": {}}
+            d = dim % nd
+            shape = tuple(s for i, s in enumerate(v.shape) if i != d or s != 1)
+            self.prog.append(step)
+            self.bind(out, shape, dtype, rg, True)
+            return
+        elif choice == "cat_sizes":  # along dim, with another tensor of another size there
+            d = dim % nd
+            other = self.pick(
+                lambda w: (
+                    len(w.shape) == nd
+                    and all(a == b for i, (a, b) in enumerate(zip(w.shape, v.shape)) if i != d)
+                )
+            )
+            assert other is not None  # src itself
+            w = self.vars[other]
+            dtype = "float64" if "float64" in (v.dtype, w.dtype) else "float32"
+            rg = v.requires_grad or w.requires_grad
+            step = {"kind": "fn", "out": out, "fn": "cat", "list": [src, other], "dim": d}
+            shape = tuple(s + w.shape[d] if i == d else s for i, s in enumerate(v.shape))
+        elif choice == "where_mask":  # a bool tensor from a comparison, broadcast
+            mask = self.pick(lambda w: w.dtype == "bool" and _broadcastable(w.shape, v.shape), True)
+            if mask is None:
+                return
+            shape = _broadcast(self.vars[mask].shape, v.shape) or v.shape
+            step = {"kind": "where", "out": out, "cond": mask, "a": src, "b": 0.5, "mask": True}
         elif choice == "clamp":
             lo = round(self.rng.uniform(-1.5, 0.5), 2)
             kwargs = {"min": lo, "max": lo + 1.0} if self.rng.random() < 0.7 else {"min": lo}
@@ -248,6 +352,49 @@ class Builder:
             )
         self.prog.append(step)
         self.bind(out, shape, dtype, rg, False)
+
+    def index(self) -> None:
+        """Indexing with tensors: ``x[int64 tensor]`` (repeats and negative indices),
+        ``x[bool mask]``, ``index_select`` and ``gather``."""
+        src = self.pick(lambda v: len(v.shape) >= 1 and v.shape[0] > 0)
+        if src is None:
+            return
+        v = self.vars[src]
+        out = self.name()
+        choice = self.rng.choice(["ints", "mask", "index_select", "gather"])
+        n0 = v.shape[0]
+        if choice == "ints":
+            idx = [self.rng.randrange(-n0, n0) for _ in range(self.rng.randint(1, 4))]
+            step: dict[str, Any] = {"kind": "getitem", "out": out, "src": src}
+            step["key"] = [["tensor", idx]]
+            shape = (len(idx), *v.shape[1:])
+        elif choice == "mask":
+            mask = [self.rng.random() < 0.5 for _ in range(n0)]
+            step = {"kind": "getitem", "out": out, "src": src, "key": [["mask", mask]]}
+            shape = (sum(mask), *v.shape[1:])
+        elif choice == "index_select":
+            d = self.rng.randrange(len(v.shape))
+            if v.shape[d] == 0:
+                return
+            idx = [self.rng.randrange(v.shape[d]) for _ in range(self.rng.randint(1, 3))]
+            step = {"kind": "index_fn", "out": out, "fn": "index_select", "src": src}
+            step |= {"dim": d, "index": idx, "index_shape": [len(idx)]}
+            shape = tuple(len(idx) if i == d else s for i, s in enumerate(v.shape))
+        else:
+            d = self.rng.randrange(len(v.shape))
+            if v.shape[d] == 0:
+                return
+            ishape = list(v.shape)
+            ishape[d] = self.rng.randint(1, 3)
+            n = 1
+            for k in ishape:
+                n *= k
+            idx = [self.rng.randrange(v.shape[d]) for _ in range(n)]
+            step = {"kind": "index_fn", "out": out, "fn": "gather", "src": src}
+            step |= {"dim": d, "index": idx, "index_shape": ishape}
+            shape = tuple(ishape)
+        self.prog.append(step)
+        self.bind(out, shape, v.dtype, v.requires_grad, False)
 
     def setitem(self) -> None:
         """``x[i] = value`` (a number or a tensor of the row's shape), on a non-leaf, a
@@ -310,7 +457,10 @@ class Builder:
             return
         v = self.vars[src]
         out = self.name()
-        choice = self.rng.choice(["slice", "index", "transpose", "unsqueeze", "reshape", "expand"])
+        choices = ["slice", "index", "transpose", "unsqueeze", "reshape", "expand"]
+        if "more_ops" in self.features:
+            choices += ["expand_new"]
+        choice = self.rng.choice(choices)
         if choice == "slice":
             stop = self.rng.randint(1, max(v.shape[0], 1))
             step = {"kind": "getitem", "out": out, "src": src, "key": [["slice", 0, stop, 1]]}
@@ -331,6 +481,10 @@ class Builder:
         elif choice == "unsqueeze":
             step = {"kind": "call", "out": out, "fn": "unsqueeze", "args": [src, 0], "kwargs": {}}
             shape = (1,) + v.shape
+        elif choice == "expand_new":  # a new leading dim: every element seen twice
+            new = (2, *v.shape)
+            step = {"kind": "call", "out": out, "fn": "expand", "args": [src, *new], "kwargs": {}}
+            shape = new
         elif choice == "expand" and v.shape[0] == 1:
             new = (3,) + v.shape[1:]
             step = {"kind": "call", "out": out, "fn": "expand", "args": [src, *new], "kwargs": {}}
@@ -373,7 +527,8 @@ class Builder:
         target = self.pick(lambda v: v.requires_grad and not v.view)
         if target is not None:
             scale = self.rng.choice([2.0, -1.0, 0.5])
-            self.prog.append({"kind": "hook", "target": target, "scale": scale})
+            mode = self.rng.choice(["scale", "scale", "observe", "add"])
+            self.prog.append({"kind": "hook", "target": target, "scale": scale, "mode": mode})
 
     def detach(self) -> None:
         src = self.pick()
@@ -405,8 +560,11 @@ class Builder:
             step["create_graph"] = True
         if "inputs" in self.features and self.rng.random() < 0.2:
             leaves = [k for k, w in self.vars.items() if w.requires_grad and w.leaf]
+            if "more_ops" in self.features and self.rng.random() < 0.4:
+                leaves = [k for k, w in self.vars.items() if w.requires_grad]  # views too
             if leaves:
-                step["inputs"] = self.rng.sample(leaves, self.rng.randint(1, len(leaves)))
+                k = self.rng.randint(1, min(3, len(leaves)))
+                step["inputs"] = self.rng.sample(leaves, k)
         self.prog.append(step)
 
     def grad(self) -> None:
@@ -480,6 +638,8 @@ def generate(
         moves.append((b.setitem, 1))
     if "double" in features:
         moves.append((b.double, 1))
+    if "index" in features:
+        moves.append((b.index, 2))
     fns = [f for f, w in moves for _ in range(w)]
     for _ in range(length):
         b.rng.choice(fns)()

@@ -18,24 +18,26 @@ from tests.fuzz.interpreter import Backend, compare, run
 from tests.fuzz.programs import ALL_FEATURES, generate
 
 
-def check(seed: int, features: frozenset[str], length: int) -> str | None:
+def check(seed: int, features: frozenset[str], length: int, deep: bool = False) -> str | None:
     program = generate(seed, features, length)
     theirs = run(program, Backend(torch, "torch"))
     ours = run(program, Backend(engine, "engine"))
-    return compare(ours, theirs)
+    return compare(ours, theirs, deep)
 
 
-def _differs(program: list[dict[str, Any]]) -> str | None:
-    return compare(run(program, Backend(engine, "engine")), run(program, Backend(torch, "torch")))
+def _differs(program: list[dict[str, Any]], deep: bool = False) -> str | None:
+    return compare(
+        run(program, Backend(engine, "engine")), run(program, Backend(torch, "torch")), deep
+    )
 
 
-def minimise(program: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def minimise(program: list[dict[str, Any]], deep: bool = False) -> list[dict[str, Any]]:
     """Drop instructions one at a time while the programs still differ (the first
     difference may change: any difference is a finding)."""
     i = len(program) - 1
     while i >= 0:
         shorter = program[:i] + program[i + 1 :]
-        if _differs(shorter) is not None:
+        if _differs(shorter, deep) is not None:
             program = shorter
         i -= 1
     return program
@@ -48,20 +50,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--length", type=int, default=14)
     parser.add_argument("--show", type=int, default=5, help="programs to print in full")
     parser.add_argument("--minimise", action="store_true", help="print shown programs minimised")
+    parser.add_argument(
+        "--deep", action="store_true", help="also compare the nodes one level below each grad_fn"
+    )
     args = parser.parse_args(argv)
     start, stop = (int(x) for x in args.seeds.split(":"))
     features = frozenset(f for f in args.features.split(",") if f)
     failures = 0
     for seed in range(start, stop):
-        diff = check(seed, features, args.length)
+        diff = check(seed, features, args.length, args.deep)
         if diff is not None:
             failures += 1
             print(f"seed {seed}: {diff}")
             if failures <= args.show:
                 program = generate(seed, features, args.length)
                 if args.minimise:
-                    program = minimise(program)
-                    print(f"  minimised: {_differs(program)}")
+                    program = minimise(program, args.deep)
+                    print(f"  minimised: {_differs(program, args.deep)}")
                 print(json.dumps(program))
     print(f"{stop - start - failures} passed, {failures} failed")
     return 1 if failures else 0

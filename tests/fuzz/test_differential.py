@@ -26,24 +26,6 @@ ENGINE_FEATURES = ALL_FEATURES
 # a server cannot run a client's Python hook
 HTTP_FEATURES = SERVER_FEATURES
 
-_SOFTMAX = "softmax/log_softmax: backward not recorded as PyTorch's *BackwardDataBackward0"
-_RULES = "a backward rule's recorded ops differ from PyTorch's formula (create_graph)"
-_VIEW_ERR = "a version error through a written view names its node, PyTorch names AsStrided"
-# seeds whose difference is in a module another engineer owns (see the report and
-# tests/engine/test_fuzz_regressions.py); strict, so a fix shows up here
-KNOWN = {
-    12: _SOFTMAX,
-    25: _RULES + " (sum_to of a 0-d target: SumBackward1, PyTorch SumBackward0)",
-    83: _RULES + " (div's gradient for other at inf: NaN, PyTorch 0)",
-    86: _VIEW_ERR,
-    88: _SOFTMAX,
-    166: _SOFTMAX,
-    285: _SOFTMAX,
-    297: _RULES + " (div: DivBackward0, PyTorch MulBackward0)",
-    317: _RULES + " (square's second derivative records no graph; PyTorch's does)",
-    377: _RULES + " (div: DivBackward0, PyTorch DivBackward1)",
-}
-
 
 def _check(program: list[dict[str, Any]], ours: list[Any], theirs: list[Any]) -> None:
     diff = compare(ours, theirs)
@@ -58,16 +40,7 @@ def _engine_seed(torch: Any, seed: int) -> None:
 @pytest.mark.parametrize("block", range(0, len(ENGINE_SEEDS), 50))
 def test_engine_matches_torch(torch: Any, block: int) -> None:
     for seed in ENGINE_SEEDS[block : block + 50]:
-        if seed not in KNOWN:
-            _engine_seed(torch, seed)
-
-
-@pytest.mark.parametrize(
-    "seed",
-    [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=r)) for s, r in KNOWN.items()],
-)
-def test_known_differences(torch: Any, seed: int) -> None:
-    _engine_seed(torch, seed)
+        _engine_seed(torch, seed)
 
 
 @pytest.fixture(scope="module")
@@ -80,14 +53,6 @@ def server() -> Iterator[str]:
         yield url
     finally:
         srv.stop()
-
-
-# over HTTP (programs of length 10 with HTTP_FEATURES): differences outside the fuzzer's files
-KNOWN_HTTP = {
-    1010: "client: a version error through softmax's saved result is not raised over HTTP",
-    1025: "client: .grad cached across autograd.grad, which updates retained grads",
-    1028: _SOFTMAX,
-}
 
 
 def _client_seed(torch: Any, server: str, seed: int) -> None:
@@ -106,17 +71,4 @@ def _client_seed(torch: Any, server: str, seed: int) -> None:
 @pytest.mark.integration
 def test_client_over_http_matches_torch(torch: Any, server: str) -> None:
     for seed in HTTP_SEEDS:
-        if seed not in KNOWN_HTTP:
-            _client_seed(torch, server, seed)
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize(
-    "seed",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=r))
-        for s, r in KNOWN_HTTP.items()
-    ],
-)
-def test_known_client_differences(torch: Any, server: str, seed: int) -> None:
-    _client_seed(torch, server, seed)
+        _client_seed(torch, server, seed)

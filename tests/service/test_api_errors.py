@@ -23,7 +23,7 @@ JSON = {"content-type": "application/json"}
         ({"data": [[1.0, 2.0], [3.0]]}, "invalid_tensor"),  # ragged
         ({"b64": "AACAPw==", "dtype": "float32", "shape": [2]}, "invalid_tensor"),  # length
         ({"b64": "AACAPwAAAEA=", "dtype": "float32", "shape": [3]}, "invalid_tensor"),
-        ({"data": [1.0], "dtype": "float16"}, "invalid_tensor"),  # unknown dtype
+        ({"data": [1.0], "dtype": "complex64"}, "invalid_tensor"),  # unknown dtype
         ({"data": [1.0], "dtype": 32}, "invalid_tensor"),
         ({"b64": "AACAPw==", "shape": ["NaN"]}, "invalid_tensor"),  # NaN in shape
         ({"b64": "AACAPw==", "shape": [1.5]}, "invalid_tensor"),

@@ -35,6 +35,10 @@ def test_bench_service_quick_completes_and_prints_ratios() -> None:
         "/ops step",
         "/ops chain",
         "/batch 100",
+        "/batch 1",
+        "engine chain",
+        "engine train",
+        "/batch train",
         "/backward",
         "upload raw",
         "upload b64",
@@ -47,6 +51,8 @@ def test_bench_service_quick_completes_and_prints_ratios() -> None:
     for ratio in (
         "/ops step vs bare step",
         "/batch vs single requests",
+        "/batch train vs engine",
+        "batch step vs engine op",
         "upload b64 vs raw",
         "download b64 vs raw",
     ):

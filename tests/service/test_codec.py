@@ -26,9 +26,66 @@ def test_integer_literals_default_to_float32() -> None:
     assert arr.dtype == np.float32 and arr.shape == (2, 2)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+ALL_DTYPES = ["float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool"]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_explicit_dtypes(dtype: str) -> None:
     assert decode({"data": [1, 0, 1], "dtype": dtype}).dtype == codec.DTYPES[dtype]
+
+
+def test_the_wire_has_every_engine_dtype() -> None:
+    from engine import dtypes
+
+    assert list(codec.DTYPES) == list(dtypes.DTYPES) and sorted(ALL_DTYPES) == sorted(codec.DTYPES)
+
+
+def _sample(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    dt = codec.DTYPES[dtype]
+    if dt.kind == "b":
+        return (np.arange(math.prod(shape)) % 3 == 0).reshape(shape)
+    if dt.kind == "f":
+        return (np.arange(math.prod(shape)) / 7 - 1).astype(dt).reshape(shape)
+    info = np.iinfo(dt)  # the extremes as well as small values
+    vals = np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2], dtype=dt)
+    return np.resize(vals, shape)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize("encoding", ["json", "base64", "raw"])
+def test_every_dtype_round_trips(dtype: str, shape: tuple[int, ...], encoding: str) -> None:
+    arr = _sample(dtype, shape)
+    if encoding == "raw":
+        back = codec.decode_raw(codec.raw_bytes(arr), dtype, shape, max_elements=LIMIT)
+    else:
+        wire = render(codec.encode(arr, encoding))  # type: ignore[arg-type]
+        assert isinstance(wire, dict) and wire["dtype"] == dtype
+        back = decode(wire)
+    assert back.dtype == arr.dtype and back.shape == arr.shape
+    assert np.array_equal(back, arr)
+
+
+@pytest.mark.parametrize(
+    ("data", "dtype"),
+    [
+        ([256], "uint8"),
+        ([-1], "uint8"),
+        ([128], "int8"),
+        ([-129.0], "int8"),
+        ([2**31], "int32"),
+        ([40000], "int16"),
+        ([1e10], "int32"),
+        (["Infinity"], "int8"),
+    ],
+)
+def test_integers_must_fit(data: list, dtype: str) -> None:
+    with pytest.raises(InvalidTensorError, match=f"stored as {dtype}|do not fit {dtype}"):
+        decode({"data": data, "dtype": dtype})
+
+
+def test_float16_overflow_is_infinity_as_in_pytorch() -> None:
+    assert decode({"data": [70000.0, -1e6], "dtype": "float16"}).tolist() == [np.inf, -np.inf]
 
 
 def test_scalar_and_empty() -> None:
@@ -65,7 +122,8 @@ def test_float32_written_with_shortest_repr() -> None:
         {"data": [1.0, None]},
         {"data": [{"a": 1}]},
         {"data": "hello"},
-        {"data": [1.0], "dtype": "float16"},
+        {"data": [1.0], "dtype": "complex64"},
+        {"data": [1.0], "dtype": "float"},  # the wire spells dtypes one way
         {"data": ["NaN"], "dtype": "int64"},
         {"data": [1e300], "dtype": "int64"},
         {"data": [2**70], "dtype": "int64"},

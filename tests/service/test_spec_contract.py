@@ -59,7 +59,7 @@ REFUSED = [
     ("LeafIn", "PUT", "/tensors/x", {"data": 1.0, "shape": [1] * 33}, "invalid_tensor"),
     ("LeafIn", "PUT", "/tensors/x", {"b64": "AACAPw"}, "invalid_tensor"),  # unpadded
     ("LeafIn", "PUT", "/tensors/x", {"b64": "AACA PwAA"}, "invalid_tensor"),
-    ("LeafIn", "PUT", "/tensors/x", {"data": [1.0], "dtype": "float16"}, "invalid_tensor"),
+    ("LeafIn", "PUT", "/tensors/x", {"data": [1.0], "dtype": "complex64"}, "invalid_tensor"),
     ("LeafIn", "PUT", "/tensors/x", {"data": [1.0, "nan"]}, "invalid_tensor"),
     ("StepIn", "POST", "/ops", {"out": "y"}, "validation_error"),
     ("StepIn", "POST", "/ops", {"out": "y", "op": "exp", "expr": "x"}, "validation_error"),

@@ -152,3 +152,28 @@ def test_owners_are_kept_as_digests(tmp_path: Path) -> None:
             "mine"
         ]
         assert c.delete("/v1/sessions/mine", headers=beta).status_code == 404
+
+
+def test_replay_keeps_what_was_acknowledged_under_lowered_limits(tmp_path: Path) -> None:
+    """Records passed the size limits when they were acknowledged: a restart with lower
+    limits rebuilds the session as it was (no record refused), and only new requests meet
+    the new limits."""
+    s = "/v1/sessions/big"
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    first = [
+        ("POST", "/v1/sessions", {"name": "big"}),
+        ("PUT", f"{s}/tensors/x", {"data": [1.0, 2.0, 3.0], "requires_grad": True}),
+        ("POST", f"{s}/ops?values=false", {"out": "y", "expr": "(x.reshape(3, 1) * x).repeat(40, 40)"}),
+        ("POST", f"{s}/ops", {"out": "z", "expr": "y.sum()"}),
+    ]  # fmt: skip
+    done = _run(_app(store=url), first)
+    assert [status for status, _ in done] == [201, 201, 201, 201], done
+    later = [
+        ("GET", f"{s}/tensors/y?values=false", None),
+        ("POST", f"{s}/backward", {"tensors": "z"}),
+        ("POST", f"{s}/ops", {"out": "w", "expr": "y * 2"}),
+    ]
+    again = _run(_app(store=url, max_tensor_elements=100, max_session_bytes=4096), later)
+    assert again[0] == (200, done[2][1])  # the 14,400-element graph is back, as it was
+    assert again[1][0] == 507 and again[1][1]["code"] == "limit_exceeded", again[1]
+    assert again[2][0] == 413 and again[2][1]["code"] == "limit_exceeded", again[2]

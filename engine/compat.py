@@ -1,0 +1,116 @@
+"""PyTorch's call forms every op accepts without writing them itself.
+
+``out=``: the result written into a given tensor (resized when its shape differs,
+as PyTorch does, with its deprecation warning when it held elements), refused with
+PyTorch's message when autograd would have to record. ``axis=``/``keepdims=``:
+numpy's names for ``dim``/``keepdim``, which PyTorch's argument parser accepts for
+every op that has a ``dim``. The registry wraps each op's function with ``calls``;
+the common call (no ``out``, no alias) costs one dict check.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .errors import ArgumentTypeError, BadArgumentsError, DtypeMismatchError
+from .grad_mode import _enabled
+
+_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable[..., Any]:
+    """``fn`` taking ``out=`` and the numpy aliases its signature does not name."""
+    params = sig.parameters
+    aliases = {k: v for k, v in _ALIASES.items() if v in params and k not in params}
+    takes_out = "out" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values())
+    special = set(aliases) | ({"out"} if takes_out else set())
+    if not special:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs or special.isdisjoint(kwargs):
+            return fn(*args, **kwargs)
+        for alias, real in aliases.items():
+            if alias in kwargs:
+                if real in kwargs:
+                    raise ArgumentTypeError(f"{name}() got multiple values for argument '{real}'")
+                kwargs[real] = kwargs.pop(alias)
+        out = kwargs.pop("out", None) if takes_out else None
+        if out is None:
+            return fn(*args, **kwargs)
+        return _into(name, fn, out, args, kwargs)
+
+    return call
+
+
+def _tensors(values: Any) -> list[Any]:
+    from .tensor import Tensor
+
+    found: list[Any] = []
+    for v in values:
+        if isinstance(v, Tensor):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(_tensors(v))
+    return found
+
+
+def _into(name: str, fn: Callable[..., Any], out: Any, args: tuple[Any, ...], kw: dict) -> Any:
+    from .tensor import Tensor
+
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if not all(isinstance(o, Tensor) for o in outs):
+        raise ArgumentTypeError(
+            f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}"
+        )
+    inputs = _tensors(args) + _tensors(kw.values())
+    if _enabled.get() and any(t.requires_grad for t in inputs + outs):
+        raise BadArgumentsError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    result = fn(*args, **kw)
+    results = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(results) != len(outs):
+        raise ArgumentTypeError(f"{name}(): expected {len(results)} out tensor(s), got {len(outs)}")
+    for o, r in zip(outs, results):
+        _write(o, r)
+    return out if isinstance(out, (list, tuple)) else outs[0]
+
+
+def _write(out: Any, result: Any) -> None:
+    """PyTorch's ``out`` rules: the result's dtype must cast safely by category, a shape
+    mismatch resizes (warning when ``out`` held elements)."""
+    rd, od = result._data.dtype, out._data.dtype
+    if dtypes.category(rd) > dtypes.category(od):
+        raise DtypeMismatchError(
+            f"result type {dtypes.type_name(rd)} can't be cast to the desired output type "
+            f"{dtypes.type_name(od)}"
+        )
+    if out._data.shape != result._data.shape:
+        if out._view is not None:
+            raise BadArgumentsError(
+                f"Trying to resize storage that is not resizable: out has shape "
+                f"{list(out.shape)}, the result {list(result.shape)}"
+            )
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).",
+                UserWarning,
+                stacklevel=4,
+            )
+        out._data = np.empty(result._data.shape, dtype=od)
+    out._write(result._data)

@@ -1,0 +1,36 @@
+"""``torch.special`` over the registered ops: the same functions under their
+``torch.special`` names (``expit`` is ``sigmoid``, ``psi`` is ``digamma``)."""
+
+from __future__ import annotations
+
+from .registry import OPS
+
+_NAMES = {
+    "erf": "erf",
+    "erfc": "erfc",
+    "erfinv": "erfinv",
+    "expit": "sigmoid",
+    "exp2": "exp2",
+    "expm1": "expm1",
+    "log1p": "log1p",
+    "logit": "logit",
+    "logsumexp": "logsumexp",
+    "softmax": "softmax",
+    "log_softmax": "log_softmax",
+    "sinc": "sinc",
+    "round": "round",
+    "xlogy": "xlogy",
+    "xlog1py": "xlog1py",
+    "gammaln": "lgamma",
+    "digamma": "digamma",
+    "psi": "digamma",
+    "polygamma": "polygamma",
+    "multigammaln": "mvlgamma",
+    "i0": "i0",
+    "entr": "entr",
+    "ndtr": "ndtr",
+    "log_ndtr": "log_ndtr",
+    "erfcx": "erfcx",
+}
+globals().update({name: OPS[op].fn for name, op in _NAMES.items() if op in OPS})
+__all__ = [name for name, op in _NAMES.items() if op in OPS]
