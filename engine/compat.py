@@ -21,21 +21,49 @@ import numpy as np
 from . import dtypes
 from .errors import ArgumentTypeError, BadArgumentsError, DtypeMismatchError
 from .grad_mode import _enabled
+from .tensor import Tensor
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+_STAR_NAMES = {"size", "shape", "dims", "sizes", "repeats"}
+# PyTorch writes these in Python (torch/functional.py), where no alias is parsed
+_NO_ALIASES = {"norm", "split"}
+# ``size`` there is an int or a sequence with different meanings (torch.nn.functional)
+_NO_PACKING = {"interpolate"}
 
 
 def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable[..., Any]:
     """``fn`` taking ``out=`` and the numpy aliases its signature does not name."""
     params = sig.parameters
-    aliases = {k: v for k, v in _ALIASES.items() if v in params and k not in params}
+    aliases = {
+        k: v
+        for k, v in _ALIASES.items()
+        if v in params and k not in params and name not in _NO_ALIASES
+    }
     takes_out = "out" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values())
-    special = set(aliases) | ({"out"} if takes_out else set())
-    if not special:
+    # ``x.permute(dims=...)``, ``ones(size=...)``: PyTorch names the sizes an op takes as
+    # ``*sizes``; Python cannot pass a star parameter by keyword, so it is moved here
+    star = next((p.name for p in params.values() if p.kind is p.VAR_POSITIONAL), None)
+    star_names = {star, *(_STAR_NAMES - set(params))} if star else set()
+    special = set(aliases) | ({"out"} if takes_out else set()) | star_names
+    # ``x.flip(0, 1)``, ``x.new_zeros(2, 3)``: sizes given one by one where the op takes a
+    # sequence as its second parameter (PyTorch's int[] parameters take both forms)
+    positional = [
+        p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    packs = (
+        star is None
+        and len(positional) >= 2
+        and positional[1].name in ("dims", "size")
+        and name not in _NO_PACKING
+    )
+    limit = len(positional) if packs else 1 << 30
+    if not special and not packs:
         return fn
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > limit or (packs and len(args) == 2 and isinstance(args[1], int)):
+            args = (args[0], tuple(args[1:]))
         if not kwargs or special.isdisjoint(kwargs):
             return fn(*args, **kwargs)
         for alias, real in aliases.items():
@@ -43,6 +71,10 @@ def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable
                 if real in kwargs:
                     raise ArgumentTypeError(f"{name}() got multiple values for argument '{real}'")
                 kwargs[real] = kwargs.pop(alias)
+        given = [k for k in kwargs if k in star_names]
+        if given:
+            value = kwargs.pop(given[0])
+            args = (*args, *(value if isinstance(value, (list, tuple)) else (value,)))
         out = kwargs.pop("out", None) if takes_out else None
         if out is None:
             return fn(*args, **kwargs)
@@ -52,8 +84,6 @@ def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable
 
 
 def _tensors(values: Any) -> list[Any]:
-    from .tensor import Tensor
-
     found: list[Any] = []
     for v in values:
         if isinstance(v, Tensor):
@@ -64,8 +94,6 @@ def _tensors(values: Any) -> list[Any]:
 
 
 def _into(name: str, fn: Callable[..., Any], out: Any, args: tuple[Any, ...], kw: dict) -> Any:
-    from .tensor import Tensor
-
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if not all(isinstance(o, Tensor) for o in outs):
         raise ArgumentTypeError(

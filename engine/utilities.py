@@ -11,7 +11,8 @@ import numpy as np
 
 from . import dtypes
 from .creation import tensor
-from .errors import ArgumentTypeError
+from .errors import ArgumentTypeError, BadArgumentsError
+from .registry import OPS
 from .tensor import Tensor
 
 # PyTorch's dtype objects and their other spellings
@@ -88,13 +89,20 @@ def can_cast(from_: Any, to: Any) -> builtins.bool:
 
 def is_nonzero(input: Tensor) -> builtins.bool:
     """Whether a one-element tensor is not zero (PyTorch's refusals otherwise)."""
-    from .errors import BadArgumentsError
-
     if input._data.size == 0:
         raise BadArgumentsError("Boolean value of Tensor with no values is ambiguous")
     if input._data.size > 1:
         raise BadArgumentsError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(input._data.reshape(()) != 0)
+
+
+def _where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
+    """``x.where(condition, y)``: ``torch.where(condition, x, y)``."""
+    result: Tensor = OPS["where"].fn(condition, self, other)
+    return result
+
+
+Tensor.where = _where_method  # type: ignore[attr-defined]
 
 
 __all__ = [

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..methods import _inplace
 from ..registry import OPS
 from ..tensor import Tensor
 
@@ -103,8 +104,6 @@ def _inplace_form(name: str) -> Callable[..., Any]:
             args = tuple(args_)
         if not inplace:
             return fn(input, *args, **kwargs)
-        from ..methods import _inplace
-
         return _inplace(name)(input, *args, **kwargs)
 
     activation.__name__ = activation.__qualname__ = name
@@ -155,8 +154,8 @@ def _build() -> dict[str, Callable[..., Any]]:
     table.update({n: _inplace_form(n) for n in _INPLACE.split() if n in OPS})
     table.update({n: _loss(n) for n in _LOSSES.split() if n in OPS})
     table.update({n: _softmax_form(n) for n in ("softmax", "log_softmax", "softmin")})
-    for name in _INPLACE.split():
-        if name in OPS:
+    for name in ("relu", "elu", "celu", "selu", "leaky_relu", "hardtanh", "threshold"):
+        if name in OPS:  # the ``name_`` forms torch.nn.functional has
             base = table[name]
             table[name + "_"] = lambda input, *a, _f=base, **k: _f(input, *a, inplace=True, **k)
     return table

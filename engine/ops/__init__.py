@@ -26,3 +26,4 @@ from . import resample
 from . import special
 from . import activations
 from . import aliases
+from . import composites

@@ -15,7 +15,8 @@ from ..primitives import MulBackward1, WhereBackward0
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._util import arr, as_tensor, cast, operands
+from ._composite import composite
+from ._util import arr, as_tensor, broadcast_shape, cast, operands
 from .elementwise import KernelDtypeError, log
 
 
@@ -405,7 +406,16 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     if type(input) is Tensor and type(other) is float and input._data.dtype.kind == "f":
         return AddBackward0.apply(input, other, dtype=input._data.dtype, alpha=alpha)
     rt, (a, b) = operands(input, other)
+    _check_alpha(rt, alpha)
     return AddBackward0.apply(a, b, dtype=rt, alpha=alpha)
+
+
+def _check_alpha(rt: np.dtype, alpha: Any) -> None:
+    """PyTorch refuses a float ``alpha`` for an integral result (numpy would not cast)."""
+    if alpha != 1 and rt.kind in "biu" and isinstance(alpha, (float, np.floating)):
+        raise BadArgumentsError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
 
 
 @register(samples=S.binary, inplace=True, operators=("__sub__", "__isub__"))
@@ -421,6 +431,7 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         # a number first is a wrapped number, ranked below 0-d tensors (PyTorch)
         rt = dtypes.result_type(input, other)
         rt, (a, b) = operands(as_tensor(input, rt), other)
+    _check_alpha(rt, alpha)
     return SubBackward0.apply(a, b, dtype=rt, alpha=alpha)
 
 
@@ -495,7 +506,11 @@ def _remainder(a: Any, b: Any, dtype: np.dtype) -> np.ndarray:
     x, y = np.asarray(a, dtype), np.asarray(b, dtype)
     _int_divisor(y, dtype)
     with np.errstate(all="ignore"):
-        return np.asarray(np.remainder(x, y))
+        if dtype.kind != "f":
+            return np.asarray(np.remainder(x, y))
+        # PyTorch's kernel: fmod, moved into the divisor's sign (a zero keeps the dividend's)
+        r = np.fmod(x, y)
+        return np.asarray(np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r))
 
 
 def _fmod(a: Any, b: Any, dtype: np.dtype) -> np.ndarray:
@@ -527,6 +542,7 @@ def _rounding_operands(kernel: str, input: Any, other: Any) -> tuple[np.dtype, l
     if rt == dtypes.bool_:
         raise not_implemented_for(kernel, rt)
     b = b if isinstance(b, Tensor) else as_tensor(b, rt)
+    broadcast_shape(a.shape, b.shape)  # PyTorch's message, not numpy's
     return rt, [a, b]
 
 
@@ -784,19 +800,40 @@ def sign(input: Tensor) -> Tensor:
 @register(samples=S.unary, inplace=True)
 def floor(input: Tensor) -> Tensor:
     """Elementwise floor; zero gradient."""
-    return FloorBackward0.apply(as_tensor(input))
+    return FloorBackward0.apply(_no_bool(input, "floor_vml_cpu"))
 
 
 @register(samples=S.unary, inplace=True)
 def ceil(input: Tensor) -> Tensor:
     """Elementwise ceiling; zero gradient."""
-    return CeilBackward0.apply(as_tensor(input))
+    return CeilBackward0.apply(_no_bool(input, "ceil_vml_cpu"))
 
 
 @register(samples=S.unary, inplace=True)
-def round(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
-    """Elementwise rounding half to even; zero gradient."""
-    return RoundBackward0.apply(as_tensor(input))
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Elementwise rounding half to even (to ``decimals`` places); zero gradient."""
+    a = _no_bool(input, "round_vml_cpu")
+    if not decimals:
+        return RoundBackward0.apply(a)
+    if a._data.dtype.kind != "f":
+        raise not_implemented_for("round_cpu", a._data.dtype)
+    return composite("RoundBackward1", _round_decimals, a, decimals=int(decimals))
+
+
+def _round_decimals(a: Tensor, *, decimals: int) -> Tensor:
+    """PyTorch's kernel: ``nearbyint(x * 10**d) / 10**d`` (``x / 10**-d`` for d < 0)."""
+    scale = 10.0 ** abs(decimals)
+    if decimals > 0:
+        return div(RoundBackward0.apply(mul(a, scale)), scale)
+    return mul(RoundBackward0.apply(div(a, scale)), scale)
+
+
+def _no_bool(input: Any, kernel: str) -> Tensor:
+    """The tensor; PyTorch's rounding kernels have no bool version."""
+    a = as_tensor(input)
+    if a._data.dtype == dtypes.bool_:
+        raise not_implemented_for(kernel, a._data.dtype)
+    return a
 
 
 def _where_samples(rng: np.random.Generator) -> list[Any]:

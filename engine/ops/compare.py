@@ -71,13 +71,17 @@ def _logical_samples(rng: np.random.Generator) -> list[Any]:
 @register(samples=_logical_samples, differentiable=False, operators=("__and__",))
 def logical_and(input: Any, other: Any) -> Tensor:
     """Elementwise logical and, as bool."""
-    return Tensor._make(np.logical_and(as_tensor(input)._data, as_tensor(other)._data))
+    a, b = as_tensor(input), as_tensor(other)
+    broadcast_shape(a.shape, b.shape)  # PyTorch's message, not numpy's
+    return Tensor._make(np.logical_and(a._data, b._data))
 
 
 @register(samples=_logical_samples, differentiable=False, operators=("__or__",))
 def logical_or(input: Any, other: Any) -> Tensor:
     """Elementwise logical or, as bool."""
-    return Tensor._make(np.logical_or(as_tensor(input)._data, as_tensor(other)._data))
+    a, b = as_tensor(input), as_tensor(other)
+    broadcast_shape(a.shape, b.shape)  # PyTorch's message, not numpy's
+    return Tensor._make(np.logical_or(a._data, b._data))
 
 
 @register(
@@ -93,7 +97,9 @@ def logical_not(input: Any) -> Tensor:
 @register(samples=_logical_samples, differentiable=False)
 def logical_xor(input: Any, other: Any) -> Tensor:
     """Elementwise logical exclusive or, as bool."""
-    return Tensor._make(np.logical_xor(as_tensor(input)._data, as_tensor(other)._data))
+    a, b = as_tensor(input), as_tensor(other)
+    broadcast_shape(a.shape, b.shape)  # PyTorch's message, not numpy's
+    return Tensor._make(np.logical_xor(a._data, b._data))
 
 
 # -- bitwise: on integers bit by bit, on bool logical (the operators & | ^ ~) ---------------

@@ -216,7 +216,7 @@ def _cpp(value: Any) -> str:
     estimate=estimates.arange,
 )
 def arange(
-    start: Any,
+    start: Any = 0,
     end: Any = None,
     step: Any = 1,
     *,

@@ -375,7 +375,8 @@ class ReluBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_result()
-        return np.maximum(a._data, 0)
+        x = a._data
+        return np.where(x < 0, np.zeros((), x.dtype), x)  # keeps -0.0 and NaN, as PyTorch
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

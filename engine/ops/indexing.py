@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
-from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
+from ..errors import (
+    ArgumentValueError,
+    BadArgumentsError,
+    DtypeMismatchError,
+    IndexOutOfRangeError,
+    ShapeMismatchError,
+)
 from ..function import Function
 from ..primitives import (
     SelectBackward0,
@@ -184,7 +190,7 @@ def _slice(t: Tensor, dim: int, s: slice, skip_full: bool) -> Tensor:
     if step == 0:
         raise BadArgumentsError("slice step cannot be zero")
     if step is not None and step < 0:
-        raise BadArgumentsError("step must be greater than zero")
+        raise ArgumentValueError("step must be greater than zero")  # PyTorch: ValueError
     size = t._data.shape[dim]
     if skip_full and not start and (stop is None or stop >= size) and step in (None, 1):
         return t  # PyTorch skips a full slice inside a tuple index
@@ -615,6 +621,8 @@ def _index_select_samples(rng: np.random.Generator) -> list[Any]:
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a vector) along ``dim``."""
     a, idx_t = as_tensor(input), as_tensor(index)
+    if idx_t._data.dtype == dtypes.int32:  # PyTorch takes int32 indices here too
+        idx_t = Tensor._make(idx_t._data.astype(dtypes.int64))
     idx = _check_index_dtype(idx_t, "index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:
         raise BadArgumentsError("index_select(): Index is supposed to be a vector")

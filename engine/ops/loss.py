@@ -575,7 +575,7 @@ def cross_entropy(
     if not 0.0 <= ls <= 1.0:
         raise BadArgumentsError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls:g}")
     if not dtypes.is_floating(a._data.dtype):
-        raise DtypeMismatchError(
+        raise KernelDtypeError(  # PyTorch raises NotImplementedError
             f"\"log_softmax_lastdim_kernel_impl\" not implemented for '{_type_name(a._data.dtype)}'"
         )
     cdim = 1 if a._data.ndim >= 2 else 0

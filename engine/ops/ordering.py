@@ -24,6 +24,7 @@ from ..function import Function
 from ..registry import Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._composite import KernelDtypeError
 from ._util import as_tensor, normalize_dim
 from .rearrange import flat_index, gather_flat
 from .reduction import _evenly
@@ -202,6 +203,9 @@ def _median_samples(rng: np.random.Generator) -> list[Any]:
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median; with ``dim``, (values, indices) along it."""
     a = as_tensor(input)
+    if a._data.dtype == dtypes.bool_:
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise KernelDtypeError(f"\"{kernel}\" not implemented for 'Bool'")
     if dim is None:
         if not dtypes.is_floating(a._data.dtype):
             x = np.sort(a._data.reshape(-1))

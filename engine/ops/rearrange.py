@@ -25,6 +25,7 @@ from ..primitives import SliceBackward0, slice_key
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._composite import KernelDtypeError
 from ._util import as_tensor, normalize_dim, normalize_dims, shape_arg
 from .indexing import AliasBackward0, index_select
 from .shape import contiguous, expand, permute, reshape, stack, unsqueeze, view
@@ -296,13 +297,35 @@ def _interleave_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
+def _repeat_indices(counts: Tensor) -> Tensor:
+    """``repeat_interleave(counts)``: index ``i`` repeated ``counts[i]`` times, in counts' dtype."""
+    c = counts._data
+    if c.ndim > 1:
+        raise BadArgumentsError("repeat_interleave only accept 1D vector as repeat")
+    if c.dtype.kind not in "iu":
+        raise KernelDtypeError(
+            f"\"repeat_interleave_cpu\" not implemented for '{dtypes.type_name(c.dtype)}'"
+        )
+    c = c.reshape(-1)
+    if (c < 0).any():
+        raise BadArgumentsError("repeats can not be negative")
+    return Tensor._make(np.repeat(np.arange(c.size, dtype=c.dtype), c))
+
+
 @register(samples=_interleave_samples, estimate=_interleave_estimate)
 def repeat_interleave(
-    input: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None
+    input: Tensor,
+    repeats: Any = None,
+    dim: int | None = None,
+    *,
+    output_size: int | None = None,
 ) -> Tensor:
-    """Each element repeated ``repeats`` times (an int, or one count per element) along ``dim``."""
+    """Each element repeated ``repeats`` times (an int, or one count per element) along ``dim``;
+    given only counts, each index repeated its count (``repeat_interleave(counts)``)."""
 
     a = as_tensor(input)
+    if repeats is None:
+        return _repeat_indices(a)
     reps = _repeats_array(repeats)
     if dim is None:
         a = reshape(a, -1)

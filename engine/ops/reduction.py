@@ -23,12 +23,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import dtypes
-from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
+from ..errors import (
+    ArgumentTypeError,
+    BadArgumentsError,
+    DtypeMismatchError,
+    IndexOutOfRangeError,
+)
 from ..function import Function
 from ..primitives import DivBackward1, SumToSize, sum_to, sum_to_array  # noqa: F401 - re-exported
 from ..registry import OPS, Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._composite import KernelDtypeError
 from ._util import as_tensor, normalize_dim, normalize_dims
 from .arithmetic import abs as abs_
 from .arithmetic import pow as pow_
@@ -52,11 +58,11 @@ def numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, axis: Any = None, keepdims: Any = None, **kwargs: Any) -> Any:
         if axis is not None:
             if "dim" in kwargs or len(args) > 1:
-                raise BadArgumentsError(f"{fn.__name__}() got multiple values for argument 'dim'")
+                raise ArgumentTypeError(f"{fn.__name__}() got multiple values for argument 'dim'")
             kwargs["dim"] = axis
         if keepdims is not None:
             if not has_keepdim:
-                raise BadArgumentsError(
+                raise ArgumentTypeError(
                     f"{fn.__name__}() got an unexpected keyword argument 'keepdims'"
                 )
             kwargs["keepdim"] = keepdims
@@ -216,8 +222,10 @@ def sum(  # noqa: A001
     ``dtype`` when given (integers and bool sum to int64 by default)."""
     a = as_tensor(input)
     dt = _dtype_arg(dtype)
-    if dim is None:
+    if dim is None and not keepdim:
         return SumBackward0.apply(a, dtype=dt)
+    if dim is None:  # keepdim over every dim: PyTorch's dim-list overload
+        dim = tuple(range(a.ndim))
     return SumBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim), dtype=dt)
 
 
@@ -332,8 +340,10 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         "mean(): could not infer output dtype. Input dtype must be either a floating point "
         "or complex dtype. Got: {name}",
     )
-    if dim is None:
+    if dim is None and not keepdim:
         return MeanBackward0.apply(a)
+    if dim is None:  # keepdim over every dim: PyTorch's dim-list overload
+        dim = tuple(range(a.ndim))
     return MeanBackward1.apply(a, dims=_dims(dim, a.ndim), keepdim=bool(keepdim))
 
 
@@ -1288,7 +1298,8 @@ def _softmax_input(op: str, input: Any, dim: Any, dtype: Any) -> tuple[Tensor, i
     if not dtypes.is_floating(a._data.dtype):
         d = normalize_dim(dim, a.ndim)
         kernel = f"{op}_lastdim_kernel_impl" if d >= a.ndim - 1 else f"{op}_kernel_impl"
-        raise DtypeMismatchError(f"\"{kernel}\" not implemented for '{_type_name(a._data.dtype)}'")
+
+        raise KernelDtypeError(f"\"{kernel}\" not implemented for '{_type_name(a._data.dtype)}'")
     d = normalize_dim(dim, a.ndim)
     return a, (d if a.ndim else None)
 
@@ -1327,6 +1338,8 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def _logical_reduce(np_fn: Any, input: Any, dim: Any, keepdim: bool) -> Tensor:
     a = as_tensor(input)
     dims = None if dim is None else _dims(dim, a.ndim)
+    if isinstance(dim, (list, tuple)) and not dim:
+        dims = ()  # PyTorch's all/any over no dims reduce nothing (sum's () means every dim)
     with np.errstate(invalid="ignore"):
         out = np.asarray(np_fn(a._data, axis=dims, keepdims=bool(keepdim)))
     # PyTorch keeps uint8 for uint8 inputs (its legacy byte masks); every other dtype gives bool

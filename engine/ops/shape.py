@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
-from ..errors import BadArgumentsError, ShapeMismatchError
+from ..errors import ArgumentValueError, BadArgumentsError, ShapeMismatchError
 from ..function import Function
 from ..primitives import (
     CloneBackward0,
@@ -496,7 +496,7 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim`` (dtypes promote as in PyTorch)."""
     ts = _tensor_list(tensors, "cat")
     if not ts:
-        raise BadArgumentsError("torch.cat(): expected a non-empty list of Tensors")
+        raise ArgumentValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(ts):
         if t._data.ndim == 0:
             raise BadArgumentsError(

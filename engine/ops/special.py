@@ -310,6 +310,8 @@ def _away_from_integers(rng: np.random.Generator, *shape: int) -> np.ndarray:
 def trunc(input: Tensor) -> Tensor:
     """Elementwise rounding toward zero; zero gradient."""
     a = as_tensor(input)
+    if a._data.dtype == dtypes.bool_:
+        raise not_implemented_for("trunc_vml_cpu", a._data.dtype)
     kernel = np.trunc if a._data.dtype.kind == "f" else np.copy
     return TruncBackward0.apply(a, kernel=kernel)
 
