@@ -105,7 +105,159 @@ def _where_method(self: Tensor, condition: Any, other: Any) -> Tensor:
 Tensor.where = _where_method  # type: ignore[attr-defined]
 
 
+class device:  # noqa: N801 - PyTorch's name
+    """``torch.device``: the engine has one, the CPU."""
+
+    def __init__(self, type: str = "cpu", index: builtins.int | None = None) -> None:
+        kind = str(type).split(":")[0]
+        if kind != "cpu":
+            from .errors import BadArgumentsError
+
+            raise BadArgumentsError(f"the engine runs on the CPU only, not on {type!r}")
+        self.type, self.index = "cpu", index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return str(other) == "cpu"
+
+    def __hash__(self) -> builtins.int:
+        return hash("cpu")
+
+
+_CPU = device("cpu")
+
+
+def _layout(self: Tensor) -> Any:
+    return self._data
+
+
+def _stride(self: Tensor, dim: builtins.int | None = None) -> Any:
+    """Strides in elements, as PyTorch counts them (0 along a broadcast dim)."""
+    size = self._data.itemsize
+    strides = tuple(s // size for s in self._data.strides)
+    return strides if dim is None else strides[dim]
+
+
+def _is_contiguous(self: Tensor, memory_format: Any = None) -> builtins.bool:
+    return builtins.bool(self._data.flags.c_contiguous)
+
+
+_TENSOR_HELPERS: dict[str, Any] = {
+    "is_contiguous": _is_contiguous,
+    "stride": _stride,
+    "cpu": lambda self, memory_format=None: self,
+    "element_size": lambda self: self._data.itemsize,
+    "ndimension": lambda self: self._data.ndim,
+    "nelement": lambda self: self._data.size,
+    "is_floating_point": is_floating_point,
+    "is_complex": is_complex,
+    "storage_offset": lambda self: 0,
+    "data_ptr": lambda self: self._data.__array_interface__["data"][0],
+}
+for _name, _fn in _TENSOR_HELPERS.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _fn)
+for _name, _value in {
+    "device": property(lambda self: _CPU),
+    "is_cuda": property(lambda self: False),
+    "nbytes": property(lambda self: self._data.nbytes),
+    "itemsize": property(lambda self: self._data.itemsize),
+    "H": property(lambda self: self.T),
+    "mH": property(lambda self: self.mT),
+}.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _value)
+
+
+def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
+    """The tensors expanded to their common broadcast shape (views, gradients flow)."""
+    from .ops._util import broadcast_shape
+    from .registry import OPS
+
+    ts = [t if isinstance(t, Tensor) else tensor(t) for t in tensors]
+    shape = broadcast_shape(*(t.shape for t in ts))
+    return tuple(OPS["expand"].fn(t, *shape) for t in ts)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[builtins.int, ...]:
+    from .ops._util import broadcast_shape
+
+    return broadcast_shape(*(tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in shapes))
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors (``indexing="xy"`` swaps the first two dims)."""
+    from .errors import BadArgumentsError
+    from .registry import OPS
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise BadArgumentsError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    ts = list(tensors)
+    for t in ts:
+        if t.ndim > 1:
+            raise BadArgumentsError(
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: " + repr(t)
+            )
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    sizes = [max(t.numel(), 1) if t.ndim else 1 for t in ts]
+    grids = []
+    for k, t in enumerate(ts):
+        shape = [1] * len(ts)
+        shape[k] = sizes[k]
+        grids.append(OPS["expand"].fn(OPS["reshape"].fn(t, *shape), *sizes))
+    if swap:  # the grids of the swapped inputs, handed back in the callers' order
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def unique(
+    input: Tensor,
+    sorted: builtins.bool = True,  # noqa: A002 - PyTorch's name
+    return_inverse: builtins.bool = False,
+    return_counts: builtins.bool = False,
+    dim: builtins.int | None = None,
+) -> Any:
+    """The distinct elements (or slices along ``dim``), sorted; with the index of each input
+    element among them and how often each occurs when asked. No gradient (as PyTorch)."""
+    from .ops._util import normalize_dim
+
+    x = input._data
+    if dim is None:
+        values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(x.shape)
+    else:
+        d = normalize_dim(dim, x.ndim)
+        values, inverse, counts = np.unique(x, axis=d, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+    out: list[Tensor] = [Tensor._make(np.ascontiguousarray(values))]
+    if return_inverse:
+        out.append(Tensor._make(inverse.astype(np.int64)))
+    if return_counts:
+        out.append(Tensor._make(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+if not hasattr(Tensor, "unique"):
+    Tensor.unique = unique  # type: ignore[attr-defined]
+
+
 __all__ = [
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "device",
+    "meshgrid",
+    "unique",
     "as_tensor",
     "asarray",
     "bool",

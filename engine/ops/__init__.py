@@ -27,3 +27,4 @@ from . import special
 from . import activations
 from . import aliases
 from . import composites
+from . import gamma

@@ -906,3 +906,66 @@ def new_tensor(
     value = data._data if isinstance(data, Tensor) else np.asarray(data)
     out = Tensor(np.array(value, dtype=dt))
     return out.requires_grad_(True) if requires_grad else out
+
+
+# -- matrix functions ------------------------------------------------------------------------
+
+
+def _square_batches(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    n = shape[-1]
+    return rng.uniform(-0.5, 0.5, size=shape) + np.eye(n)
+
+
+def _matrix_power_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        sample(_square_batches(rng, 3, 3), 2, note="square"),
+        sample(_square_batches(rng, 3, 3), 5, note="n=5"),
+        sample(_square_batches(rng, 2, 3, 3), 3, note="batch"),
+        sample(_square_batches(rng, 3, 3), 1, note="n=1"),
+        sample(_square_batches(rng, 3, 3), -2, note="negative"),
+        sample(_square_batches(rng, 2, 2), -1, note="inverse"),
+    ]
+
+
+@register(samples=_matrix_power_samples)
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """The ``n``-th power of square matrices (of the inverse for negative ``n``), by
+    repeated squaring as PyTorch does."""
+    a = as_tensor(input)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise BadArgumentsError(
+            "linalg.matrix_power: A must be batches of square matrices, but they are "
+            + (f"{a.shape[-2]} by {a.shape[-1]} matrices" if a.ndim >= 2 else "not matrices")
+        )
+    if n == 0:
+        eye = _op("eye")(a.shape[-1], dtype=dtypes.torch_name(a.dtype))
+        return _op("clone")(_op("expand")(eye, *a.shape))
+    if n < 0:
+        a, n = _op("inv")(a), -n
+    if n == 1:
+        return a if a is not input else _op("clone")(a)
+    result: Tensor | None = None
+    base = a
+    while n:
+        if n & 1:
+            result = base if result is None else _op("matmul")(result, base)
+        n >>= 1
+        if n:
+            base = _op("matmul")(base, base)
+    assert result is not None
+    return result
+
+
+def _logdet_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        sample(_square_batches(rng, 3, 3), note="matrix"),
+        sample(_square_batches(rng, 2, 3, 3), note="batch"),
+        sample(-_square_batches(rng, 3, 3), note="negative determinant: nan", gradcheck=False),
+    ]
+
+
+@register(samples=_logdet_samples)
+def logdet(input: Tensor) -> Tensor:
+    """``log(det(A))``: NaN where the determinant is negative (PyTorch's composite)."""
+    sign, logabs = _op("slogdet")(input)
+    return _op("where")(_op("lt")(sign, 0), float("nan"), logabs)

@@ -388,9 +388,30 @@ def to_dtype(input: Tensor, dtype: Any) -> Tensor:
         sample(S.rand(rng, 2, 2), "float64"),
     ],
 )
-def to(input: Tensor, dtype: str) -> Tensor:
-    """Cast to ``dtype`` (float32, float64, int64, bool); the result is a copy only if it differs."""
-    return to_dtype(input, dtype)
+def to(
+    input: Tensor,
+    dtype: Any = None,
+    *more: Any,
+    device: Any = None,
+    copy: bool = False,
+    **_: Any,
+) -> Tensor:
+    """Cast to ``dtype`` (float32, float64, int64, bool); the result is a copy only if it differs
+    (or ``copy``). PyTorch's other forms: ``x.to("cpu")`` (the only device), ``x.to(other)``."""
+    if more:  # ``x.to(device, dtype)``
+        device, dtype = dtype, more[0]
+    if isinstance(dtype, Tensor):
+        dtype = dtypes.torch_name(dtype._data.dtype)
+    for where in (dtype, device):
+        text = str(where)
+        if where is not None and (text == "cpu" or text.startswith(("cpu:", "cuda", "mps"))):
+            if text.startswith(("cuda", "mps")):
+                raise BadArgumentsError(f"the engine runs on the CPU only, not on {text!r}")
+            dtype = None if where is dtype else dtype
+    if dtype is None:
+        return clone(input) if copy else input
+    out = to_dtype(input, dtype)
+    return clone(out) if copy and out is input else out
 
 
 @register(samples=lambda rng: S.unary(rng))

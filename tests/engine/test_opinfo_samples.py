@@ -110,6 +110,12 @@ UNARY = {
     "bitwise_not": (-2, 2),
     "nan_to_num": (-2, 2),
     "positive": (-2, 2),
+    "lgamma": (0.3, 4),
+    "digamma": (0.3, 4),
+    "absolute": (-2, 2),
+    "negative": (-2, 2),
+    "sgn": (-2, 2),
+    "fix": (-2, 2),
 }
 
 
