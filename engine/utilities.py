@@ -12,6 +12,7 @@ import numpy as np
 from . import dtypes
 from .creation import tensor
 from .errors import ArgumentTypeError, BadArgumentsError
+from .ops._util import broadcast_shape, normalize_dim
 from .registry import OPS
 from .tensor import Tensor
 
@@ -111,8 +112,6 @@ class device:  # noqa: N801 - PyTorch's name
     def __init__(self, type: str = "cpu", index: builtins.int | None = None) -> None:
         kind = str(type).split(":")[0]
         if kind != "cpu":
-            from .errors import BadArgumentsError
-
             raise BadArgumentsError(f"the engine runs on the CPU only, not on {type!r}")
         self.type, self.index = "cpu", index
 
@@ -176,8 +175,6 @@ for _name, _value in {
 
 def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
     """The tensors expanded to their common broadcast shape (views, gradients flow)."""
-    from .ops._util import broadcast_shape
-    from .registry import OPS
 
     ts = [t if isinstance(t, Tensor) else tensor(t) for t in tensors]
     shape = broadcast_shape(*(t.shape for t in ts))
@@ -185,15 +182,12 @@ def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[builtins.int, ...]:
-    from .ops._util import broadcast_shape
 
     return broadcast_shape(*(tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in shapes))
 
 
 def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors (``indexing="xy"`` swaps the first two dims)."""
-    from .errors import BadArgumentsError
-    from .registry import OPS
 
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
@@ -230,7 +224,6 @@ def unique(
 ) -> Any:
     """The distinct elements (or slices along ``dim``), sorted; with the index of each input
     element among them and how often each occurs when asked. No gradient (as PyTorch)."""
-    from .ops._util import normalize_dim
 
     x = input._data
     if dim is None:
