@@ -131,7 +131,7 @@ def bind() -> None:
             if inplace:  # __iadd__ beside __add__: ``x += y`` is the in-place form
                 setattr(Tensor, dunder, getattr(Tensor, spec.name + "_"))
             else:
-                setattr(Tensor, dunder, spec.fn)
+                setattr(Tensor, dunder, spec.operator_fn or spec.fn)
         for dunder in spec.reflected:
-            setattr(Tensor, dunder, _reflected(spec.fn))
+            setattr(Tensor, dunder, _reflected(spec.operator_fn or spec.fn))
     Tensor.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]

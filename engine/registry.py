@@ -139,6 +139,9 @@ class OpSpec:
     # arguments the call writes in place besides its result (batch_norm's running stats):
     # a caller that must undo a failed call saves them first
     writes: tuple[str, ...] = ()
+    # the op's own function, without ``fn``'s call forms (out=, axis=): what the Python
+    # operators bind, since ``x * y`` can carry neither (one call less on the hot path)
+    operator_fn: Callable[..., Any] | None = None
 
     def results_rule(self) -> dict[str, Any]:
         """The results fact as data (``{"count": n}`` or a ``Results`` rule)."""
@@ -226,6 +229,7 @@ def register(
             results=results,
             estimate=estimate,
             writes=tuple(writes),
+            operator_fn=fn,
         )
         return fn
 
