@@ -188,6 +188,12 @@ def _needed(
     return needed
 
 
+def _position(node: Node, edge: tuple[Any, int]) -> int:
+    """Which input of ``node`` an edge is (for an error's index; edges are distinct
+    tuples, so identity finds it without counting on the hot loop)."""
+    return next(i for i, e in enumerate(node.next_edges) if e is edge)
+
+
 def _add(a: Any, b: Any) -> Any:
     return b if a is None else a + b
 
@@ -314,7 +320,7 @@ def _run(
                     finally:
                         fpstate.quiet_off(user)
                 executed.append(node)
-                for index, (edge, g) in enumerate(zip(node.next_edges, in_grads)):
+                for edge, g in zip(node.next_edges, in_grads):
                     if edge is None or g is None:
                         continue
                     target, nr = edge
@@ -327,7 +333,7 @@ def _run(
                     else:
                         shape, dtype = target._data.shape, target._data.dtype
                     if g.shape != shape or g.dtype != dtype:
-                        g = _fit(node, g, shape, dtype, raw, index)
+                        g = _fit(node, g, shape, dtype, raw, _position(node, edge))
                     if is_node:
                         if (
                             needed is not None
