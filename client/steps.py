@@ -23,8 +23,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from engine.errors import LEAF_INPLACE_MESSAGE
+
 from . import errors, wire
-from .tensor import LEAF_INPLACE_MESSAGE, GradRef, Tensor, count_results
+from .tensor import GradRef, Tensor, count_results
 
 # Python's own table: the dunder each operator symbol calls; which op a dunder is comes
 # from the catalogue (an op's "operators" form)

@@ -24,8 +24,6 @@ from .printing import MAX_ELEMENTS, tensor_repr
 if TYPE_CHECKING:
     from .steps import Remote
 
-LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
-
 
 def count_results(
     spec: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -25,20 +25,20 @@ from .tensor import Tensor
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 _STAR_NAMES = {"size", "shape", "dims", "sizes", "repeats"}
-# PyTorch writes these in Python (torch/functional.py), where no alias is parsed
-_NO_ALIASES = {"norm", "split"}
-# ``size`` there is an int or a sequence with different meanings (torch.nn.functional)
-_NO_PACKING = {"interpolate"}
 
 
-def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable[..., Any]:
-    """``fn`` taking ``out=`` and the numpy aliases its signature does not name."""
+def calls(
+    name: str,
+    fn: Callable[..., Any],
+    sig: inspect.Signature,
+    *,
+    numpy_names: bool = True,
+    sizes_one_by_one: bool = True,
+) -> Callable[..., Any]:
+    """``fn`` taking ``out=`` and the numpy aliases its signature does not name (unless
+    the registration says PyTorch parses none), and sizes one by one (unless it says no)."""
     params = sig.parameters
-    aliases = {
-        k: v
-        for k, v in _ALIASES.items()
-        if v in params and k not in params and name not in _NO_ALIASES
-    }
+    aliases = {k: v for k, v in _ALIASES.items() if numpy_names and v in params and k not in params}
     takes_out = "out" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values())
     # ``x.permute(dims=...)``, ``ones(size=...)``: PyTorch names the sizes an op takes as
     # ``*sizes``; Python cannot pass a star parameter by keyword, so it is moved here
@@ -54,7 +54,7 @@ def calls(name: str, fn: Callable[..., Any], sig: inspect.Signature) -> Callable
         star is None
         and len(positional) >= 2
         and positional[1].name in ("dims", "size")
-        and name not in _NO_PACKING
+        and sizes_one_by_one
     )
     limit = len(positional) if packs else 1 << 30
     if not special and not packs:

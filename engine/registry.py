@@ -191,14 +191,17 @@ def register(
     results: int | Results = 1,
     estimate: EstimateFn | None = None,
     writes: tuple[str, ...] = (),
+    numpy_names: bool = True,
+    sizes_one_by_one: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
     ``fn(self, other)`` and ``reflected`` ones called as ``fn(other, self)``; an in-place
     dunder such as ``__iadd__`` binds the in-place method), how many ``results`` it makes,
     how its result size is ``estimate``d before allocation, which arguments it ``writes``
-    in place besides its result, whether it is
-    ``differentiable``, and its ``samples`` for the op database. The docstring's first
+    in place besides its result, whether PyTorch's argument parser gives it
+    ``numpy_names`` (``axis=``; not for ops PyTorch writes in Python) and sizes given
+    ``sizes_one_by_one``, whether it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
     ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
 
@@ -215,7 +218,8 @@ def register(
             raise TypeError(f"op {key!r}: writes= names no parameter {unknown}")
         OPS[key] = OpSpec(
             name=key,
-            fn=calls(key, fn, sig),  # with ``out=`` and the ``axis=`` alias (compat.py)
+            # with ``out=``, the ``axis=`` alias and sizes one by one (compat.py)
+            fn=calls(key, fn, sig, numpy_names=numpy_names, sizes_one_by_one=sizes_one_by_one),
             signature=sig,
             doc=(inspect.getdoc(fn) or "").splitlines()[0] if fn.__doc__ else "",
             differentiable=differentiable,

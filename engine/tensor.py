@@ -20,6 +20,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import (
+    LEAF_INPLACE_MESSAGE,
     ArgumentTypeError,
     BadArgumentsError,
     DtypeMismatchError,
@@ -74,7 +75,6 @@ NOT_LEAF_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
 )
-LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE_MESSAGE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )

@@ -910,7 +910,7 @@ def _norm_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_norm_samples)
+@register(samples=_norm_samples, numpy_names=False)  # torch.functional.norm: Python
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     """Vector p-norm over all elements or ``dim`` (p: a number, inf, -inf, 0 or 'fro')."""
     a = as_tensor(input)

@@ -442,6 +442,7 @@ def _interpolate_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int 
     method=False,
     torch="nn.functional.interpolate",
     estimate=_interpolate_estimate,
+    sizes_one_by_one=False,  # ``size`` is an int or a sequence, each with its own meaning
 )
 def interpolate(
     input: Tensor,

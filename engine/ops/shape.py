@@ -637,7 +637,11 @@ def _split_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_split_samples, results=Results("split", arg="split_size_or_sections"))
+@register(
+    samples=_split_samples,
+    results=Results("split", arg="split_size_or_sections"),
+    numpy_names=False,  # torch.functional.split: written in Python, no alias parsed
+)
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
     a = as_tensor(input)
