@@ -6,10 +6,11 @@ hessian(f)(x), vmap(f, in_dims, out_dims)(xs), composable as torch.func's are:
 """
 
 from .transforms import FuncError, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
-from .vmap import RandomnessError, VmapError, vmap
+from .vmap import InplaceBatchError, RandomnessError, VmapError, vmap
 
 __all__ = [
     "FuncError",
+    "InplaceBatchError",
     "RandomnessError",
     "VmapError",
     "grad",

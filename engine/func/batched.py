@@ -198,6 +198,8 @@ def wrap(value: Any, level: Level) -> Any:
     """Results of a rule (a tensor, or a tuple/list of them) wrapped at ``level``."""
     if isinstance(value, Tensor):
         return BatchedTensor(value, level)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # max's (values, indices)
+        return type(value)(*(wrap(v, level) for v in value))
     if isinstance(value, tuple | list):
         return type(value)(wrap(v, level) for v in value)
     return value

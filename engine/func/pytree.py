@@ -22,13 +22,28 @@ class Spec:
         return 1 if self.kind == "leaf" else sum(c.num_leaves for c in self.children)
 
     def __str__(self) -> str:
+        return self._repr(0)
+
+    def pprint(self) -> str:
+        """PyTorch's ``treespec_pprint``: ``(*, [*, *], {'a': *})``."""
         if self.kind == "leaf":
             return "*"
-        inner = ", ".join(
-            f"{k!r}: {c}" if self.kind == "dict" else str(c)
-            for k, c in zip(self.keys or range(len(self.children)), self.children)
-        )
+        parts = [c.pprint() for c in self.children]
+        if self.kind == "dict":
+            parts = [f"{k!r}: {p}" for k, p in zip(self.keys, parts)]
+        inner = ", ".join(parts)
+        if self.kind == "tuple" and len(parts) == 1:
+            inner += ","
         return {"tuple": f"({inner})", "list": f"[{inner}]", "dict": f"{{{inner}}}"}[self.kind]
+
+    def _repr(self, indent: int) -> str:
+        """PyTorch's ``TreeSpec`` repr (its messages print it)."""
+        if self.kind == "leaf":
+            return "*"
+        sep = ",\n" + " " * (indent + 2)
+        context = repr(list(self.keys)) if self.kind == "dict" else "None"
+        children = sep.join(c._repr(indent + 2) for c in self.children)
+        return f"TreeSpec({self.kind}, {context}, [{children}])"
 
 
 LEAF = Spec("leaf")

@@ -98,9 +98,12 @@ def reduction(name: str, level: Level, bound: inspect.BoundArguments) -> Any:
         if name in ("sum", "mean", "amax", "amin", "nansum"):
             args["dim"] = tuple(range(1, ndim + 1))
             return _call(op, bound)
-        if args.get("keepdim"):
+        if args.get("keepdim") or name in ("median", "var_mean", "std_mean"):
             return FALLBACK
-        args[first] = _reshape(value, (value.shape[0], -1))
+        flat = _reshape(value, (value.shape[0], -1))
+        if name in ("max", "min"):  # all dims: one value, no indices
+            return _fn("amax" if name == "max" else "amin")(flat, 1)
+        args[first] = flat
         args["dim"] = 1
         return _call(op, bound)
     args["dim"] = _shift(dim, ndim)

@@ -191,7 +191,7 @@ class _Pullback:
                         [p[0] for p in pairs],
                         self.leaves,
                         [p[1] for p in pairs],
-                        retain_graph=retain_graph,
+                        retain_graph=retain_graph or self.create_graph,
                         create_graph=self.create_graph,
                         allow_unused=True,
                     )
@@ -276,8 +276,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         if spec != pb.out_spec:
             raise FuncError(
                 "Expected pytree structure of cotangents to be the same as pytree structure "
-                f"of outputs to the function. cotangents: {spec}, primal output: "
-                f"{pb.out_spec}"
+                f"of outputs to the function. cotangents: {spec.pprint()}, primal output: "
+                f"{pb.out_spec.pprint()}"
             )
         return tuple(pb.structure(pb.pull(flat, retain_graph)))
 

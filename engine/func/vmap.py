@@ -16,6 +16,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..dispatch import batching
 from ..errors import BadArgumentsError, EngineError
 from ..registry import OPS
@@ -33,6 +35,12 @@ class VmapError(EngineError, ValueError):
 
 class RandomnessError(EngineError):
     code = "vmap_randomness"
+
+
+class InplaceBatchError(EngineError):
+    """An in-place write of a batch into a tensor that holds one sample."""
+
+    code = "vmap_inplace"
 
 
 RANDOM_OPS = frozenset(
@@ -108,7 +116,7 @@ def dispatch(name: str, call: Callable[..., Any], args: tuple[Any, ...], kw: dic
         return _random(name, call, args, kw, level)
     if level is None:
         return call(*args, **kw)
-    if name.endswith("_") and name[:-1] in OPS:
+    if name.endswith("_") and name not in OPS and name[:-1] in OPS:
         return _inplace(name[:-1], call, args, kw, level)
     rule = RULES.get(name)
     if rule is not None:
@@ -135,6 +143,9 @@ def _loop(
 
 
 def _stack_results(results: list[Any], level: Level) -> Any:
+    first = results[0]
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # sort's (values, indices)
+        return type(first)(*_stack_results([tuple(r) for r in results], level))
     flat = [pytree.flatten(r) for r in results]
     out = []
     for j, first in enumerate(flat[0][0]):
@@ -197,7 +208,13 @@ def _inplace(
     x is not batched here but an argument is (its samples cannot all fit in x)."""
     self = args[0]
     if not unwrap(self, level)[1]:
-        raise VmapError(INPLACE_MESSAGE)
+        if name == "add":  # PyTorch writes add_ physically: its broadcast message
+            shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+            want = [level.size, *np.broadcast_shapes(*shapes)]
+            raise InplaceBatchError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape {want}"
+            )
+        raise InplaceBatchError(INPLACE_MESSAGE)
     result = OPS[name].fn(*args, **kw)
     self.value.copy_(physical(result, level, tuple(self.shape)))
     return self
