@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, dual
+from ..autograd import forward_ad
 from ..autograd import grad as autograd_grad
 from ..errors import BadArgumentsError, EngineError
 from ..grad_mode import enable_grad, is_grad_enabled
@@ -71,8 +72,12 @@ def _differentiable(x: Any, api: str) -> tuple[Tensor, Tensor]:
         )
     if batch.requires_grad and is_grad_enabled():
         leaf = reshape(batch, tuple(batch.shape))  # an alias: outer transforms see through
-    else:
-        leaf = batch.detach().requires_grad_(True)
+        return leaf, lower(leaf, lvls)
+    leaf = batch.detach().requires_grad_(True)
+    level = dual.current()
+    tangent = None if level is None else dual.tangent(batch, level)
+    if tangent is not None:  # inside jvp: the function sees the input's tangent too
+        return leaf, lower(forward_ad.make_dual(leaf, tangent), lvls)
     return leaf, lower(leaf, lvls)
 
 
@@ -348,8 +353,7 @@ def jvp(
     strict: bool = False,
     has_aux: bool = False,
 ) -> Any:
-    """``torch.func.jvp``: ``(func(*primals), J @ tangents)``, by the double-vjp trick
-    (the vjp is linear in its cotangent, so its vjp is the jvp)."""
+    """``torch.func.jvp``: ``(func(*primals), J @ tangents)`` by forward-mode AD."""
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise FuncError(
@@ -382,6 +386,85 @@ def jvp(
                 f"torch.{dtypes.torch_name(p.dtype)} and tangent of dtype "
                 f"torch.{dtypes.torch_name(t.dtype)}"
             )
+    if dual.current() is None:
+        return _jvp_forward(func, primals, flat_p, flat_t, spec_p, has_aux)
+    return _jvp_double_vjp(func, primals, flat_t, has_aux, api)
+
+
+def _jvp_forward(
+    func: Callable[..., Any],
+    primals: tuple[Any, ...],
+    flat_p: list[Tensor],
+    flat_t: list[Tensor],
+    spec_p: pytree.Spec,
+    has_aux: bool,
+) -> Any:
+    """The jvp by forward-mode AD: dual tensors (primal batch, tangent batch) in, the
+    tangents of the outputs read back. Under vmap the duals are whole batches."""
+    api = "jvp(f, primals, tangents)"
+    lvls = levels.get()
+    outer = is_grad_enabled() and (depth.get() > 0 or any(p.requires_grad for p in flat_p))
+    token = depth.set(depth.get() + 1)
+    try:
+        with forward_ad.dual_level():
+            duals = [
+                lower(forward_ad.make_dual(lift(p, lvls), lift(t, lvls)), lvls)
+                for p, t in zip(flat_p, flat_t)
+            ]
+            out = func(*pytree.unflatten(duals, spec_p))
+            aux: Any = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise FuncError(
+                        f"{api}: output of function f should be a tuple: (output, aux) "
+                        "if has_aux is True"
+                    )
+                out, aux = out
+            flat_out, out_spec = pytree.flatten(out)
+            if not flat_out:
+                raise FuncError(
+                    f"{api}: Expected f to be a function that has non-empty output "
+                    f"(got output = {out})"
+                )
+            primals_out, tangents_out = [], []
+            for o in flat_out:
+                if not isinstance(o, Tensor):
+                    raise FuncError(
+                        f"{api}: expected f(*args) to return only tensors, got unsupported "
+                        f"type {type(o)}"
+                    )
+                primal, tangent = forward_ad.unpack_dual(lift(o, lvls))
+                if tangent is None:
+                    tangent = OPS["zeros_like"].fn(primal.detach())
+                if not outer:
+                    primal, tangent = primal.detach(), tangent.detach()
+                primals_out.append(lower(primal, lvls))
+                tangents_out.append(lower(tangent, lvls))
+            if has_aux:
+                aux = pytree.tree_map(
+                    lambda a: (
+                        lower(forward_ad.unpack_dual(lift(a, lvls))[0].detach(), lvls)
+                        if isinstance(a, Tensor)
+                        else a
+                    ),
+                    aux,
+                )
+    finally:
+        depth.reset(token)
+    result = (pytree.unflatten(primals_out, out_spec), pytree.unflatten(tangents_out, out_spec))
+    return (*result, aux) if has_aux else result
+
+
+def _jvp_double_vjp(
+    func: Callable[..., Any],
+    primals: tuple[Any, ...],
+    flat_t: list[Tensor],
+    has_aux: bool,
+    api: str,
+) -> Any:
+    """The jvp inside another jvp (one forward-AD level is open): by the double-vjp
+    trick (the vjp is linear in its cotangent, so its vjp is the jvp)."""
+    flat_p = pytree.flatten(primals)[0]
     token = depth.set(depth.get() + 1)
     try:
         pb = _Pullback(func, primals, None, has_aux, api)
