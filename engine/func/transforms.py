@@ -35,6 +35,10 @@ from .batched import BatchedTensor, Level, levels, physical
 # how many transforms are running around this call: their results must stay
 # differentiable (an outer transform differentiates them again)
 depth: ContextVar[int] = ContextVar("func_transform_depth", default=0)
+# set when a reverse transform runs inside a forward-mode jvp: backward rules written
+# in terms of their saved result (exp, tanh, sqrt) do not carry that result's tangent,
+# so such a jvp is recomputed by the double-vjp trick (exact, one more pass)
+reverse_in_forward: ContextVar[list[bool] | None] = ContextVar("func_reverse_in_fwd", default=None)
 
 
 class FuncError(EngineError):
@@ -115,6 +119,9 @@ class _Pullback:
         kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.api = api
+        seen = reverse_in_forward.get()
+        if seen is not None:
+            seen.append(True)
         self.create_graph = is_grad_enabled() and (
             depth.get() > 0 or any(isinstance(a, Tensor) and a.requires_grad for a in args)
         )
@@ -387,7 +394,14 @@ def jvp(
                 f"torch.{dtypes.torch_name(t.dtype)}"
             )
     if dual.current() is None:
-        return _jvp_forward(func, primals, flat_p, flat_t, spec_p, has_aux)
+        seen: list[bool] = []
+        token = reverse_in_forward.set(seen)
+        try:
+            result = _jvp_forward(func, primals, flat_p, flat_t, spec_p, has_aux)
+        finally:
+            reverse_in_forward.reset(token)
+        if not seen:
+            return result
     return _jvp_double_vjp(func, primals, flat_t, has_aux, api)
 
 

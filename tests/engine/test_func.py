@@ -194,6 +194,23 @@ def jvp_of_grad_is_hvp(T: NS) -> Any:
 
 
 @behaviour
+def jvp_under_vmap_and_jacfwd_of_jacrev(T: NS) -> Any:
+    def f(x: Any) -> Any:
+        return (x.sin() * x.sum()).exp()
+
+    tangents = T.t(np.ones((2, 3)) * 0.5)
+    per_row = T.func.vmap(lambda x, t: T.func.jvp(f, (x,), (t,)))(T.t(X), tangents)
+    hess = T.func.jacfwd(T.func.jacrev(lambda x: f(x).sum()))(T.t(X[0]))
+    return per_row, hess
+
+
+@behaviour
+def vmap_inplace_add_captured_error(T: NS) -> Any:
+    acc = T.t(np.zeros((2, 3)))
+    return T.func.vmap(lambda x: acc.add_(x))(T.t(np.ones((4, 2, 3))))
+
+
+@behaviour
 def jvp_tangent_shape_error(T: NS) -> Any:
     return T.func.jvp(lambda x: x * 2, (T.t(X),), (T.t(np.ones(3)),))
 
