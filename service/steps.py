@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from engine import OPS, Tensor, no_grad
+from engine import OPS, Tensor, interrupt, no_grad
 from engine.errors import (
     EngineError,
     ShapeMismatchError,
@@ -64,6 +64,7 @@ class Executor:
         # size limits checked: not when replaying a journal, whose records passed them
         # when they were acknowledged (limits lowered since must not make them fail)
         self.checked = checked
+        self.check = interrupt.current()  # the request's deadline, called before each op
 
     # -- values ------------------------------------------------------------------------------
     def lookup(self, name: str) -> Tensor:
@@ -186,6 +187,8 @@ class Executor:
     ) -> Any:
         """``fn`` (op's function, its arguments already checked), errors in the service's
         terms; counts and size-checks what it made."""
+        if self.check is not None:
+            self.check()
         try:
             result = fn(*args, **kwargs)
         except (EngineError, ServiceError):

@@ -17,7 +17,6 @@ import numpy as np
 import safetensors.numpy
 from fastapi import Response
 from pydantic import TypeAdapter, ValidationError
-from starlette.datastructures import QueryParams
 
 from engine import Tensor
 
@@ -50,7 +49,9 @@ def wants_binary(accept: str | None) -> bool:
     return False
 
 
-def binary_leaf(query: QueryParams, raw: bytes, settings: Settings) -> tuple[np.ndarray, bool]:
+def binary_leaf(
+    query: Mapping[str, str], raw: bytes, settings: Settings
+) -> tuple[np.ndarray, bool]:
     """A binary upload's values, from the body and the ``dtype``, ``shape`` and
     ``requires_grad`` query parameters (the same rules as a ``b64`` value)."""
     shape = codec.shape_param(query.get("shape"))
