@@ -200,7 +200,15 @@ class Executor:
                 raise BadArgumentsError(f"{op}(): {exc}") from None
             log.warning("engine raised a bare ValueError in %s: %s", op, exc)
             raise ShapeMismatchError(f"{op}(): {exc}") from None
-        except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
+        except (
+            TypeError,
+            IndexError,
+            OverflowError,
+            ZeroDivisionError,
+            AttributeError,  # a string where a tensor is meant: x.type_as('x')
+            RuntimeError,  # (EngineError is one, answered above)
+            RecursionError,
+        ) as exc:
             log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
             spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
             hint = None if spec is None else f"signature: {spec.name}{spec.signature}"

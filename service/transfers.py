@@ -118,7 +118,7 @@ def read_safetensors(raw: bytes, settings: Settings) -> dict[str, tuple[np.ndarr
         raise InvalidTensorError(f"the body is not a safetensors file: {exc}"[:300]) from None
     try:
         requires = json.loads(meta.get(REQUIRES_GRAD_KEY, "[]"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: lists nested 1,000 deep
         requires = None
     if not isinstance(requires, list) or not all(isinstance(n, str) for n in requires):
         raise InvalidTensorError(f"metadata {REQUIRES_GRAD_KEY!r} must be a JSON list of names")
