@@ -68,6 +68,18 @@ class Settings(BaseSettings):
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
     access_log: bool = False
+    read_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="time a client has to send a whole request, from "
+        "connecting or from the previous answer (slow and half-open clients are cut)",
+    )
+    keep_alive_seconds: float = Field(
+        default=5.0, gt=0, description="idle time after which a keep-alive connection is closed"
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, description="connections and requests served at once (503 beyond)"
+    )
     offload_elements: int = Field(
         default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )
