@@ -11,7 +11,7 @@ ever yields a bare 500 or a non-problem body.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from engine.errors import EngineError
 
@@ -319,7 +320,31 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"no route {request.method} {request.url.path}"
     elif exc.status_code == 405:
         detail = f"method {request.method} not allowed on {request.url.path}"
+        # Starlette's Allow names the first matching route's methods; a path served by
+        # several routes (GET, PUT, PATCH, DELETE of a tensor) allows all of theirs
+        allowed = _allowed_methods(request)
+        if allowed:
+            exc.headers = {**(exc.headers or {}), "Allow": ", ".join(allowed)}
     return _http_problem(exc, detail)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in _routes(request.app.router.routes):
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
+
+
+def _routes(routes: Any) -> Iterator[Any]:
+    """Every route, through the routers FastAPI includes lazily (``original_router``)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from _routes(included.routes)
+        else:
+            yield route
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:

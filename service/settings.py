@@ -48,6 +48,12 @@ class Settings(BaseSettings):
         description="bytes of named tensors and grads over all sessions together (507)",
     )
     max_body_bytes: int = Field(default=64 * 2**20, ge=1, description="request body size (413)")
+    max_json_values: int = Field(
+        default=2_000_000,
+        ge=1,
+        description="values (numbers, strings, lists) in one JSON body, counted before it is "
+        "parsed (413): parsed JSON costs ~30x its size; large tensors go as base64 or bytes",
+    )
     max_batch_steps: int = Field(default=10_000, ge=1, description="steps in one batch (413)")
     max_expr_length: int = Field(
         default=4096, ge=1, description="characters in one expression (422)"
