@@ -26,27 +26,64 @@ CHAIN = " @ ".join(["x"] * 40)  # far longer than the deadline without one
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    proc, url = start_server(
-        {
-            "GRADSERVE_REQUEST_SECONDS": str(DEADLINE),
-            "GRADSERVE_READ_SECONDS": "1",
-            "OMP_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1",
-        }  # fmt: skip
-    )
+def server() -> Iterator[tuple[int, str]]:
+    env = {"GRADSERVE_REQUEST_SECONDS": str(DEADLINE), "GRADSERVE_READ_SECONDS": "5",
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
+    proc, url = start_server(env)
     try:
-        yield url
+        yield proc.pid, url
     finally:
         stop_server(proc)
 
 
-def _rss_mb(pid: int) -> float:
+@pytest.fixture(scope="module")
+def url(server: tuple[int, str]) -> str:
+    return server[1]
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """The process's high-water mark of resident memory (VmHWM), in MiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
-    return 0.0
+    raise AssertionError("no VmHWM in /proc")
+
+
+def test_a_60_mb_json_body_is_refused_before_it_costs_memory(server: tuple[int, str]) -> None:
+    pid, url = server
+    body = b'{"data": [' + b"1.5," * 15_000_000 + b"1.5]}"  # 60 MB, 15 million numbers
+    with httpx.Client(base_url=url, timeout=60) as http:
+        http.delete("/v1/sessions/big")
+        assert http.post("/v1/sessions", json={"name": "big"}).status_code == 201
+        before = _peak_rss_mb(pid)
+        r = http.put("/v1/sessions/big/tensors/x", content=body,
+                     headers={"Content-Type": "application/json"})  # fmt: skip
+        grown = _peak_rss_mb(pid) - before
+        print(f"60 MB JSON body: {r.status_code}, peak RSS +{grown:.0f} MiB")
+        assert r.status_code == 413 and r.json()["code"] == "limit_exceeded"
+        assert grown < 256  # parsed, it took about 1 GB
+        assert http.get("/healthz").status_code == 200
+
+
+def test_keys_are_isolated() -> None:
+    env = {"GRADSERVE_API_KEYS": "key-a,key-b", "GRADSERVE_KEY_MAX_SESSIONS": "5",
+           "GRADSERVE_MAX_SESSIONS": "20"}  # fmt: skip
+    proc, url = start_server(env)
+    a, b = {"Authorization": "Bearer key-a"}, {"Authorization": "Bearer key-b"}
+    try:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            made = [http.post("/v1/sessions", headers=a).status_code for _ in range(8)]
+            assert made == [201] * 5 + [429] * 3  # key A is held to its share
+            r = http.post("/v1/sessions", json={"name": "mine"}, headers=b)
+            assert r.status_code == 201  # key B is not locked out
+            assert http.get("/v1/sessions/mine", headers=a).status_code == 404
+            listed = http.get("/v1/sessions", headers=b).json()["sessions"]
+            assert [s["name"] for s in listed] == ["mine"]
+            assert "sessions" not in http.get("/readyz").json()  # no server-wide count
+            assert http.get("/readyz", headers=b).json()["sessions"] == 1
+    finally:
+        stop_server(proc)
 
 
 def _long_request(url: str, path: str, body: object) -> tuple[httpx.Response, float]:
