@@ -23,8 +23,8 @@ serve: $(VENV)/.serve-installed
 	$(VENV)/bin/gradserve serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.test-installed
-	$(VENV)/bin/ruff check engine service client tests bench
-	$(VENV)/bin/ruff format --check engine service client tests bench
+	$(VENV)/bin/ruff check gradcore engine service client tests bench
+	$(VENV)/bin/ruff format --check gradcore engine service client tests bench
 
 typecheck: $(VENV)/.test-installed
 	$(VENV)/bin/mypy

@@ -28,7 +28,6 @@ backward/zero_grad calls, in order.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import errors, wire
+from .base import SessionBase
 from .printing import tensor_repr
 from .session import supports_programs
 from .steps import Steps
@@ -181,7 +181,7 @@ class AsyncGradRef(GradRef, AsyncTensor):  # type: ignore[misc]
         return self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
 
 
-class AsyncSession:
+class AsyncSession(SessionBase):
     """A gradserve session driven from asyncio; see the module docstring."""
 
     def __init__(
@@ -275,10 +275,6 @@ class AsyncSession:
         await self._t.request("DELETE", self._path)
         self._deleted = True
 
-    @property
-    def requests(self) -> int:
-        return self._t.requests
-
     def __repr__(self) -> str:
         return f"AsyncSession({self.name!r}, {len(self._actions)} queued)"
 
@@ -336,9 +332,6 @@ class AsyncSession:
                 h._set_meta(metas[h._name])
         return answer.get("values") or {}  # type: ignore[no-any-return]
 
-    def _params(self, values: bool = True) -> dict[str, Any]:
-        return {"encoding": self.encoding} if values else {"values": "false"}
-
     # --- reads (awaited) -------------------------------------------------------------------------
 
     async def fetch(self, name: str, *, values: bool) -> dict[str, Any]:
@@ -349,15 +342,6 @@ class AsyncSession:
         return await self._t.request(  # type: ignore[no-any-return]
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
         )
-
-    def _raw(self, name: str) -> tuple[bool, dict[str, Any] | None]:
-        """Whether ``name``'s values and grad travel as raw bytes (by ``binary``, else by
-        size), and its handle's metadata when known."""
-        handle = self.steps.handles.get(name)
-        meta = None if handle is None or handle._stale else handle._meta
-        if meta is None:
-            return self.binary is True, None
-        return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
 
     async def _get_raw(self, path: str) -> np.ndarray | None:
         """A binary download (None for a grad that is None: 204)."""
@@ -461,27 +445,6 @@ class AsyncSession:
         """``torch.manual_seed(seed)`` for this session (queued)."""
         self._actions.append({"op": "manual_seed", "args": [int(seed)]})
 
-    def is_grad_enabled(self) -> bool:
-        return self.steps.is_grad_enabled()
-
-    def no_grad(self) -> contextlib.AbstractContextManager[None]:
-        return self.steps.grad_mode(False)
-
-    def enable_grad(self) -> contextlib.AbstractContextManager[None]:
-        return self.steps.grad_mode(True)
-
-    def expr(self, expression: str, *, name: str | None = None) -> AsyncTensor:
-        return self.steps.expr(expression, name)  # type: ignore[return-value]
-
-    def op(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        return self.steps.apply(op, args, kwargs)
-
-    def __getattr__(self, op: str) -> Any:
-        if op.startswith("_") or op == "steps":
-            raise AttributeError(op)
-        self.steps.check_op(op)
-        return lambda *args, **kwargs: self.steps.apply(op, args, kwargs)
-
     def zero_grad(self, set_to_none: bool = False, tensors: Sequence[Tensor] | None = None) -> None:
         """Zero the grads of ``tensors``, or of every leaf (queued)."""
         body = self.steps.zero_grad_body(set_to_none, tensors)
@@ -501,6 +464,15 @@ class AsyncSession:
             request = {"json": body, "params": self._params(False)}
             self._actions.append(("POST", f"{self._path}/zero_grad", request))
 
+    async def _know_dtypes(self, outputs: Any, grads: Any) -> None:
+        """A gradient given as data is cast to its output's dtype (as in the sync client):
+        read the metadata of outputs still queued (``await y.backward([0.1, 1.0])``)."""
+        if grads is None:
+            return
+        for t in [outputs] if isinstance(outputs, Tensor) else list(outputs):
+            if isinstance(t, AsyncTensor) and not isinstance(t, GradRef) and t._meta is None:
+                await t.meta()
+
     # --- autograd (awaited) ----------------------------------------------------------------------
 
     async def backward(
@@ -512,6 +484,7 @@ class AsyncSession:
         inputs: Any = None,
     ) -> None:
         """``torch.autograd.backward``: sends the queue and the backward."""
+        await self._know_dtypes(tensors, grad_tensors)
         body = self.steps.backward_body(tensors, grad_tensors, retain_graph, create_graph, inputs)
         self.steps.grads.clear()
         if self.programs:
@@ -535,6 +508,7 @@ class AsyncSession:
         allow_unused: bool = False,
     ) -> tuple[Tensor | None, ...]:
         """``torch.autograd.grad``: handles bound in the session (with their values)."""
+        await self._know_dtypes(outputs, grad_outputs)
         body, names = self.steps.grad_body(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused
         )

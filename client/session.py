@@ -29,7 +29,6 @@ client is the only writer of the session; ``invalidate()`` drops them.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import errors, wire
+from .base import SessionBase
 from .steps import Steps
 from .tensor import Tensor
 from .transport import Transport
@@ -48,7 +48,7 @@ def supports_programs(openapi: dict[str, Any]) -> bool:
     return "fetch" in schema.get("properties", {})
 
 
-class Session:
+class Session(SessionBase):
     """A gradserve session: leaves, steps, backward, grads, as in a PyTorch notebook."""
 
     def __init__(
@@ -158,11 +158,6 @@ class Session:
     def __repr__(self) -> str:
         return f"Session({self.name!r}, {len(self._queue)} queued)"
 
-    @property
-    def requests(self) -> int:
-        """HTTP requests made so far."""
-        return self._t.requests
-
     def info(self) -> dict[str, Any]:
         """``GET /v1/sessions/{s}``: tensors' metadata, bytes, times."""
         self.flush()
@@ -182,9 +177,6 @@ class Session:
 
     # --- what a handle asks of its session (steps.Remote) ------------------------------------
 
-    def _params(self, values: bool = True) -> dict[str, Any]:
-        return {"encoding": self.encoding} if values else {"values": "false"}
-
     def decode(self, value: dict[str, Any]) -> np.ndarray:
         return wire.decode(value)
 
@@ -203,15 +195,6 @@ class Session:
         return self._t.request(  # type: ignore[no-any-return]
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
         )
-
-    def _raw(self, name: str) -> tuple[bool, dict[str, Any] | None]:
-        """Whether ``name``'s values and grad travel as raw bytes (by ``binary``, else by
-        size), and its handle's metadata when known."""
-        handle = self.steps.handles.get(name)
-        meta = None if handle is None or handle._stale else handle._meta
-        if meta is None:
-            return self.binary is True, None
-        return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
 
     def _get_raw(self, path: str) -> np.ndarray | None:
         """A binary download (None for a grad that is None: 204)."""
@@ -328,18 +311,6 @@ class Session:
         if len(self._queue) >= self.max_batch:
             self.flush()
 
-    # --- grad mode -------------------------------------------------------------------------------
-
-    def is_grad_enabled(self) -> bool:
-        return self.steps.is_grad_enabled()
-
-    def no_grad(self) -> contextlib.AbstractContextManager[None]:
-        """Steps sent inside run with ``"no_grad": true`` (``with torch.no_grad():``)."""
-        return self.steps.grad_mode(False)
-
-    def enable_grad(self) -> contextlib.AbstractContextManager[None]:
-        return self.steps.grad_mode(True)
-
     # --- leaves, seeds, files ------------------------------------------------------------------
 
     def tensor(
@@ -395,26 +366,6 @@ class Session:
         self.invalidate()
 
     # --- ops ---------------------------------------------------------------------------------------
-
-    def expr(self, expression: str, *, name: str | None = None) -> Tensor:
-        """A step in the server's expression language, bound to ``name`` (or a generated one):
-        ``s.expr("3*a + 2*b*b + log(c)", name="y")``; names in it are session tensors."""
-        return self.steps.expr(expression, name)
-
-    def op(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        """Any catalogue op by name: ``s.op("cross_entropy", logits, target)``."""
-        return self.steps.apply(op, args, kwargs)
-
-    def __getattr__(self, op: str) -> Any:
-        # torch-style functions: s.log(c), s.cat([a, b]), s.zeros(2, 3) -> catalogue ops
-        if op.startswith("_") or op == "steps":
-            raise AttributeError(op)
-        self.steps.check_op(op)
-        return lambda *args, **kwargs: self.steps.apply(op, args, kwargs)
-
-    def ops(self) -> dict[str, dict[str, Any]]:
-        """The catalogue (``GET /v1/ops``), by name."""
-        return self.steps.catalogue
 
     # --- autograd ----------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.registry import evaluate_results
+from gradcore.results import evaluate_results
 
 from . import errors, wire
 from .printing import MAX_ELEMENTS, tensor_repr
@@ -30,8 +30,8 @@ def count_results(
 ) -> tuple[int, bool]:
     """(how many results a call of the op makes, whether it returns a tuple), from its
     ``GET /v1/ops`` entry: the arguments bound by the entry's parameter names and
-    defaults, then read by the engine's own ``evaluate_results`` (one evaluator, not a
-    copy; ``engine.registry`` imports numpy only)."""
+    defaults, then read by ``gradcore``'s ``evaluate_results``, the engine's own (one
+    evaluator, not a copy; the client imports no engine module)."""
     rule = spec.get("results") or {"count": 1}
     bound = dict(spec.get("kwargs") or {})
     bound.update(zip(spec.get("args") or (), args))
