@@ -121,9 +121,12 @@ def hint_for(code: str, **fields: Any) -> str | None:
     return _OPTIONAL.sub(part, template).strip() or None
 
 
-def closest(name: str, names: Iterable[str]) -> str | None:
-    """The known name nearest to a typo (``sigmoud`` -> ``'sigmoid'``), quoted, or None."""
-    found = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+def closest(name: str, names: object) -> str | None:
+    """The known name nearest to a typo (``sigmoud`` -> ``'sigmoid'``), quoted, or None
+    (also when ``names`` cannot be listed)."""
+    if not isinstance(names, Iterable):
+        return None
+    found = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.6)
     return repr(found[0]) if found else None
 
 
