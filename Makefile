@@ -20,6 +20,9 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.serve-installed
 	touch $@
 
 serve: $(VENV)/.serve-installed
+	@echo "gradserve on http://$(HOST):$(PORT)"
+	@echo "  playground: http://$(HOST):$(PORT)/ui/"
+	@echo "  API docs:   http://$(HOST):$(PORT)/docs"
 	$(VENV)/bin/gradserve serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.test-installed
