@@ -12,7 +12,7 @@ DISTRIBUTIONS = {"torch": "torch", "sklearn": "scikit-learn", "attrs": "attrs"}
 
 
 def require(module: str) -> Any:
-    """``import module``, or exit 2 with the install command for it."""
+    """``import module``, or exit (status 1) with the install command for it."""
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
