@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors, wire
+from . import display, errors, wire
 from .base import SessionBase
 from .steps import Steps
 from .tensor import Tensor
@@ -450,10 +450,26 @@ class Session(SessionBase):
     def _send_zero_grad(self, body: dict[str, Any]) -> None:
         self._t.request("POST", f"{self._path}/zero_grad", json=body)
 
-    def graph(self, roots: Sequence[Tensor | str] | None = None, format: str = "json") -> Any:  # noqa: A002
-        """The backward graph (``GET .../graph``): a dict, or DOT/Mermaid/SVG text."""
+    def graph(
+        self,
+        roots: Sequence[Tensor | str] | None = None,
+        format: str = "json",  # noqa: A002
+        *,
+        temporaries: bool | None = None,
+    ) -> Any:
+        """The backward graph (``GET .../graph``): a ``Graph`` (the JSON as a dict, drawn as
+        SVG in a notebook), or DOT/Mermaid/SVG text. ``temporaries`` shows generated names
+        too (default: when ``roots`` are given)."""
         self.flush()
-        params: dict[str, Any] = {"format": format}
+        params: dict[str, Any] = {}
         if roots is not None:
             params["roots"] = ",".join(r if isinstance(r, str) else r.name for r in roots)
-        return self._t.request("GET", f"{self._path}/graph", params=params, raw=format != "json")
+        if temporaries if temporaries is not None else roots is not None:
+            params["temporaries"] = "true"
+        if format != "json":
+            return self._t.request("GET", f"{self._path}/graph.{format}", params=params, raw=True)
+        body = self._t.request("GET", f"{self._path}/graph", params=params)
+        return display.Graph(
+            body,
+            lambda: self._t.request("GET", f"{self._path}/graph.svg", params=params, raw=True),
+        )

@@ -18,7 +18,7 @@ import numpy as np
 
 from gradcore.results import evaluate_results
 
-from . import errors, wire
+from . import display, errors, wire
 from .printing import MAX_ELEMENTS, tensor_repr
 
 if TYPE_CHECKING:
@@ -290,6 +290,13 @@ class Tensor:
         return tensor_repr(
             values, grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
         )
+
+    def _repr_html_(self) -> str:
+        meta = None if self._failed is not None or self._stale else self._meta
+        return display.tensor_html(repr(self), meta)
+
+    def _repr_markdown_(self) -> str:
+        return display.tensor_markdown(repr(self))
 
     def __format__(self, spec: str) -> str:
         if self._failed is None and not self._stale and self.ndim == 0:
