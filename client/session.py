@@ -456,12 +456,19 @@ class Session(SessionBase):
         format: str = "json",  # noqa: A002
         *,
         temporaries: bool | None = None,
+        saved: bool = False,
+        accumulate_grad: bool = False,
     ) -> Any:
         """The backward graph (``GET .../graph``): a ``Graph`` (the JSON as a dict, drawn as
         SVG in a notebook), or DOT/Mermaid/SVG text. ``temporaries`` shows generated names
-        too (default: when ``roots`` are given)."""
+        too (default: when ``roots`` are given); ``saved`` annotates the saved tensors and
+        ``accumulate_grad`` draws AccumulateGrad nodes apart, as torchviz does."""
         self.flush()
         params: dict[str, Any] = {}
+        if saved:
+            params["saved"] = "true"
+        if accumulate_grad:
+            params["accumulate_grad"] = "true"
         if roots is not None:
             params["roots"] = ",".join(r if isinstance(r, str) else r.name for r in roots)
         if temporaries if temporaries is not None else roots is not None:
