@@ -132,7 +132,8 @@ const ACTIONS = {
   async leaf(a) {
     const body = { data: a.data, dtype: a.dtype || "float32", requires_grad: a.requires_grad !== false };
     await api("PUT", sessionPath(`/tensors/${encodeURIComponent(a.name)}`), body);
-    return `${a.name} = tensor(${JSON.stringify(a.data)}, requires_grad=${body.requires_grad})`;
+    const flag = body.requires_grad ? "True" : "False";
+    return `${a.name} = torch.tensor(${formatValue(a.data)}, requires_grad=${flag})`;
   },
   async step(a) {
     await api("POST", sessionPath("/ops"), a);
