@@ -226,18 +226,7 @@ class AsyncSession(SessionBase):
 
     async def open(self) -> AsyncSession:
         """Create (or attach to) the session and read the op catalogue."""
-        if self.name and not self.create:
-            await self._t.request("GET", f"/v1/sessions/{self.name}")
-        elif self.name:
-            try:
-                await self._t.request("POST", "/v1/sessions", json={"name": self.name})
-            except errors.SessionExistsError:
-                await self._t.request("GET", f"/v1/sessions/{self.name}")
-        else:
-            self.name = (await self._t.request("POST", "/v1/sessions", json={}))["name"]
-        self._path = f"/v1/sessions/{self.name}"
-        body = await self._t.request("GET", "/v1/ops")
-        self.steps.catalogue.update({o["name"]: o for o in body["ops"]})
+        self.name = await self._arun(self._open(self.name or None, self.create))
         self.programs = supports_programs(await self._t.request("GET", "/openapi.json"))
         self._opened = True
         return self
@@ -345,16 +334,7 @@ class AsyncSession(SessionBase):
 
     async def _get_raw(self, path: str) -> np.ndarray | None:
         """A binary download (None for a grad that is None: 204)."""
-        response = await self._t.request(
-            "GET", f"{self._path}/{path}", raw="bytes", headers={"Accept": wire.BINARY}
-        )
-        if response.status_code == 204:
-            return None
-        return wire.from_raw(
-            response.content,
-            response.headers.get(wire.DTYPE_HEADER),
-            response.headers.get(wire.SHAPE_HEADER),
-        )
+        return await self._arun(self._download(path))  # type: ignore[no-any-return]
 
     def grad_pending(self, name: str) -> bool:
         return True  # x.grad is always a reference here, read when awaited
@@ -383,20 +363,13 @@ class AsyncSession(SessionBase):
         return self.steps.grads[name].copy()  # type: ignore[union-attr]
 
     async def patch(self, t: Tensor, body: dict[str, Any]) -> dict[str, Any]:
-        t._check()
-        self.steps.grads.pop(t.name, None)
-        return await self._t.request(  # type: ignore[no-any-return]
-            "PATCH", f"{self._path}/tensors/{t.name}", json=body, params=self._params(False)
-        )
+        return await self._arun(self._patch(t, body))  # type: ignore[no-any-return]
 
     async def clear_grad(self, name: str) -> None:
-        await self.flush()
-        self.steps.grads.pop(name, None)
-        await self._t.request("DELETE", f"{self._path}/tensors/{name}/grad")
+        await self._arun(self._clear_grad(name))
 
     async def info(self) -> dict[str, Any]:
-        await self.flush()
-        return await self._t.request("GET", self._path)  # type: ignore[no-any-return]
+        return await self._arun(self._info())  # type: ignore[no-any-return]
 
     def __getitem__(self, name: str) -> AsyncTensor:
         """A handle on a name bound in the session (its metadata: ``await t.meta()``)."""
@@ -531,17 +504,8 @@ class AsyncSession(SessionBase):
 
     async def save(self, path: str | Path) -> None:
         """The session's leaves and grads to a safetensors file (``GET .../export``)."""
-        await self.flush()
-        response = await self._t.request("GET", f"{self._path}/export", raw="bytes")
-        Path(path).write_bytes(response.content)
+        await self._arun(self._save(path))
 
     async def load(self, path: str | Path) -> None:
         """Leaves and grads from a safetensors file (``POST .../import``), all or nothing."""
-        await self.flush()
-        await self._t.request(
-            "POST",
-            f"{self._path}/import",
-            content=Path(path).read_bytes(),
-            headers={"Content-Type": "application/octet-stream"},
-        )
-        self.steps.forget()
+        await self._arun(self._load(path))

@@ -90,20 +90,8 @@ class Session(SessionBase):
         self._zeroes: list[dict[str, Any]] = []  # zero_grad bodies deferred to the next flush
         self._closed = False
         self._deleted = False
-        if name is None:
-            self.name = self._t.request("POST", "/v1/sessions", json={})["name"]
-        elif create:
-            try:
-                self._t.request("POST", "/v1/sessions", json={"name": name})
-            except errors.SessionExistsError:
-                self._t.request("GET", f"/v1/sessions/{name}")
-            self.name = name
-        else:
-            self._t.request("GET", f"/v1/sessions/{name}")
-            self.name = name
-        self._path = f"/v1/sessions/{self.name}"
-        body = self._t.request("GET", "/v1/ops")  # names, forms, result rules: read once
-        self.steps = Steps(self, {o["name"]: o for o in body["ops"]}, self._submit)
+        self.steps = Steps(self, {}, self._submit)
+        self.name = self._run(self._open(name, create))
         self.programs = batch and supports_programs(self._t.request("GET", "/openapi.json"))
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -160,8 +148,7 @@ class Session(SessionBase):
 
     def info(self) -> dict[str, Any]:
         """``GET /v1/sessions/{s}``: tensors' metadata, bytes, times."""
-        self.flush()
-        return self._t.request("GET", self._path)  # type: ignore[no-any-return]
+        return self._run(self._info())  # type: ignore[no-any-return]
 
     def invalidate(self) -> None:
         """Forget cached values and grads (after another client wrote this session)."""
@@ -198,16 +185,7 @@ class Session(SessionBase):
 
     def _get_raw(self, path: str) -> np.ndarray | None:
         """A binary download (None for a grad that is None: 204)."""
-        response = self._t.request(
-            "GET", f"{self._path}/{path}", raw="bytes", headers={"Accept": wire.BINARY}
-        )
-        if response.status_code == 204:
-            return None
-        return wire.from_raw(
-            response.content,
-            response.headers.get(wire.DTYPE_HEADER),
-            response.headers.get(wire.SHAPE_HEADER),
-        )
+        return self._run(self._download(path))  # type: ignore[no-any-return]
 
     def grad_pending(self, name: str) -> bool:
         """Whether a queued batch-program backward decides ``name``'s grad: ``x.grad`` is then
@@ -244,17 +222,10 @@ class Session(SessionBase):
         return self.steps.grads[name], body.get("warning")
 
     def clear_grad(self, name: str) -> None:
-        self.flush()
-        self.steps.grads.pop(name, None)
-        self._t.request("DELETE", f"{self._path}/tensors/{name}/grad")
+        self._run(self._clear_grad(name))
 
     def patch(self, t: Tensor, body: dict[str, Any]) -> dict[str, Any]:
-        t._check()
-        self.flush()
-        self.steps.grads.pop(t.name, None)
-        return self._t.request(  # type: ignore[no-any-return]
-            "PATCH", f"{self._path}/tensors/{t.name}", json=body, params=self._params(False)
-        )
+        return self._run(self._patch(t, body))  # type: ignore[no-any-return]
 
     # --- sending steps -------------------------------------------------------------------------
 
@@ -349,21 +320,12 @@ class Session(SessionBase):
     def save(self, path: str | Path) -> None:
         """Write the session's leaves and their grads to a safetensors file
         (``GET .../export``; ``safetensors.torch.load_file`` reads it)."""
-        self.flush()
-        response = self._t.request("GET", f"{self._path}/export", raw="bytes")
-        Path(path).write_bytes(response.content)
+        self._run(self._save(path))
 
     def load(self, path: str | Path) -> None:
         """Create or rebind the leaves (and grads) of a safetensors file (``POST .../import``),
         all or nothing."""
-        self.flush()
-        self._t.request(
-            "POST",
-            f"{self._path}/import",
-            content=Path(path).read_bytes(),
-            headers={"Content-Type": "application/octet-stream"},
-        )
-        self.invalidate()
+        self._run(self._load(path))
 
     # --- ops ---------------------------------------------------------------------------------------
 
