@@ -20,7 +20,6 @@ from .bodies import Payload
 from .deps import SESSION_CALL_PARAMETERS, session_call
 from .docs import mount_docs
 from .errors import install_handlers
-from .journal import Journal
 from .observability import (
     BodyLimitMiddleware,
     Metrics,
@@ -29,7 +28,8 @@ from .observability import (
 )
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
-from .sessions import SessionStore
+from .session.journal import Journal
+from .session.state import SessionStore
 from .settings import Settings, get_settings
 
 log = logging.getLogger("gradserve")

@@ -62,7 +62,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
     "version_mismatch": (409, "Saved tensor modified in place"),
     "inplace_view": (409, "Tensor modified in place through a view"),
-    # durable stores (GRADSERVE_STORE, service/journal.py)
+    # durable stores (GRADSERVE_STORE, service/session/journal.py)
     "store_unavailable": (503, "Session store unavailable"),
     "session_moved": (503, "Session taken over by another replica"),
     "session_corrupt": (409, "Session journal cannot be replayed"),

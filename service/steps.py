@@ -30,13 +30,13 @@ from .errors import (
     ServiceError,
     UnknownOpError,
 )
-from .limits import estimate_elements
 from .schemas import (
     PlainCall,
     StepIn,
     TensorIn,
 )
-from .sessions import Session, Transaction, grad_of
+from .session.limits import estimate_elements
+from .session.state import Session, Transaction, grad_of
 from .settings import Settings
 
 log = logging.getLogger("gradserve")

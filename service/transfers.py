@@ -24,8 +24,8 @@ from engine import Tensor
 from . import codec
 from .errors import InvalidTensorError
 from .names import tensor_name_error
-from .quotas import check_bytes
-from .sessions import Session, grad_of
+from .session.quotas import check_bytes
+from .session.state import Session, grad_of
 from .settings import Settings
 
 BINARY = "application/octet-stream"

@@ -5,13 +5,14 @@ from typing import Annotated, Any, Literal
 from fastapi import Query, Response
 from starlette.concurrency import run_in_threadpool
 
-from .. import graph, graph_svg, journal, offload, verbs, views
+from .. import graph, graph_svg, verbs, views
 from ..bodies import Payload
 from ..deps import CallDep, SessionDep
 from ..http import JSONBody
 from ..names import check_tensor_name
 from ..schemas import BackwardIn, BackwardOut, GradIn, GradResultOut, GraphFormat, GraphOut
-from ..sessions import Session
+from ..session import journal, offload
+from ..session.state import Session
 from ._base import BODY, TENSOR, documented, v1_router
 
 BACKWARD = Payload[BackwardIn](BackwardIn, "BackwardIn")

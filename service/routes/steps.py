@@ -4,11 +4,12 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from .. import journal, offload, programs, quotas, views
+from .. import programs, views
 from ..bodies import Payload
 from ..deps import CallDep, Output
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, BatchOut, StepIn, TensorListOut, TensorOut
+from ..session import journal, offload, quotas
 from ._base import BODY, TENSOR, documented, v1_router
 
 STEP = Payload[StepIn](StepIn, "StepIn", examples=STEP_EXAMPLES)

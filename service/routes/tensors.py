@@ -6,7 +6,7 @@ from fastapi import Body, Response
 
 from engine import NONLEAF_GRAD_WARNING
 
-from .. import journal, offload, transfers, verbs, views
+from .. import transfers, verbs, views
 from ..bodies import Payload
 from ..deps import CallDep, SessionDep, TensorNameDep
 from ..http import JSONBody
@@ -19,7 +19,8 @@ from ..schemas import (
     ZeroGradIn,
     ZeroGradOut,
 )
-from ..sessions import grad_of
+from ..session import journal, offload
+from ..session.state import grad_of
 from ._base import BODY, SESSION, TENSOR, documented, v1_router
 
 router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True)

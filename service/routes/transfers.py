@@ -2,11 +2,12 @@
 
 from fastapi import Response
 
-from .. import journal, offload, transfers, views
+from .. import transfers, views
 from ..deps import CallDep
 from ..errors import UnsupportedMediaTypeError
 from ..http import JSONBody
 from ..schemas import TensorListOut
+from ..session import journal, offload
 from ._base import SESSION, documented, v1_router
 
 router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True, declared_bodies=False)

@@ -7,7 +7,7 @@ import asyncio
 from svc_helpers import SyncClient, assert_problem, make_settings
 
 from service.app import create_app, sweep_forever
-from service.sessions import SessionStore
+from service.session.state import SessionStore
 
 ORIGIN = "https://notebook.example"
 PREFLIGHT = {

@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
+from ..schemas import StepIn
+from ..settings import Settings
 from .limits import CREATION_OPS, estimate_elements
-from .schemas import StepIn
-from .sessions import Session
-from .settings import Settings
+from .state import Session
 
 T = TypeVar("T")
 

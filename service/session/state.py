@@ -31,14 +31,14 @@ import numpy as np
 from engine import Generator, Tensor
 from engine.function import Node
 
-from .errors import (
+from ..errors import (
     LimitExceededError,
     SessionExistsError,
     SessionNotFoundError,
     TensorNotFoundError,
 )
-from .names import check_session_name
-from .settings import Settings
+from ..names import check_session_name
+from ..settings import Settings
 
 
 def grad_of(t: Tensor) -> Tensor | None:

@@ -13,7 +13,7 @@ friends fall through to the in-memory ``SessionStore``, and ``record`` returns
 at once (no session is tracked). With a shared store (Redis) a replica serves a
 session while it holds the session's lease; every request renews it and reads
 the journal's last ``seq``, so a replica whose copy is behind catches up before
-it answers, and appends are fenced by ``seq`` (see ``service.store``).
+it answers, and appends are fenced by ``seq`` (see ``service.session.backends``).
 
 A change the store does not keep is not acknowledged: the request answers 503
 (``store_unavailable`` or ``session_moved``) and the in-memory copy, which holds
@@ -45,8 +45,8 @@ from pydantic import BaseModel, TypeAdapter
 from engine import Tensor
 from engine.function import Function, Node
 
-from . import codec, programs, transfers, verbs
-from .errors import (
+from .. import codec, programs, transfers, verbs
+from ..errors import (
     GraphLostError,
     SessionCorruptError,
     SessionExistsError,
@@ -54,11 +54,11 @@ from .errors import (
     SessionNotFoundError,
     StoreUnavailableError,
 )
-from .names import check_session_name
-from .schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
-from .sessions import Session, SessionStore, _buffer, grad_of, iso
-from .settings import Settings
-from .store import Fenced, Meta, Store, StoreError, open_store
+from ..names import check_session_name
+from ..schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
+from ..settings import Settings
+from .backends import Fenced, Meta, Store, StoreError, open_store
+from .state import Session, SessionStore, _buffer, grad_of, iso
 
 log = logging.getLogger("gradserve.journal")
 
