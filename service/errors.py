@@ -44,6 +44,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "session_not_found": (404, "Session not found"),
     "tensor_not_found": (404, "Tensor not found"),
     "session_exists": (409, "Session already exists"),
+    "program_not_found": (404, "Program not found"),
+    "program_not_pure": (409, "Program is not a pure function"),
     "unauthorized": (401, "Missing or wrong API key"),
     "limit_exceeded": (413, "Limit exceeded"),
     # engine (PyTorch's semantics)
@@ -128,6 +130,14 @@ class SessionNotFoundError(ServiceError):
 
 class TensorNotFoundError(ServiceError):
     code = "tensor_not_found"
+
+
+class ProgramNotFoundError(ServiceError):
+    code = "program_not_found"
+
+
+class ProgramNotPureError(ServiceError):
+    code = "program_not_pure"
 
 
 class SessionExistsError(ServiceError):
@@ -271,6 +281,7 @@ def known_error_response(exc: BaseException) -> Response | None:
             hint=ctx.get("hint"),
             step=ctx.get("step"),
             position=ctx.get("position"),
+            iteration=ctx.get("iteration"),
         )
     if isinstance(exc, ValidationError):  # a model validated inside the service
         return validation_problem(exc.errors())

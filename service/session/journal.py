@@ -45,7 +45,7 @@ from pydantic import BaseModel, TypeAdapter
 from engine import Tensor
 from engine.function import Function, Node
 
-from .. import codec, programs, transfers, verbs
+from .. import codec, compiled, programs, transfers, verbs
 from ..errors import (
     GraphLostError,
     SessionCorruptError,
@@ -56,6 +56,7 @@ from ..errors import (
 )
 from ..names import check_session_name
 from ..schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
+from ..schemas.programs import ProgramIn
 from ..settings import Settings
 from .backends import Fenced, Meta, Store, StoreError, open_store
 from .state import Session, SessionStore, _buffer, grad_of, iso
@@ -124,6 +125,12 @@ def _encode(kind: str, args: tuple[Any, ...]) -> bytes:
         return pack({"k": kind, "name": args[0], "body": _dump(args[1])})
     if kind in ("del_tensor", "del_grad"):
         return pack({"k": kind, "name": args[0]})
+    if kind == "program":  # a stored program's body, compiled again on replay
+        return pack({"k": kind, "name": args[0], "body": args[1]})
+    if kind == "program_del":
+        return pack({"k": kind, "name": args[0]})
+    if kind == "run":  # iterations of a program that completed (a whole number of them)
+        return pack({"k": kind, "name": args[0], "n": args[1]})
     if kind == "import":  # the safetensors file as it came, replayed through the import
         return pack({"k": kind}, bytes(args[0]))
     raise ValueError(f"unknown journal record kind {kind!r}")
@@ -160,6 +167,17 @@ def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: mem
     programs.run_program(s, steps, settings, (), replay=True)
 
 
+def _replay_program(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
+    body = ProgramIn.model_validate(head["body"])
+    s.programs[head["name"]] = compiled.compile_program(head["name"], body, None, head["body"])
+
+
+def _replay_run(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
+    program = s.programs[head["name"]]
+    for _i in range(int(head["n"])):
+        compiled.run_iteration(s, program, settings, replay=True)
+
+
 Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]
 
 #: kind -> how a record is applied again: the executor function its route calls.
@@ -175,6 +193,9 @@ REPLAY: dict[str, Replay] = {
     "import": lambda s, st, _, raw: transfers.import_session(s, bytes(raw), st),
     "del_tensor": _replay_del_tensor,
     "del_grad": _replay_del_grad,
+    "program": _replay_program,
+    "program_del": lambda s, st, h, _: s.programs.pop(h["name"]),
+    "run": _replay_run,
 }
 
 # --- checkpoints ----------------------------------------------------------------------------
@@ -234,6 +255,7 @@ def snapshot(s: Session) -> bytes:
     order = list(s.tensors)
     head = {"v": FORMAT, "work": s.work, "tensors": entries, "order": order}
     head["generator"] = s.generator.get_state()  # later draws continue the same stream
+    head["programs"] = {name: p.stored for name, p in s.programs.items()}
     return pack(head, b"".join(chunks))
 
 
@@ -332,6 +354,10 @@ def restore(s: Session, blob: bytes) -> None:
         for name in entry["names"]:
             bound[name] = t
     s.tensors = {name: bound[name] for name in head["order"]}
+    for name, body in head.get("programs", {}).items():
+        if name not in s.programs:  # a live copy whose graphs were dropped keeps its own
+            program = ProgramIn.model_validate(body)
+            s.programs[name] = compiled.compile_program(name, program, None, body)
     s.work = int(head["work"])
     s.bytes_bound = None
 
