@@ -23,7 +23,14 @@ from engine import OPS, Tensor, no_grad
 from engine.errors import EngineError
 
 from . import expr, programs, verbs
-from .errors import BadArgumentsError, ServiceError, UnknownOpError
+from .errors import (
+    BadArgumentsError,
+    LimitExceededError,
+    ProgramNotFoundError,
+    ServiceError,
+    UnknownOpError,
+)
+from .names import check_tensor_name
 from .schemas import (
     BackwardStepIn,
     ExprStepIn,
@@ -33,6 +40,7 @@ from .schemas import (
     ZeroGradStepIn,
 )
 from .schemas.programs import ProgramIn
+from .session.quotas import refuse_bytes
 from .session.state import Session, grad_of
 from .settings import Settings
 from .steps import Executor, arity_error, draws, parse_expr
@@ -88,6 +96,11 @@ def compile_program(
     nbytes = len(orjson.dumps(stored)) + 64 * len(body.steps)
     return Program(name, tuple(body.steps), trees, tuple(body.fetch), tuple(reads),
                    tuple(binds), pure, stored, nbytes)  # fmt: skip
+
+
+def compile_stored(name: str, stored: dict[str, Any]) -> Program:
+    """A program as journaled or checkpointed, compiled again (its limits passed before)."""
+    return compile_program(name, ProgramIn.model_validate(stored), None, stored)
 
 
 def _check(
@@ -178,6 +191,53 @@ def check_call(op: str, positional: int, keywords: tuple[str, ...], *, method: b
     if error is not None:
         raise BadArgumentsError(f"{op}(): {error}", hint=f"signature: {op}{spec.signature}")
     return not (spec.writes or draws(op))
+
+
+def store(
+    session: Session, name: str, body: ProgramIn, settings: Settings, replay: bool
+) -> tuple[Program, bool]:
+    """Compile and store ``body`` as ``name`` (replacing one of that name); returns it
+    and whether the name is new. The limits are checked first (not on replay), so a
+    refusal changes nothing."""
+    stored = body.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    program = compile_program(name, body, None if replay else settings, stored)
+    old = session.programs.get(name)
+    if not replay:
+        if old is None and len(session.programs) >= settings.max_programs:
+            raise LimitExceededError(
+                f"session {session.name!r} holds {len(session.programs)} programs; the limit "
+                f"is {settings.max_programs}",
+                status=429,
+                hint="delete a program you no longer need",
+            )
+        extra = program.nbytes - (0 if old is None else old.nbytes)
+        if extra > 0:
+            held = session.bytes_bound if session.bytes_bound is not None else session.nbytes()
+            refuse_bytes(session, settings, held + extra)
+    session.programs[name] = program
+    return program, old is None
+
+
+def lookup(session: Session, name: str) -> Program:
+    """The session's program ``name`` (``invalid_name`` / ``program_not_found``)."""
+    found = session.programs.get(check_tensor_name(name))
+    if found is None:
+        have = ", ".join(sorted(session.programs)[:10]) or "none"
+        raise ProgramNotFoundError(
+            f"session {session.name!r} has no program {name!r}",
+            hint=f"programs stored: {have}; PUT .../programs/{name} stores one",
+        )
+    return found
+
+
+def run_iterations(
+    session: Session, name: str, settings: Settings, n: int, replay: bool = False
+) -> int:
+    """``n`` iterations of the program ``name``; each all or nothing."""
+    program = lookup(session, name)
+    for _ in range(n):
+        run_iteration(session, program, settings, replay=replay)
+    return n
 
 
 def run_iteration(

@@ -69,6 +69,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "session_moved": (503, "Session taken over by another replica"),
     "session_corrupt": (409, "Session journal cannot be replayed"),
     "graph_lost": (409, "Graph not kept by the session store"),
+    # time (GRADSERVE_REQUEST_SECONDS)
+    "deadline_exceeded": (503, "Request deadline exceeded"),
     # bugs: answered as problems too, but no test may ever reach them
     "internal_vjp_error": (500, "Internal error in a backward rule"),
     "engine_error": (500, "Internal engine error"),
@@ -185,6 +187,16 @@ class SessionCorruptError(ServiceError):
 
 class GraphLostError(ServiceError):
     code = "graph_lost"
+
+
+class DeadlineExceededError(ServiceError):
+    """503 with ``Retry-After``: the work passed the request's deadline and was rolled back."""
+
+    code = "deadline_exceeded"
+
+    def __init__(self, detail: str, **kw: Any) -> None:
+        kw.setdefault("hint", "the change was not kept; send smaller work, or retry later")
+        super().__init__(detail, headers={"Retry-After": "1"}, **kw)
 
 
 # --- rendering ------------------------------------------------------------------------------

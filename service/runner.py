@@ -1,15 +1,16 @@
-"""Running a stored program ``repeat`` times: in chunks, each journaled before anything
-about it is said.
+"""Running a stored program ``repeat`` times on the session's one mutation path, in
+chunks, each journaled before anything about it is said.
 
-A chunk runs iterations until its share of the run is done or a short time has passed
-(so no run holds the event loop, and progress can be reported at least once a second),
-inline or in a worker thread as ``offload`` decides for one iteration's weight. The
-iterations a chunk completed are journaled as one ``run`` record (the program's name and
-a count) inside a shielded scope, so a cancelled request (a client that went away)
-still records what it changed: after ``kill -9``, the session holds every iteration
-acknowledged by a progress event or the answer, and a whole number of iterations.
-Each iteration is all or nothing; a failing one stops the run, the problem carrying
-``iteration`` (counted from 0) and ``step``.
+Each iteration is the ``RUN`` verb applied once through ``offload.run``: all or nothing,
+on the event loop or in a worker thread as its weight says, stopped past its own
+deadline (``GRADSERVE_REQUEST_SECONDS`` applies per iteration; a run's total is bounded
+by ``repeat`` times that). A chunk runs iterations until its share of the run is done or
+a short time has passed (so progress is reported at least once a second and other
+sessions get the event loop), then journals them as one ``run`` record (the program's
+name and a count) inside a shielded scope, so a cancelled request (a client that went
+away) still records what it changed: after ``kill -9`` the session holds every iteration
+acknowledged by a progress event or the answer, and a whole number of iterations. A
+failing iteration stops the run; its problem carries ``iteration`` (from 0) and ``step``.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from .compiled import Program
 from .deps import Output
 from .errors import ServiceError
 from .session import journal, offload
+from .session.changes import RUN, Iterations
 from .session.state import Session
 from .settings import Settings
 from .views import value
 
-INLINE_SLICE = 0.02  # seconds a chunk may hold the event loop
-THREAD_SLICE = 0.25  # seconds a chunk runs in a worker thread
+CHUNK_SECONDS = 0.05  # a chunk's iterations are journaled together
 PROGRESS_SECONDS = 1.0  # a streaming run reports at least this often
 
 
@@ -59,43 +60,35 @@ class Run:
     async def chunk(self) -> None:
         """Run the next chunk and journal it; raises the failing iteration's problem (the
         iterations before it kept and journaled)."""
-        inline = self.weight <= self.settings.offload_elements
-        budget = INLINE_SLICE if inline else THREAD_SLICE
         target = self.repeat
         if self.every:  # stop where the history (and a progress event) is due
             target = min(target, (self.done // self.every + 1) * self.every)
+        session, settings = self.session, self.settings
+        one = Iterations(self.program.name, 1)
+        until = time.perf_counter() + CHUNK_SECONDS
+        ran = 0
         failure: BaseException | None = None
         with anyio.CancelScope(shield=True):
-            if inline:
-                ran, failure = self._iterate(target - self.done, budget)
-            else:
-                ran, failure = await anyio.to_thread.run_sync(
-                    self._iterate, target - self.done, budget
-                )
+            while self.done + ran < target:
+                try:
+                    await offload.run(settings, self.weight, RUN.apply, session, settings, one,
+                                      False, until=offload.deadline(settings))  # fmt: skip
+                except (ServiceError, EngineError) as exc:
+                    failure = exc
+                    break
+                ran += 1
+                if time.perf_counter() > until:
+                    break
             if ran:
-                await journal.record(self.session, "run", self.program.name, ran)
+                await journal.record(session, RUN, Iterations(one.name, ran), ran)
             self.done += ran
-        if self.every and self.done % self.every == 0 and ran:
-            for key, v in compiled.fetch_values(self.session, self.fetch, copy=True).items():
+        if self.every and ran and self.done % self.every == 0:
+            for key, v in compiled.fetch_values(session, self.fetch, copy=True).items():
                 self.history[key].append(v)
         if failure is not None:
             _mark(failure, self.done)
             raise failure
-        if inline:
-            await anyio.sleep(0)  # let other requests in between chunks
-
-    def _iterate(self, n: int, budget: float) -> tuple[int, BaseException | None]:
-        """Up to ``n`` iterations within ``budget`` seconds (at least one)."""
-        until = time.perf_counter() + budget
-        session, program, settings = self.session, self.program, self.settings
-        for k in range(n):
-            try:
-                compiled.run_iteration(session, program, settings)
-            except (ServiceError, EngineError) as exc:
-                return k, exc
-            if time.perf_counter() > until:
-                return k + 1, None
-        return n, None
+        await anyio.sleep(0)  # let other requests in between chunks
 
     def result(self, out: Output) -> dict[str, Any]:
         """A ``RunOut``: the iterations and the values read after the last one."""

@@ -22,6 +22,18 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     max_sessions: int = Field(default=1000, ge=1, description="sessions held at once (429 beyond)")
+    key_max_sessions: int = Field(
+        default=100,
+        ge=1,
+        description="sessions one API key may hold at once (429 beyond), so "
+        "one key cannot lock out another (with GRADSERVE_API_KEYS)",
+    )
+    request_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="a request's deadline: work past it stops at the next "
+        "op, is rolled back and answers 503 deadline_exceeded",
+    )
     max_tensor_elements: int = Field(
         default=16_000_000,
         ge=1,

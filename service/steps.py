@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from engine import OPS, Tensor, no_grad
+from engine import OPS, Tensor, interrupt, no_grad
 from engine.errors import (
     EngineError,
     ShapeMismatchError,
@@ -67,6 +67,7 @@ class Executor:
         self.checked = checked
         # a stored program's parsed expressions (id(step) -> tree), compiled when it was stored
         self.trees = trees
+        self.check = interrupt.current()  # the request's deadline, called before each op
 
     # -- values ------------------------------------------------------------------------------
     def lookup(self, name: str) -> Tensor:
@@ -185,6 +186,8 @@ class Executor:
     ) -> Any:
         """``fn`` (op's function, its arguments already checked), errors in the service's
         terms; counts and size-checks what it made."""
+        if self.check is not None:
+            self.check()
         try:
             result = fn(*args, **kwargs)
         except (EngineError, ServiceError):
@@ -196,7 +199,15 @@ class Executor:
                 raise BadArgumentsError(f"{op}(): {exc}") from None
             log.warning("engine raised a bare ValueError in %s: %s", op, exc)
             raise ShapeMismatchError(f"{op}(): {exc}") from None
-        except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
+        except (
+            TypeError,
+            IndexError,
+            OverflowError,
+            ZeroDivisionError,
+            AttributeError,  # a string where a tensor is meant: x.type_as('x')
+            RuntimeError,  # (EngineError is one, answered above)
+            RecursionError,
+        ) as exc:
             log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
             spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
             hint = None if spec is None else f"signature: {spec.name}{spec.signature}"

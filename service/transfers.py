@@ -17,7 +17,6 @@ import numpy as np
 import safetensors.numpy
 from fastapi import Response
 from pydantic import TypeAdapter, ValidationError
-from starlette.datastructures import QueryParams
 
 from engine import Tensor
 
@@ -50,7 +49,9 @@ def wants_binary(accept: str | None) -> bool:
     return False
 
 
-def binary_leaf(query: QueryParams, raw: bytes, settings: Settings) -> tuple[np.ndarray, bool]:
+def binary_leaf(
+    query: Mapping[str, str], raw: bytes, settings: Settings
+) -> tuple[np.ndarray, bool]:
     """A binary upload's values, from the body and the ``dtype``, ``shape`` and
     ``requires_grad`` query parameters (the same rules as a ``b64`` value)."""
     shape = codec.shape_param(query.get("shape"))
@@ -117,7 +118,7 @@ def read_safetensors(raw: bytes, settings: Settings) -> dict[str, tuple[np.ndarr
         raise InvalidTensorError(f"the body is not a safetensors file: {exc}"[:300]) from None
     try:
         requires = json.loads(meta.get(REQUIRES_GRAD_KEY, "[]"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: lists nested 1,000 deep
         requires = None
     if not isinstance(requires, list) or not all(isinstance(n, str) for n in requires):
         raise InvalidTensorError(f"metadata {REQUIRES_GRAD_KEY!r} must be a JSON list of names")

@@ -14,7 +14,7 @@ from engine import Tensor
 from .. import compiled, derivatives, runner, verbs
 from ..bodies import Payload
 from ..deps import CallDep, Output
-from ..errors import LimitExceededError, ProgramNotFoundError, known_error_response
+from ..errors import LimitExceededError, known_error_response
 from ..http import JSONBody
 from ..names import TENSOR_NAME_PATTERN, check_tensor_name
 from ..schemas.programs import (
@@ -37,8 +37,8 @@ from ..schemas.programs import (
     VjpOut,
 )
 from ..schemas.responses import ProgramOut
-from ..session import journal, offload
-from ..session.quotas import refuse_bytes
+from ..session import changes, offload
+from ..session.mutate import hold, mutate
 from ..session.state import Session
 from ..views import value
 from ._base import BODY, TENSOR, documented, v1_router
@@ -64,42 +64,6 @@ EVENT_STREAM = "text/event-stream"
 T = TypeVar("T")
 
 
-def stored(session: Session, name: str) -> compiled.Program:
-    """The session's program ``name`` (``invalid_name`` / ``program_not_found``)."""
-    found = session.programs.get(check_tensor_name(name))
-    if found is None:
-        have = ", ".join(sorted(session.programs)[:10]) or "none"
-        raise ProgramNotFoundError(
-            f"session {session.name!r} has no program {name!r}",
-            hint=f"programs stored: {have}; PUT .../programs/{name} stores one",
-        )
-    return found
-
-
-def store(session: Session, name: str, body: ProgramIn, settings: Any) -> tuple[Any, bool]:
-    """Compile and store (replacing one of the same name); returns it and whether new.
-    Checked against the limits first, so a refusal changes nothing."""
-    program = compiled.compile_program(name, body, settings, _dump(body))
-    old = session.programs.get(name)
-    if old is None and len(session.programs) >= settings.max_programs:
-        raise LimitExceededError(
-            f"session {session.name!r} holds {len(session.programs)} programs; the limit is "
-            f"{settings.max_programs}",
-            status=429,
-            hint="delete a program you no longer need",
-        )
-    extra = program.nbytes - (0 if old is None else old.nbytes)
-    if extra > 0:
-        tensors = session.bytes_bound if session.bytes_bound is not None else session.nbytes()
-        refuse_bytes(session, settings, tensors + extra)
-    session.programs[name] = program
-    return program, old is None
-
-
-def _dump(body: ProgramIn) -> dict[str, Any]:
-    return body.model_dump(mode="json", exclude_unset=True, by_alias=True)
-
-
 @router.put(
     "/{program}",
     operation_id="putProgram",
@@ -122,10 +86,11 @@ async def put_program(call: CallDep, program: ProgramPath) -> Response:
             f"the program has {len(body.steps)} steps; the limit is {settings.max_batch_steps}",
             status=413,
         )
-    async with session.lock:
-        compiled_program, created = store(session, name, body, settings)
-        await journal.record(session, "program", name, compiled_program.stored)
-        return JSONBody(compiled_program.summary(), status_code=201 if created else 200)
+
+    def view(result: tuple[compiled.Program, bool]) -> Response:
+        return JSONBody(result[0].summary(), status_code=201 if result[1] else 200)
+
+    return await mutate(session, changes.PROGRAM, changes.StoreProgram(name, body), settings, view)
 
 
 @router.get(
@@ -146,7 +111,7 @@ async def list_programs(call: CallDep) -> Response:
 async def get_program(call: CallDep, program: ProgramPath) -> Response:
     """One program: its facts and its items as stored."""
     async with call.session.lock:
-        found = stored(call.session, program)
+        found = compiled.lookup(call.session, program)
         return JSONBody({**found.summary(), "items": found.stored["steps"]})
 
 
@@ -158,12 +123,9 @@ async def get_program(call: CallDep, program: ProgramPath) -> Response:
 )
 async def delete_program(call: CallDep, program: ProgramPath) -> Response:
     """Drop a program (the tensors it bound stay)."""
-    session = call.session
-    async with session.lock:
-        found = stored(session, program)
-        del session.programs[found.name]
-        await journal.record(session, "program_del", found.name)
-    return Response(status_code=204)
+    name = check_tensor_name(program)
+    view: Callable[[None], Response] = lambda _: Response(status_code=204)  # noqa: E731
+    return await mutate(call.session, changes.PROGRAM_DEL, name, call.settings, view)
 
 
 @router.post(
@@ -193,16 +155,15 @@ async def run_program(call: CallDep, program: ProgramPath) -> Response:
         )
     check_tensor_name(program)
     if EVENT_STREAM in call.request.headers.get("accept", ""):
-        async with session.lock:
-            stored(session, program)  # a missing program is a plain 404, not a stream
+        async with hold(session, settings, offload.deadline(settings)):
+            compiled.lookup(session, program)  # a missing program is a plain 404, not a stream
         return StreamingResponse(
             _stream(call, program, body),
             media_type=EVENT_STREAM,
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
-    async with session.lock:
-        found = stored(session, program)
-        run = _start(session, found, settings, body)
+    async with hold(session, settings, offload.deadline(settings)):
+        run = _start(session, compiled.lookup(session, program), settings, body)
         while run.done < run.repeat:
             await run.chunk()
         return JSONBody(run.result(out))
@@ -224,8 +185,8 @@ async def _stream(call: Any, name: str, body: RunIn) -> AsyncIterator[bytes]:
     goes away cancels this generator between chunks: what completed is journaled."""
     session, settings, out = call.session, call.settings, call.out
     try:
-        async with session.lock:
-            run = _start(session, stored(session, name), settings, body)
+        async with hold(session, settings, offload.deadline(settings)):
+            run = _start(session, compiled.lookup(session, name), settings, body)
             async for kind, data in run.events(out):
                 yield _event(kind, data)
                 if await call.request.is_disconnected():
@@ -268,11 +229,12 @@ async def _derive(
     """``fn(Function, *args)`` under the session's lock, in a worker thread when heavy.
     Nothing is journaled: a derivative changes nothing in the session."""
     session, settings = call.session, call.settings
-    async with session.lock:
-        found = stored(session, program)
+    until = offload.deadline(settings)
+    async with hold(session, settings, until):
+        found = compiled.lookup(session, program)
         f = derivatives.Function(session, found, settings, wrt, of)
         weight = offload.steps_weight(session, found.items) * max(1, len(wrt))
-        return await offload.run(settings, weight, fn, f, *args)
+        return await offload.run(settings, weight, fn, f, *args, until=until)
 
 
 def _grid(grid: derivatives.Grid, out: Output) -> dict[str, dict[str, Any]]:

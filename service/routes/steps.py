@@ -9,7 +9,8 @@ from ..bodies import Payload
 from ..deps import CallDep, Output
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, BatchOut, StepIn, TensorListOut, TensorOut
-from ..session import journal, offload, quotas
+from ..session import changes, quotas
+from ..session.mutate import mutate
 from ._base import BODY, TENSOR, documented, v1_router
 
 STEP = Payload[StepIn](StepIn, "StepIn", examples=STEP_EXAMPLES)
@@ -52,14 +53,14 @@ async def run_op(call: CallDep) -> Response:
     """Run one step and bind its result; returns the tensor (a list for several results)."""
     step = await STEP.read(call.request)
     assert step is not None
-    session, out, settings = call.session, call.out, call.settings
-    async with session.lock:
-        weight = offload.steps_weight(session, [step])
-        names = await offload.run(settings, weight, programs.run_steps, session, [step], settings)
-        await journal.record(session, "steps", [step])
-        tensors = [views.tensor(n, session.tensors[n], out) for n in names]
-    body = tensors[0] if isinstance(step.out, str) else {"tensors": tensors}
-    return JSONBody(body, status_code=201)
+    session, out = call.session, call.out
+
+    def view(result: programs.ProgramResult) -> Response:
+        tensors = [views.tensor(n, session.tensors[n], out) for n in result.bound]
+        body = tensors[0] if isinstance(step.out, str) else {"tensors": tensors}
+        return JSONBody(body, status_code=201)
+
+    return await mutate(session, changes.STEPS, changes.Program([step]), call.settings, view)
 
 
 @router.post(
@@ -76,13 +77,12 @@ async def run_batch(call: CallDep) -> Response:
     assert batch is not None
     session, out, settings = call.session, call.out, call.settings
     quotas.check_steps(len(batch.steps), settings)
-    async with session.lock:
-        weight = offload.steps_weight(session, batch.steps)
-        result = await offload.run(
-            settings, weight, programs.run_program, session, batch.steps, settings, batch.fetch
-        )
-        await journal.record(session, "steps", batch.steps)
+
+    def view(result: programs.ProgramResult) -> Response:
         return JSONBody(batch_body(session, result, out, call.request))
+
+    program = changes.Program(batch.steps, batch.fetch)
+    return await mutate(session, changes.STEPS, program, settings, view)
 
 
 def batch_body(

@@ -1,0 +1,49 @@
+"""Journal records and checkpoints on the wire: ``<u32 header length><JSON header><raw
+bytes>``, never a pickle; and the JSON of a validated request, as replay reads it back."""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+
+def pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
+    """``<u32 header length><JSON header><raw bytes>``."""
+    head = orjson.dumps(header)
+    return struct.pack("<I", len(head)) + head + payload
+
+
+def unpack(blob: bytes) -> tuple[dict[str, Any], memoryview]:
+    (n,) = struct.unpack_from("<I", blob)
+    view = memoryview(blob)
+    return orjson.loads(view[4 : 4 + n]), view[4 + n :]
+
+
+def dump(model: BaseModel) -> Any:
+    """A validated model as the JSON it would accept again."""
+    return model.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+
+def _plain(value: Any) -> bool:
+    """JSON-native all the way down (finite floats: orjson writes NaN as null)."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if t is float:
+        return math.isfinite(value)
+    if t is list or t is tuple:
+        return all(_plain(v) for v in value)
+    if t is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
+
+
+def dump_step(step: Any) -> Any:
+    """``dump`` of a step; the fields as they are when they hold no model (the common
+    case, a fifth of pydantic's serializing cost)."""
+    fields = {name: getattr(step, name) for name in step.model_fields_set}
+    return fields if _plain(fields) else dump(step)
