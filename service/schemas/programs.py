@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .fields import FetchKey, TensorName, _Model
-from .requests import BatchItem, TensorValue
+from .fields import TENSOR_NAME_RULE, FetchKey, TensorName, _Model
+from .requests import BackwardIn, BatchItem, LeafIn, StepIn, TensorValue
 from .responses import ProgramOut, ValueOut
 
 _ITERATION: list[Any] = [
@@ -189,3 +189,52 @@ class HvpOut(BaseModel):
 
 class PerSampleGradOut(BaseModel):
     grads: dict[str, ValueOut]
+
+
+class GradientOut(BaseModel):
+    """The fetched values, and each derivative asked for."""
+
+    values: dict[str, ValueOut | None]
+    jacobian: dict[str, dict[str, ValueOut]] | None = None
+    hessian: dict[str, dict[str, ValueOut]] | None = None
+    vjp: dict[str, ValueOut] | None = None
+    jvp: dict[str, ValueOut] | None = None
+    hvp: dict[str, ValueOut] | None = None
+    per_sample_grad: dict[str, ValueOut] | None = None
+
+
+class GradientIn(_Model):
+    """A whole computation in one stateless call: leaves, steps, a backward, what to fetch."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "tensors": {"x": {"data": [1.0, 2.0], "requires_grad": True}},
+                    "steps": [{"out": "y", "expr": "x ** 2"}],
+                    "backward": {"tensors": "y", "grad_tensors": [[1.0, 1.0]]},
+                    "fetch": ["x.grad", "y"],
+                }
+            ]
+        },
+    )
+
+    tensors: dict[TensorName, LeafIn] = Field(
+        default_factory=dict,
+        description="Leaves by name.",
+        # the rule inline, not a $ref: schemathesis 4.32 fails to negate a $ref'd propertyNames
+        json_schema_extra={"propertyNames": TENSOR_NAME_RULE},
+    )
+    steps: list[StepIn] = Field(default_factory=list)
+    backward: BackwardIn | None = None
+    fetch: list[FetchKey] = Field(
+        default_factory=list, description='Tensors to return: "name" or "name.grad".'
+    )
+    # the steps as a function of the leaves: the derivatives a stored pure program offers
+    jacobian: JacobianIn | None = None
+    hessian: HessianIn | None = None
+    vjp: VjpIn | None = None
+    jvp: JvpIn | None = None
+    hvp: HvpIn | None = None
+    per_sample_grad: PerSampleGradIn | None = None

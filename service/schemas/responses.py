@@ -144,10 +144,6 @@ class BatchOut(BaseModel):
     )
 
 
-class GradientOut(BaseModel):
-    values: dict[str, ValueOut | None]
-
-
 class GraphNodeOut(BaseModel):
     id: str
     name: str = Field(description="grad_fn name (PowBackward0), or AccumulateGrad for a leaf.")

@@ -148,3 +148,40 @@ def test_errors(client: SyncClient, f: dict[str, np.ndarray]) -> None:
     assert_problem(r, 422, "bad_arguments")
     r = client.post(f"{P}/fwd/jacobian", json={"of": ["y"], "wrt": ["x"], "mode": "side"})
     assert_problem(r, 422, "validation_error")
+
+
+def test_stateless_gradient_kinds(client: SyncClient, torch: Any, rng: np.random.Generator) -> None:
+    """The one-shot form: the steps as a function of the leaves, beside fetch and backward."""
+    W, x, b = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(3)
+    leaves = {
+        k: {"data": v.tolist(), "dtype": "float64"} for k, v in {"W": W, "x": x, "b": b}.items()
+    }
+    body = {
+        "tensors": {**leaves, "W": {**leaves["W"], "requires_grad": True}},
+        "steps": FORWARD,
+        "backward": {"tensors": "s"},
+        "fetch": ["W.grad", "s"],
+        "jacobian": {"of": ["y"], "wrt": ["x"]},
+        "hessian": {"of": "s", "wrt": ["b"]},
+        "jvp": {"of": ["s"], "tangents": {"b": {"data": [1.0, 0.0, 0.0]}}},
+    }
+    r = client.post("/v1/gradient", json=body)
+    assert r.status_code == 200, r.text
+    tW, tx, tb = (torch.tensor(a) for a in (W, x, b))
+    fn = _torch_f(torch)
+    _close(r.json()["jacobian"]["y"]["x"], torch.func.jacrev(lambda x: fn(tW, x, tb)[0])(tx))
+    _close(r.json()["hessian"]["b"]["b"], torch.func.hessian(lambda b: fn(tW, tx, b)[1])(tb))
+    _, jv = torch.func.jvp(
+        lambda b: fn(tW, tx, b)[1], (tb,), (torch.tensor([1.0, 0, 0], dtype=torch.float64),)
+    )
+    _close(r.json()["jvp"]["s"], jv)
+    _close(r.json()["values"]["W.grad"], torch.func.grad(lambda W: fn(W, tx, tb)[1])(tW))
+
+
+def test_stateless_impure_steps_refused(client: SyncClient) -> None:
+    body = {
+        "tensors": {"x": {"data": [1.0, 2.0]}},
+        "steps": [{"out": "x", "expr": "x * 2", "assign": True}],
+        "jacobian": {"of": ["x"], "wrt": ["x"]},
+    }
+    assert_problem(client.post("/v1/gradient", json=body), 409, "program_not_pure")
