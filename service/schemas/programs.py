@@ -3,9 +3,10 @@ function (``ProgramIn`` to store, ``RunIn`` to run, one body per derivative kind
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
 from .fields import TENSOR_NAME_RULE, FetchKey, TensorName, _Model
 from .requests import BackwardIn, BatchItem, LeafIn, StepIn, TensorValue
@@ -43,6 +44,22 @@ class ProgramIn(_Model):
 class ProgramDetailOut(ProgramOut):
     """A stored program with its items as stored."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "f",
+                    "steps": 1,
+                    "reads": ["W", "x"],
+                    "binds": ["y"],
+                    "pure": True,
+                    "fetch": [],
+                    "items": [{"out": "y", "expr": "tanh(W @ x)"}],
+                }  # fmt: skip
+            ]
+        }
+    )
+
     items: list[BatchItem]
 
 
@@ -78,7 +95,19 @@ class RunOut(BaseModel):
 
     iterations: int
     values: dict[str, ValueOut | None]
-    history: dict[str, list[ValueOut | None]] | None = None
+    history: dict[str, list[ValueOut | None]] = Field(
+        default_factory=dict,
+        description="With `every`: the fetched values every `every` iterations.",
+    )
+
+
+JacobianMode = TypeAliasType(
+    "JacobianMode",
+    Annotated[
+        Literal["rev", "fwd"],
+        Field(description="rev: jacrev (a backward per output element); fwd: jacfwd."),
+    ],
+)
 
 
 class JacobianIn(_Model):
@@ -90,7 +119,7 @@ class JacobianIn(_Model):
 
     of: list[TensorName] = Field(min_length=1, description="Tensors the program binds.")
     wrt: list[TensorName] = Field(min_length=1, description="Tensors the program reads.")
-    mode: Literal["rev", "fwd"] = Field(default="rev", description="Default rev.")
+    mode: JacobianMode = Field(default="rev", description="Default rev.")
 
 
 class HessianIn(_Model):
@@ -195,12 +224,14 @@ class GradientOut(BaseModel):
     """The fetched values, and each derivative asked for."""
 
     values: dict[str, ValueOut | None]
-    jacobian: dict[str, dict[str, ValueOut]] | None = None
-    hessian: dict[str, dict[str, ValueOut]] | None = None
-    vjp: dict[str, ValueOut] | None = None
-    jvp: dict[str, ValueOut] | None = None
-    hvp: dict[str, ValueOut] | None = None
-    per_sample_grad: dict[str, ValueOut] | None = None
+    jacobian: dict[str, dict[str, ValueOut]] = Field(
+        default_factory=dict, description="When asked."
+    )
+    hessian: dict[str, dict[str, ValueOut]] = Field(default_factory=dict, description="When asked.")
+    vjp: dict[str, ValueOut] = Field(default_factory=dict, description="When asked.")
+    jvp: dict[str, ValueOut] = Field(default_factory=dict, description="When asked.")
+    hvp: dict[str, ValueOut] = Field(default_factory=dict, description="When asked.")
+    per_sample_grad: dict[str, ValueOut] = Field(default_factory=dict, description="When asked.")
 
 
 class GradientIn(_Model):
