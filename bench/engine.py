@@ -348,6 +348,58 @@ def cnn_convs(F: Any, tensor: Callable[..., Any], batch: int) -> Callable[[], An
     return step
 
 
+def digits_cnn_grads(lib: Any, batch: int, per_sample: bool) -> Callable[[], Any]:
+    """The digits CNN (examples/digits_cnn.py: convs, relu, pools, linear, cross
+    entropy) on one batch: per-sample gradients with ``vmap(grad(loss))``, or one
+    ordinary backward of the batch's mean loss."""
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+    shapes = {"w1": (8, 1, 3, 3), "b1": (8,), "w2": (16, 8, 3, 3), "b2": (16,)}
+    shapes.update({"w3": (10, 64), "b3": (10,)})
+    p = {k: lib.tensor(rng.uniform(-0.3, 0.3, s).astype(np.float32)) for k, s in shapes.items()}
+    x = lib.tensor(rng.standard_normal((batch, 1, 8, 8)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, batch))
+
+    def loss(p: Any, x: Any, y: Any) -> Any:
+        h = F.max_pool2d(F.relu(F.conv2d(x, p["w1"], p["b1"], padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, p["w2"], p["b2"], padding=1)), 2)
+        return F.cross_entropy(F.linear(h.flatten(1), p["w3"], p["b3"]), y)
+
+    if per_sample:
+        per = lib.func.vmap(
+            lib.func.grad(lambda p, xi, yi: loss(p, xi[None], yi[None])), (None, 0, 0)
+        )
+        return lambda: per(p, x, y)
+    leaves = {k: v.clone().requires_grad_() for k, v in p.items()}
+
+    def step() -> Any:
+        loss(leaves, x, y).backward()
+        for v in leaves.values():
+            v.grad = None
+
+    return step
+
+
+def per_sample_ratios(s: Settings) -> str:
+    """Per-sample gradients over a batch vs one ordinary backward of the same batch,
+    each library against itself, timed interleaved in the same run."""
+    libs = {"engine": E, "torch": torch} if torch is not None else {"engine": E}
+    fns = {}
+    for name, lib in libs.items():
+        fns[f"{name} per-sample"] = digits_cnn_grads(lib, s.mlp_batch, True)
+        fns[f"{name} backward"] = digits_cnn_grads(lib, s.mlp_batch, False)
+    t = best_times(fns, s)
+    lines = [f"per-sample gradients, digits CNN, batch {s.mlp_batch} (vmap(grad) / one backward):"]
+    for name in libs:
+        ratio = t[f"{name} per-sample"] / t[f"{name} backward"]
+        target = "  target <= 3 " + ("met" if ratio <= 3 else "MISSED") if name == "engine" else ""
+        lines.append(
+            f"  {name:<7} per-sample {t[f'{name} per-sample'] * 1e3:8.2f} ms  backward "
+            f"{t[f'{name} backward'] * 1e3:8.2f} ms  ratio {ratio:6.2f}{target}"
+        )
+    return "\n".join(lines)
+
+
 # -- the table ----------------------------------------------------------------------
 
 IMPLS = ("engine", "torch", "numpy", "HIPS")
@@ -548,6 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(environment())
         print(render(measure(settings)))
+        print(per_sample_ratios(settings))
         if args.profile:
             print("\ncProfile of the engine per-op case (sorted by own time):")
             print(profile(settings))

@@ -11,6 +11,7 @@ therefore changes nothing.
 from __future__ import annotations
 
 import operator
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -744,3 +745,10 @@ def _batched_grad(
     if type(inputs) is dict:
         return {key: stacked([p[key] for p in per]) for key in inputs}
     return tuple(stacked([p[j] for p in per]) for j in range(len(per[0])))
+
+
+# ``torch.autograd.forward_ad``: ``from engine.autograd import forward_ad`` and, since
+# this module is no package, ``import engine.autograd.forward_ad`` through sys.modules
+from . import forward_ad as forward_ad  # noqa: E402 - it imports grad from here
+
+sys.modules[f"{__name__}.forward_ad"] = forward_ad

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import views
+from .dual import FROM_BACKWARD
 from .errors import (
     GRAPH_FREED_MESSAGE,
     ArgumentTypeError,
@@ -348,6 +349,7 @@ def _run_backward(cls: type[Function], ctx: BackwardCFunction, *grads: Any) -> t
 
 class _DelayedError(_OpFunction):
     name = "Error"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:

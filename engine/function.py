@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, dual
+from .dual import LINEAR, LIVE
 from .errors import (
     GRAPH_FREED_MESSAGE,
     ArgumentTypeError,
@@ -292,6 +293,12 @@ class Function:
     # The forward returns a numpy view of input 0: the result shares its memory
     # and version counter, so writes through either are seen by saved-tensor checks.
     is_view: ClassVar[bool] = False
+    # The forward-mode rule (``engine.dual``): ``jvp(ctx, *tangents)`` written with engine
+    # ops (one tangent or None per input, returning the output's tangent, or a tuple), or
+    # ``dual.LINEAR`` / ``SELF_ADJOINT`` / ``FROM_BACKWARD``; None: forward AD refused.
+    jvp: ClassVar[Any] = None
+    # keyword parameters the LINEAR rule overrides (an affine op's constant: a pad value)
+    jvp_params: ClassVar[dict[str, Any]] = {}
 
     _node_type: ClassVar[type[Node]] = Node
 
@@ -313,6 +320,10 @@ class Function:
     def apply(cls, *inputs: Any, **params: Any) -> Any:
         """Run forward; record a node when grad mode is on and an input requires grad.
         Inputs are Tensors, or Python numbers that act as constants."""
+        if LIVE[0]:  # forward AD is in use somewhere: does this call carry a tangent?
+            level = dual.current()
+            if level is not None and dual.any_tangent(inputs, level):
+                return dual.PROPAGATE[0](cls, inputs, params, level)
         grad_on = _enabled.get()
         if grad_on:
             T = Tensor
@@ -343,13 +354,19 @@ class Function:
         return _make(out)
 
     @classmethod
-    def _record(cls, inputs: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    def _record(
+        cls, inputs: tuple[Any, ...], params: dict[str, Any], node: Node | None = None
+    ) -> Any:
         # Edges first, node second: reading a stale view's ``grad_fn`` regenerates it,
         # and a node must be created after the nodes it points to (see ``Node.seq``).
         # A forward may read ``ctx.needs_input_grad`` to save only what is needed.
+        # Forward mode passes its ``node`` made already (``_apply_dual``).
         T = Tensor
         edges: tuple[tuple[Any, int] | None, ...]
-        if len(inputs) == 1:  # apply refreshed it if it is a view
+        recording = True
+        if node is not None:
+            recording = _enabled.get()
+        elif len(inputs) == 1:  # apply refreshed it if it is a view
             t = inputs[0]
             fn = t._grad_fn
             if fn is not None:
@@ -385,8 +402,9 @@ class Function:
                         edge = (t, 0)
                 listed.append(edge)
             edges = tuple(listed)
-        node = cls._node_type(cls)
-        node.next_edges = edges
+        if node is None:
+            node = cls._node_type(cls)
+            node.next_edges = edges
         quiet = quiet_on()
         try:
             out = cls.forward(node, *inputs, **params)
@@ -401,7 +419,7 @@ class Function:
             dtype = out.dtype
             result = make(out, True, node, 0) if dtype.kind == "f" else make(out)
             if cls.is_view:
-                make_view(result, inputs[0], cls, params, None, True)
+                make_view(result, inputs[0], cls, params, None, recording)
             node.out_shape = out.shape
             node.out_dtype = dtype
             if node._saved_result:
@@ -414,7 +432,7 @@ class Function:
             differentiable = arr.dtype.kind == "f"
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
-                make_view(results[-1], inputs[0], cls, params, nr, True)
+                make_view(results[-1], inputs[0], cls, params, nr, recording)
         node.output_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         node.n_outputs = len(results)
         if node._saved_result:
@@ -613,6 +631,7 @@ class AsStridedBackward0(Function):
     """The elements of the base at ``index`` (a regenerated view's node)."""
 
     name = "AsStridedBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, index: np.ndarray) -> np.ndarray:
@@ -648,6 +667,7 @@ class AsStridedScatterBackward0(Function):
     constant of the base's shape; PyTorch copies g into a view of it: a CopySlices)."""
 
     name = "CopySlices"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, zeros: Tensor, g: Tensor, *, index: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import backward
+from .dispatch import batching
 from .errors import DtypeMismatchError, ShapeMismatchError
 from .grad_mode import _enabled
 from .ops._util import broadcast_message
@@ -44,6 +45,12 @@ def _inplace(name: str) -> Any:
     ufunc = _UFUNCS.get(name)
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        dispatch = batching.get()
+        if dispatch is not None:  # inside vmap: the in-place rule decides (dispatch.py)
+            return dispatch(name + "_", run, (self, *args), kwargs)
+        return run(self, *args, **kwargs)
+
+    def run(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
         check_partial_overlap(self, args + tuple(kwargs.values()))
         if not _records(self, *args, *kwargs.values()):

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .dual import LINEAR
 from .function import Function
 from .tensor import Tensor
 
@@ -64,6 +65,7 @@ class SumToSize(Function):
     """Reduce a broadcast gradient to an input's shape (PyTorch's ``sum_to_size``)."""
 
     name = "SumBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:
@@ -84,6 +86,7 @@ class SumAll(Function):
     ``sum_to`` does for a 0-d target)."""
 
     name = "SumBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -104,6 +107,7 @@ class DivBackward1(Function):
     rules that divide by a count record (mean's, a mean-reduced loss's)."""
 
     name = "DivBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
@@ -121,6 +125,7 @@ class MulBackward1(Function):
     rules that scale by a constant record (pow's ``exponent * x.pow(exponent - 1)``)."""
 
     name = "MulBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, by: float) -> np.ndarray:
@@ -135,6 +140,7 @@ class MulBackward1(Function):
 
 class ExpandBackward0(Function):
     name = "ExpandBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -157,6 +163,7 @@ class ExpandBackward0(Function):
 
 class ViewBackward0(Function):
     name = "ViewBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -188,6 +195,7 @@ class UnsafeViewBackward0(ViewBackward0):
 
 class CloneBackward0(Function):
     name = "CloneBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, contiguous: bool = False) -> np.ndarray:
@@ -205,6 +213,7 @@ class CloneBackward0(Function):
 
 class ToCopyBackward0(Function):
     name = "ToCopyBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
@@ -226,6 +235,7 @@ class WhereBackward0(Function):
     ``where``, which has promoted them)."""
 
     name = "WhereBackward0"
+    jvp = LINEAR
     broadcasts = True
 
     @staticmethod
@@ -271,6 +281,7 @@ class SelectBackward0(Function):
     """``x[i]`` along ``dim`` (``index`` already non-negative)."""
 
     name = "SelectBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -293,6 +304,7 @@ class SelectBackwardBackward0(Function):
     """The adjoint of select: ``g`` placed at ``index`` in zeros."""
 
     name = "SelectBackwardBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
@@ -313,6 +325,7 @@ class SliceBackward0(Function):
     """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
 
     name = "SliceBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -333,6 +346,7 @@ class SliceBackwardBackward0(Function):
     """The adjoint of slice: ``g`` placed in its window of zeros."""
 
     name = "SliceBackwardBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:

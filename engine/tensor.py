@@ -114,6 +114,7 @@ class Tensor:
         "_vc",
         "_hooks",
         "_view",
+        "_fw",  # (dual level, tangent) in forward mode (engine.dual), else None
         "_grad_acc",  # a leaf's AccumulateGrad node; unset until asked for (read with getattr)
         "__weakref__",
     )
@@ -133,6 +134,7 @@ class Tensor:
         self._vc = [0]
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
         self._view: ViewInfo | None = None
+        self._fw: tuple[Any, Tensor] | None = None
         if requires_grad:
             if not dtypes.is_floating(arr.dtype):
                 raise DtypeNotDifferentiableError(REQUIRES_GRAD_CONSTRUCT_MESSAGE)
@@ -159,6 +161,7 @@ class Tensor:
         t._vc = [0]
         t._hooks = None
         t._view = None
+        t._fw = None
         return t
 
     # -- autograd flags -----------------------------------------------------

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .dual import FROM_BACKWARD, LINEAR
 from .errors import BadArgumentsError, ShapeMismatchError
 from .function import (
     AsStridedBackward0,
@@ -121,6 +122,7 @@ class _ReplaceRegion(Function):
     CopySlices node."""
 
     name = "CopySlices"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray) -> np.ndarray:
@@ -143,6 +145,7 @@ class CopySlices(Function):
     """The base's history after an in-place write through one of its views."""
 
     name = "CopySlices"
+    jvp = FROM_BACKWARD
     broadcasts = True  # the wrapped op's other inputs may broadcast
 
     @staticmethod
@@ -186,6 +189,7 @@ class CopyBackwards(Function):
     """``dst.copy_(src)``: src broadcast and cast into dst's shape and dtype."""
 
     name = "CopyBackwards"
+    jvp = LINEAR
     broadcasts = True
 
     @staticmethod
@@ -202,6 +206,8 @@ class FillBackward2(Function):
     """``fill_(number)``: nothing flows back to the overwritten values."""
 
     name = "FillBackward2"
+    jvp = LINEAR
+    jvp_params = {"value": 0}
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, value: Any) -> np.ndarray:
@@ -216,6 +222,7 @@ class FillBackward3(Function):
     """``fill_(value)`` with a 0-d tensor, which receives the sum of the gradient."""
 
     name = "FillBackward3"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, value: Tensor) -> np.ndarray:
@@ -230,6 +237,7 @@ class FillBackward3(Function):
 
 class ZeroBackward0(Function):
     name = "ZeroBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import autograd
+from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
 from ..function import Function, Node
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
@@ -57,6 +58,7 @@ class Composite(Function):
     ``fn(*inputs, **params)``; subclasses only set ``name``."""
 
     name = "Composite"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, SELF_ADJOINT
 from ..errors import BadArgumentsError
 from ..function import Function
 from ..registry import Const, register, sample
@@ -68,7 +69,12 @@ def _activation(
     return type(
         name,
         (Function,),
-        {"name": name, "forward": staticmethod(fwd), "backward": staticmethod(bwd)},
+        {
+            "name": name,
+            "forward": staticmethod(fwd),
+            "backward": staticmethod(bwd),
+            "jvp": SELF_ADJOINT,  # elementwise: a symmetric Jacobian
+        },
     )
 
 
@@ -396,6 +402,7 @@ class GluBackward0(Function):
     """``a·sigmoid(b)`` for the two halves of ``dim``."""
 
     name = "GluBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, dim: int) -> np.ndarray:
@@ -443,6 +450,7 @@ class PreluKernelBackward0(Function):
     """``x if x > 0 else weight·x``, one weight per channel (dim 1) or one for all."""
 
     name = "PreluKernelBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, w: Tensor, *, shape: tuple[int, ...]) -> np.ndarray:

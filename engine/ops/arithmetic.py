@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
 from ..function import Function
 from ..primitives import MulBackward1, WhereBackward0
@@ -108,12 +109,14 @@ def not_implemented_function(aten: str) -> type[Function]:
             "name": "NotImplemented",  # type(grad_fn).__name__ and the repr in PyTorch
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
+            "jvp": FROM_BACKWARD,  # whose backward raises PyTorch's not-implemented error
         },
     )
 
 
 class AddBackward0(Function):
     name = "AddBackward0"
+    jvp = LINEAR
     broadcasts = True
 
     @staticmethod
@@ -135,6 +138,7 @@ class AddBackward0(Function):
 
 class SubBackward0(Function):
     name = "SubBackward0"
+    jvp = LINEAR
     broadcasts = True
 
     @staticmethod
@@ -158,6 +162,7 @@ class RsubBackward1(Function):
     """``number - tensor``."""
 
     name = "RsubBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
@@ -170,6 +175,7 @@ class RsubBackward1(Function):
 
 class MulBackward0(Function):
     name = "MulBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -205,6 +211,7 @@ class MulBackward0(Function):
 
 class DivBackward0(Function):
     name = "DivBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -236,6 +243,7 @@ class DivBackward0(Function):
 
 class NegBackward0(Function):
     name = "NegBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -254,6 +262,7 @@ class PowBackward0(Function):
     """``tensor ** number``."""
 
     name = "PowBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, exponent: Any, dtype: np.dtype) -> np.ndarray:
@@ -292,6 +301,7 @@ class PowBackward1(Function):
     """``tensor ** tensor``."""
 
     name = "PowBackward1"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -319,6 +329,7 @@ class PowBackward2(Function):
     """``number ** tensor``."""
 
     name = "PowBackward2"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, b: Tensor, *, base: Any, dtype: np.dtype) -> np.ndarray:
@@ -338,6 +349,7 @@ class PowBackward2(Function):
 
 class ReciprocalBackward0(Function):
     name = "ReciprocalBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -354,6 +366,7 @@ class ReciprocalBackward0(Function):
 
 class AbsBackward0(Function):
     name = "AbsBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -378,7 +391,12 @@ def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
     return type(
         fn_name,
         (Function,),
-        {"name": fn_name, "forward": staticmethod(forward), "backward": staticmethod(backward)},
+        {
+            "name": fn_name,
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "jvp": SELF_ADJOINT,  # a zero derivative, elementwise
+        },
     )
 
 
@@ -441,6 +459,7 @@ class RsubBackward0(Function):
     """``torch.rsub(input, other)`` with two tensors: ``other - input``."""
 
     name = "RsubBackward0"
+    jvp = LINEAR
     broadcasts = True
 
     @staticmethod
@@ -526,6 +545,7 @@ class DivBackward2(Function):
     """``div`` with a rounding mode: piecewise constant, so zero gradients."""
 
     name = "DivBackward2"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -620,6 +640,7 @@ class RemainderBackward0(Function):
     """``remainder(tensor, number)``: the gradient of ``input`` passes unchanged."""
 
     name = "RemainderBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype, kernel: Any) -> np.ndarray:
@@ -634,6 +655,7 @@ class RemainderBackward1(Function):
     """``remainder(a, b)``: d/db is ``-floor(a / b)``."""
 
     name = "RemainderBackward1"
+    jvp = SELF_ADJOINT
     broadcasts = True
     mode = "floor"
 

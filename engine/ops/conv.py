@@ -27,6 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
@@ -257,6 +258,7 @@ class Im2ColBackward0(Function):
     """unfold: image to sliding blocks; the backward is col2im."""
 
     name = "Im2ColBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks) -> np.ndarray:
@@ -276,6 +278,7 @@ class Col2ImBackward0(Function):
     """fold: sliding blocks summed into an image; the backward is im2col."""
 
     name = "Col2ImBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, cols: Tensor, *, geo: Blocks) -> np.ndarray:
@@ -300,6 +303,7 @@ class ConvolutionBackward0(Function):
     the output (transposed: the output is col2im of ``Wᵀ·x``)."""
 
     name = "ConvolutionBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(

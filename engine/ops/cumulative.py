@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError
 from ..function import Function
 from ..registry import register, sample
@@ -45,6 +46,7 @@ def reverse_cumsum(g: Tensor, dim: int) -> Tensor:
 
 class CumsumBackward0(Function):
     name = "CumsumBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, dtype: np.dtype) -> np.ndarray:
@@ -87,6 +89,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 class CumprodBackward0(Function):
     name = "CumprodBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, dtype: np.dtype) -> np.ndarray:
@@ -147,6 +150,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 class LogcumsumexpBackward0(Function):
     name = "LogcumsumexpBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int) -> np.ndarray:

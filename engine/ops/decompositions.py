@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import _enabled
@@ -141,6 +142,7 @@ def _unsq(t: Tensor, dim: int) -> Tensor:
 
 class LinalgInvExBackward0(Function):
     name = "LinalgInvExBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -190,6 +192,7 @@ def inverse(input: Tensor) -> Tensor:
 
 class LinalgDetBackward0(Function):
     name = "LinalgDetBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -248,6 +251,7 @@ def det(A: Tensor) -> Tensor:
 
 class LinalgSlogdetBackward0(Function):
     name = "LinalgSlogdetBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> tuple[np.ndarray, np.ndarray]:
@@ -283,6 +287,7 @@ class LinalgSolveExBackward0(Function):
     """``X = A^{-1} B``; B is a (batch of) vector(s) when PyTorch reads it so."""
 
     name = "LinalgSolveExBackward0"
+    jvp = FROM_BACKWARD
     broadcasts = True
 
     @staticmethod
@@ -361,6 +366,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
 class LinalgCholeskyExBackward0(Function):
     name = "LinalgCholeskyExBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, upper: bool) -> np.ndarray:
@@ -464,6 +470,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 class LinalgQrBackward0(Function):
     name = "LinalgQrBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, mode: str) -> tuple[np.ndarray, np.ndarray]:
@@ -548,6 +555,7 @@ def canonical_signs(v: np.ndarray) -> np.ndarray:
 
 class LinalgEighBackward0(Function):
     name = "LinalgEighBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, uplo: str) -> tuple[np.ndarray, np.ndarray]:
@@ -607,6 +615,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Any:
 
 class LinalgSvdBackward0(Function):
     name = "LinalgSvdBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -698,6 +707,7 @@ class _Svdvals(Function):
     with the differentiable ``svd`` so that double backward works."""
 
     name = "LinalgSvdBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -729,6 +739,7 @@ def svdvals(A: Tensor) -> Tensor:
 
 class LinalgPinvBackward0(Function):
     name = "LinalgPinvBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import LINEAR, SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..fpstate import quiet as _quiet
 from ..function import Function
@@ -80,6 +81,7 @@ class MaskedGrad(Function):
     backward of clamp, maximum and minimum, itself linear in ``g``."""
 
     name = "WhereBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, keep: np.ndarray, half: np.ndarray | None = None) -> Any:
@@ -200,6 +202,7 @@ def _unary(
             "forward": staticmethod(fwd),
             "backward": staticmethod(bwd),
             "vjp": staticmethod(raw),
+            "jvp": SELF_ADJOINT,  # elementwise: a symmetric Jacobian
         },
     )
 
@@ -331,7 +334,12 @@ def _grad_function(
     cls: type[Function] = type(
         name,
         (Function,),
-        {"name": name, "forward": staticmethod(forward), "backward": staticmethod(backward)},
+        {
+            "name": name,
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "jvp": SELF_ADJOINT,  # elementwise in each input
+        },
     )
     return cls
 
@@ -371,6 +379,7 @@ TanhBackwardBackward0 = _grad_function(
 
 class ReluBackward0(Function):
     name = "ReluBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -398,6 +407,7 @@ def _sigmoid_array(x: np.ndarray) -> Any:
 
 class SigmoidBackward0(Function):
     name = "SigmoidBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> Any:
@@ -415,6 +425,7 @@ class SigmoidBackward0(Function):
 
 class TanhBackward0(Function):
     name = "TanhBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -478,6 +489,7 @@ LeakyReluBackwardBackward0 = _grad_function(
 
 class LeakyReluBackward0(Function):
     name = "LeakyReluBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, slope: float) -> Any:
@@ -529,6 +541,7 @@ EluBackwardBackward0 = _grad_function("EluBackwardBackward0", _elu_kernel, _elu_
 
 class EluBackward0(Function):
     name = "EluBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, alpha: float) -> Any:
@@ -599,6 +612,7 @@ GeluBackwardBackward0 = _grad_function("GeluBackwardBackward0", _gelu_kernel, _g
 
 class GeluBackward0(Function):
     name = "GeluBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, approximate: str) -> Any:
@@ -643,6 +657,7 @@ def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
 
 class SiluBackward0(Function):
     name = "SiluBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> Any:
@@ -688,6 +703,7 @@ SoftplusBackwardBackward0 = _grad_function(
 
 class SoftplusBackward0(Function):
     name = "SoftplusBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, beta: float, threshold: float) -> Any:
@@ -747,6 +763,7 @@ class ClampBackward1(Function):
     """clamp with number bounds."""
 
     name = "ClampBackward1"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, lo: Any, hi: Any, dtype: np.dtype) -> Any:
@@ -780,6 +797,7 @@ class ClampBackward0(Function):
     """clamp with tensor bounds: each bound gets the gradient where it is the result."""
 
     name = "ClampBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -993,6 +1011,7 @@ def _extremum(name: str, np_fn: Any, loses: Any) -> type[Function]:
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
             "vjp": staticmethod(vjp),
+            "jvp": SELF_ADJOINT,  # elementwise in each input
         },
     )
 

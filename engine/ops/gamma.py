@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError
 from ..function import Function
 from ..registry import Const, register, sample
@@ -135,6 +136,7 @@ digamma: Any = _define(
 
 class PolygammaBackward0(Function):
     name = "PolygammaBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, n: int) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..dual import LINEAR
 from ..errors import (
     ArgumentValueError,
     BadArgumentsError,
@@ -49,6 +50,7 @@ class AliasBackward0(Function):
     """``x[...]``: a new tensor viewing the same memory."""
 
     name = "AliasBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -68,6 +70,7 @@ class IndexBackward0(Function):
     """Advanced indexing; ``index`` is a NumPy index of full slices and integer arrays."""
 
     name = "IndexBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, index: tuple[Any, ...]) -> np.ndarray:
@@ -97,6 +100,7 @@ class IndexPutImplBackward0(Function):
     """The adjoint of advanced indexing: ``zeros.index_put_(index, g, accumulate=True)``."""
 
     name = "IndexPutImplBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(
@@ -360,6 +364,7 @@ class IndexPutBackward0(Function):
     """``input.index_put(index, values)``: ``values`` (broadcast) written at ``index``."""
 
     name = "IndexPutBackward0"
+    jvp = LINEAR
     broadcasts = True  # values broadcast to the indexed shape
 
     @staticmethod
@@ -462,6 +467,7 @@ def _check_index_dtype(index: Tensor, message: str) -> np.ndarray:
 
 class GatherBackward0(Function):
     name = "GatherBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(
@@ -495,6 +501,7 @@ class ScatterAddBackward0(Function):
     """The adjoint of gather: ``zeros.scatter_add(dim, index, g)``."""
 
     name = "ScatterAddBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(
@@ -560,6 +567,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 class IndexSelectBackward0(Function):
     name = "IndexSelectBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
@@ -590,6 +598,7 @@ class IndexAddBackward0(Function):
     """The adjoint of index_select: ``zeros.index_add(dim, index, g)``."""
 
     name = "IndexAddBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(
@@ -645,6 +654,8 @@ class MaskedFillBackward0(Function):
     """``masked_fill`` with a number: the filled positions get no gradient."""
 
     name = "MaskedFillBackward0"
+    jvp = LINEAR
+    jvp_params = {"value": 0}
     broadcasts = True
 
     @staticmethod
@@ -667,6 +678,7 @@ class MaskedFillBackward1(Function):
     """``masked_fill`` with a 0-d tensor value, which receives the filled positions' gradient."""
 
     name = "MaskedFillBackward1"
+    jvp = LINEAR
     broadcasts = True
 
     @staticmethod

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import DtypeMismatchError, ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
@@ -101,6 +102,7 @@ def _check_bmm(b1: int, m1: int, b2: int, m2: int, dt1: np.dtype, dt2: np.dtype)
 
 class TBackward0(Function):
     name = "TBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -118,6 +120,7 @@ class TBackward0(Function):
 
 class TransposeBackward0(Function):
     name = "TransposeBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -205,6 +208,7 @@ def _data_or_shape(t: Tensor | None, shape: tuple[int, ...]) -> Any:
 
 class DotBackward0(Function):
     name = "DotBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
@@ -226,6 +230,7 @@ class DotBackward0(Function):
 
 class MvBackward0(Function):
     name = "MvBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, v: Tensor) -> np.ndarray:
@@ -255,6 +260,7 @@ class MmBackward0(Function):
     """``a @ b`` for matrices; BmmBackward0 is the same rule over a batch dimension."""
 
     name = "MmBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def transpose(t: Tensor) -> Tensor:
@@ -310,6 +316,7 @@ class _MatmulBackward(Function):
     summed back to broadcast operands by the backward loop."""
 
     name = "UnsafeViewBackward0"
+    jvp = FROM_BACKWARD
     broadcasts = True
 
     @staticmethod
@@ -631,6 +638,7 @@ class AddmmBackward0(Function):
     """``linear(x, W, b)`` for a 2-d ``x``: ``addmm(b, x, W.t())`` in one node."""
 
     name = "AddmmBackward0"
+    jvp = FROM_BACKWARD
     broadcasts = True  # the bias gradient is summed over the batch by the backward loop
 
     @staticmethod

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
@@ -116,6 +117,7 @@ def _pair_samples(rng: np.random.Generator) -> list[Any]:
 
 class MseLossBackward0(Function):
     name = "MseLossBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, t: Tensor, *, reduction: str, dtype: np.dtype) -> np.ndarray:
@@ -175,6 +177,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 class SmoothL1LossBackward0(Function):
     name = "SmoothL1LossBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -274,6 +277,7 @@ def _divide(x: Any, total: float) -> Any:
 
 class NllLossBackward0(Function):
     name = "NllLossBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
@@ -321,6 +325,7 @@ class NllLossBackwardBackward0(Function):
     input zeros. Taking the input keeps a second derivative defined (zero), not an error."""
 
     name = "NllLossBackwardBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
@@ -670,6 +675,7 @@ def _with_weight(x: np.ndarray, w: Tensor | None) -> np.ndarray:
 
 class BinaryCrossEntropyBackward0(Function):
     name = "BinaryCrossEntropyBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -758,6 +764,7 @@ def binary_cross_entropy(
 
 class BinaryCrossEntropyWithLogitsBackward0(Function):
     name = "BinaryCrossEntropyWithLogitsBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(

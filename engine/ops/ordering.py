@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, IndexOutOfRangeError
 from ..function import Function
 from ..registry import Results, register, sample
@@ -169,6 +170,7 @@ class MedianBackward0(Function):
     """The global median: ties share the gradient evenly (PyTorch)."""
 
     name = "MedianBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:

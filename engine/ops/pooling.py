@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import ShapeMismatchError
 from ..function import Function
 from ..registry import Results, register, sample
@@ -70,6 +71,7 @@ class MaxPoolScatter(Function):
     """The gradient of a max pooling: each output's gradient added at its argmax."""
 
     name = "MaxPool2DWithIndicesBackwardBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, idx: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -85,6 +87,7 @@ class MaxPoolGather(Function):
     """The adjoint of the scatter: the input read at the argmax positions."""
 
     name = "GatherBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, idx: np.ndarray) -> np.ndarray:
@@ -147,6 +150,7 @@ def max_pool_planes(x: np.ndarray, geo: Blocks) -> tuple[np.ndarray, np.ndarray]
 
 class MaxPool2DWithIndicesBackward0(Function):
     name = "MaxPool2DWithIndicesBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks) -> tuple[np.ndarray, np.ndarray]:
@@ -377,6 +381,7 @@ def _divisors(
 
 class AvgPool2DBackward0(Function):
     name = "AvgPool2DBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks, divisor: np.ndarray) -> np.ndarray:
@@ -535,6 +540,7 @@ class AdaptiveAvgPool2DBackward0(Function):
     """``A_h · x · A_wᵀ`` with one averaging matrix per spatial dim."""
 
     name = "AdaptiveAvgPool2DBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, mh: np.ndarray, mw: np.ndarray) -> np.ndarray:
@@ -671,6 +677,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 
 class AdaptiveMaxPool2DBackward0(Function):
     name = "AdaptiveMaxPool2DBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:

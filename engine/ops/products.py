@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError, ShapeMismatchError
 from ..function import Function
 from ..registry import OPS, Const, register, sample
@@ -132,6 +133,7 @@ class _Einsum(Function):
     """One einsum node; subclasses per PyTorch name (see ``_einsum_name``)."""
 
     name = "EinsumBackward"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, *ops: Tensor, ins: list[str], out: str) -> np.ndarray:
@@ -438,6 +440,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 class TrilBackward0(Function):
     name = "TrilBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, k: int) -> np.ndarray:
@@ -451,6 +454,7 @@ class TrilBackward0(Function):
 
 class TriuBackward0(Function):
     name = "TriuBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, k: int) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import dtypes
+from ..dual import LINEAR
 from ..errors import BadArgumentsError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..primitives import SliceBackward0, slice_key
@@ -60,6 +61,7 @@ class Gather(Function):
     backward without ``retain_graph`` fails, as in PyTorch)."""
 
     name = "TakeBackward0"
+    jvp = LINEAR
     saves: ClassVar[bool] = True
 
     @classmethod
@@ -82,6 +84,7 @@ class Put(Function):
     """The adjoint of ``Gather``: the gradient added back at its flat positions."""
 
     name = "PutBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, *, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -108,6 +111,7 @@ class ViewGather(Function):
     the gradient puts ``g`` back at ``take(arange)``."""
 
     name = "ViewGather"
+    jvp = LINEAR
     is_view = True
     take: ClassVar[Callable[..., np.ndarray]]
 
@@ -410,6 +414,7 @@ class UnbindBackward0(Function):
     """Every slice along ``dim`` as a view; the gradient stacks them back."""
 
     name = "UnbindBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -545,6 +550,7 @@ class DiagEmbedBackward0(Function):
     """The adjoint of diagonal: the input written on a diagonal of zeros."""
 
     name = "DiagEmbedBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, shape: tuple[int, ...], index: np.ndarray) -> np.ndarray:
@@ -618,6 +624,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 class TraceBackward0(Function):
     name = "TraceBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import (
     ArgumentTypeError,
     BadArgumentsError,
@@ -148,6 +149,7 @@ def _type_name(dt: np.dtype) -> str:
 
 class SumBackward0(Function):
     name = "SumBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype | None = None) -> np.ndarray:
@@ -165,6 +167,7 @@ class SumBackward0(Function):
 
 class SumBackward1(Function):
     name = "SumBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(
@@ -243,6 +246,7 @@ def _mean_array(x: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool) -> n
 
 class MeanBackward0(Function):
     name = "MeanBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -264,6 +268,7 @@ class MeanBackward0(Function):
 
 class MeanBackward1(Function):
     name = "MeanBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
@@ -300,6 +305,7 @@ class _Cast(Function):
     PyTorch; here an identity rule the backward loop casts back)."""
 
     name = "ToCopyBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
@@ -392,6 +398,7 @@ def _others_product(a: Tensor, dim: int, zero: np.ndarray) -> Tensor:
 
 class ProdBackward0(Function):
     name = "ProdBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -407,6 +414,7 @@ class ProdBackward0(Function):
 
 class ProdBackward1(Function):
     name = "ProdBackward1"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, keepdim: bool) -> np.ndarray:
@@ -492,6 +500,7 @@ class MaxBackward1(Function):
     """``max()`` of the whole tensor."""
 
     name = "MaxBackward1"
+    jvp = FROM_BACKWARD
     _np = staticmethod(np.ndarray.max)
 
     @classmethod
@@ -520,6 +529,7 @@ class MaxBackward0(Function):
     """``max(dim)``: values and indices; the gradient goes to the returned index."""
 
     name = "MaxBackward0"
+    jvp = FROM_BACKWARD
     _arg: ClassVar[Any] = staticmethod(np.ndarray.argmax)
     _np = staticmethod(np.ndarray.max)
 
@@ -649,6 +659,7 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 class AmaxBackward0(Function):
     name = "AmaxBackward0"
+    jvp = FROM_BACKWARD
     _np = staticmethod(np.ndarray.max)
 
     @classmethod
@@ -783,6 +794,7 @@ class LinalgVectorNormBackward0(Function):
     """``norm``/``linalg.vector_norm``: PyTorch 2 routes every vector norm here."""
 
     name = "LinalgVectorNormBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -980,6 +992,7 @@ def _var_grad(
 
 class VarBackward0(Function):
     name = "VarBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -997,6 +1010,7 @@ class VarBackward0(Function):
 
 class StdBackward0(Function):
     name = "StdBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -1116,6 +1130,7 @@ def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, n
 
 class LogsumexpBackward0(Function):
     name = "LogsumexpBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
@@ -1180,6 +1195,7 @@ def _nan_rows_with_posinf(out: np.ndarray, x: np.ndarray, dim: int | None) -> np
 
 class SoftmaxBackward0(Function):
     name = "SoftmaxBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
@@ -1209,6 +1225,7 @@ class SoftmaxBackward0(Function):
 
 class LogSoftmaxBackward0(Function):
     name = "LogSoftmaxBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
@@ -1243,6 +1260,7 @@ class SoftmaxBackwardDataBackward0(Function):
     its own rules are PyTorch's (the second derivative records the same ops)."""
 
     name = "SoftmaxBackwardDataBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, out: Tensor, *, dim: int | None) -> np.ndarray:
@@ -1273,6 +1291,7 @@ class LogSoftmaxBackwardDataBackward0(Function):
     ``_log_softmax_backward_data`` (see SoftmaxBackwardDataBackward0)."""
 
     name = "LogSoftmaxBackwardDataBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, out: Tensor, *, dim: int | None) -> np.ndarray:
@@ -1401,6 +1420,7 @@ class NansumBackward0(Function):
     """Sum with NaNs read as zero: the gradient is 0 where the input is NaN."""
 
     name = "NansumBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -1484,6 +1504,7 @@ class AminmaxBackward0(Function):
     """(min, max) together; each gradient split evenly between ties, as amin/amax."""
 
     name = "AminmaxBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -1555,6 +1576,7 @@ class VarMeanBackward0(Function):
     """(var, mean) together: one node for both, as PyTorch records it."""
 
     name = "VarMeanBackward0"
+    jvp = FROM_BACKWARD
     take_sqrt = False
 
     @classmethod

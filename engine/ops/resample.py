@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dual import LINEAR
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
@@ -52,6 +53,7 @@ class _Map(Function):
     forward reads positions instead of multiplying."""
 
     transposed: type[Function]
+    jvp = LINEAR  # pads and interpolations are linear maps of the input
 
     @staticmethod
     def forward(
@@ -138,6 +140,8 @@ class ConstantPadNdBackward0(Function):
     """Constant padding; the backward pads the gradient by the opposite amounts."""
 
     name = "ConstantPadNdBackward0"
+    jvp = LINEAR
+    jvp_params = {"value": 0}
 
     @staticmethod
     def forward(

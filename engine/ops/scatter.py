@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..primitives import SliceBackwardBackward0
@@ -114,6 +115,7 @@ class ScatterBackward0(Function):
     """``scatter(dim, index, src)``: src's values overwrite input at the index."""
 
     name = "ScatterBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, src: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
@@ -146,6 +148,8 @@ class ScatterBackward1(Function):
     """``scatter(dim, index, value)`` with a number."""
 
     name = "ScatterBackward1"
+    jvp = LINEAR
+    jvp_params = {"value": 0}
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
@@ -167,6 +171,7 @@ class ScatterReduceNotImplemented(Function):
     """``scatter(..., reduce=)``: PyTorch has no derivative and records this node."""
 
     name = "NotImplemented"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -252,6 +257,7 @@ class ScatterAdd(Function):
     """``scatter_add``: src is added at the index (repeats accumulate)."""
 
     name = "ScatterAddBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, src: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
@@ -347,6 +353,7 @@ def _reduce_np(
 
 class ScatterReduceBackward0(Function):
     name = "ScatterReduceBackward0"
+    jvp = FROM_BACKWARD
 
     @staticmethod
     def forward(
@@ -522,6 +529,7 @@ def _check_source(x: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray
 
 class IndexAdd(Function):
     name = "IndexAddBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(
@@ -580,6 +588,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 
 class IndexCopyBackward0(Function):
     name = "IndexCopyBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, source: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
@@ -624,6 +633,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 class IndexFillBackward0(Function):
     name = "IndexFillBackward0"
+    jvp = LINEAR
+    jvp_params = {"value": 0}
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
@@ -641,6 +652,7 @@ class IndexFillBackward1(Function):
     """``index_fill`` with a 0-d tensor value, which gets the filled positions' gradient."""
 
     name = "IndexFillBackward1"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, value: Tensor, *, dim: int, index: np.ndarray) -> np.ndarray:
@@ -711,6 +723,7 @@ def _broadcast(a: Tensor, m: Tensor) -> tuple[Tensor, np.ndarray]:
 
 class MaskedScatterBackward0(Function):
     name = "MaskedScatterBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, source: Tensor, *, mask: np.ndarray) -> np.ndarray:

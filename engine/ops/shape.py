@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..dual import LINEAR
 from ..errors import ArgumentValueError, BadArgumentsError, ShapeMismatchError
 from ..function import Function
 from ..primitives import (
@@ -166,6 +167,7 @@ class SqueezeBackward0(Function):
     """``squeeze()``: every size-1 dimension."""
 
     name = "SqueezeBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -226,6 +228,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
 
 class UnsqueezeBackward0(Function):
     name = "UnsqueezeBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -259,6 +262,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 class PermuteBackward0(Function):
     name = "PermuteBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod
@@ -462,6 +466,7 @@ def _narrow(g: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 class CatBackward0(Function):
     name = "CatBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, *tensors: Tensor, dim: int, dtype: np.dtype) -> np.ndarray:
@@ -548,6 +553,7 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
 
 class StackBackward0(Function):
     name = "StackBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, *tensors: Tensor, dim: int, dtype: np.dtype) -> np.ndarray:
@@ -599,6 +605,7 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
 
 class SplitBackward0(Function):
     name = "SplitBackward0"
+    jvp = LINEAR
     is_view = True
 
     @staticmethod

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
 from ..registry import Const, register, sample
@@ -151,7 +152,12 @@ def _unary_function(
     return type(
         name,
         (Function,),
-        {"name": name, "forward": staticmethod(fwd), "backward": staticmethod(bwd)},
+        {
+            "name": name,
+            "forward": staticmethod(fwd),
+            "backward": staticmethod(bwd),
+            "jvp": SELF_ADJOINT,  # elementwise: a symmetric Jacobian
+        },
     )
 
 
@@ -220,6 +226,7 @@ class _ZeroGrad(Function):
     """Piecewise-constant ops keep the input's dtype (integers too): a zero gradient."""
 
     name = "TruncBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, kernel: Any) -> np.ndarray:
@@ -339,6 +346,7 @@ def positive(input: Tensor) -> Tensor:
 
 class LogitBackward0(Function):
     name = "LogitBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, eps: float | None) -> np.ndarray:
@@ -450,6 +458,7 @@ def isclose(
 
 class NanToNumBackward0(Function):
     name = "NanToNumBackward0"
+    jvp = SELF_ADJOINT
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, nan: float, posinf: Any, neginf: Any) -> np.ndarray:
@@ -535,6 +544,7 @@ def _binary_function(
             "broadcasts": True,
             "forward": staticmethod(fwd),
             "backward": staticmethod(bwd),
+            "jvp": SELF_ADJOINT,  # elementwise in each input
         },
     )
 
@@ -628,6 +638,7 @@ class FmaxBackward0(Function):
     """``fmax``: NaN-ignoring maximum; ties give the whole gradient to ``input``."""
 
     name = "FmaxBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
     np_fn: Any = staticmethod(np.fmax)
     wins: Any = staticmethod(np.greater_equal)
@@ -688,6 +699,7 @@ class CopysignBackward0(Function):
     """``copysign(a, b)`` with a tensor ``b``: d/da is ±1 (0 at a = 0), d/db is 0."""
 
     name = "CopysignBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -750,6 +762,7 @@ class XlogyBackward0(Function):
     """``xlogy(x, y) = x·log(y)``, 0 where x = 0 (unless y is NaN)."""
 
     name = "XlogyBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -826,6 +839,7 @@ class LerpBackward0(Function):
     """``lerp(start, end, number)``."""
 
     name = "LerpBackward0"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
@@ -843,6 +857,7 @@ class LerpBackward1(Function):
     """``lerp(start, end, weight)`` with a tensor weight."""
 
     name = "LerpBackward1"
+    jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod

@@ -1,0 +1,159 @@
+"""Tangent propagation through one op call (forward-mode AD's inner loop).
+
+``Function.apply`` hands a call whose inputs carry a tangent at the open level
+here. The op runs once, recorded on a node that serves as the rule's context
+(``ctx``: what its forward saved, its results, and ``ctx.inputs``) whether or not
+the reverse graph wants it: an input with a tangent counts as needing a gradient
+while the forward and the rule run, so the forward saves what a rule derived
+from the backward rule reads. Then the op's declared rule (``Function.jvp``, see
+``engine.dual``) computes the output's tangent, with the level suspended (a rule
+computes with primals) and grad mode as the caller has it, so the tangent is
+differentiable in reverse mode when its primal or tangent requires grad.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dual
+from .dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT, Level
+from .errors import BadArgumentsError, InternalVJPError
+from .function import Function, Node
+from .primitives import cast, expand, sum_to
+from .tensor import Tensor
+
+# an edge placeholder: the input has a tangent (needs_input_grad reads True) but no
+# reverse-mode edge; replaced by None once the rule has run
+_PENDING = (None, -1)
+
+NOT_SUPPORTED_MESSAGE = "Trying to use forward AD with {name} that does not support it."
+
+
+def _edge(t: Any, has_tangent: bool) -> Any:
+    if type(t) is Tensor:
+        fn = t.grad_fn
+        if fn is not None:
+            return (fn, t._output_nr)
+        if t.requires_grad_flag:
+            return (t, 0)
+    return _PENDING if has_tangent else None
+
+
+def _zeros(t: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(t._data.shape, t._data.dtype))
+
+
+def _is_float(t: Any) -> bool:
+    return type(t) is Tensor and t._data.dtype.kind == "f"
+
+
+def propagate(
+    cls: type[Function], inputs: tuple[Any, ...], params: dict[str, Any], level: Level
+) -> Any:
+    """Run ``cls`` on ``inputs`` and give its float results their tangents."""
+    rule = cls.jvp
+    if rule is None:
+        raise BadArgumentsError(NOT_SUPPORTED_MESSAGE.format(name=cls.name.split("Backward")[0]))
+    tangents = tuple(dual.tangent(t, level) for t in inputs)
+    with dual.suspended():
+        edges = tuple(_edge(t, tan is not None) for t, tan in zip(inputs, tangents))
+        node: Any = cls._node_type(cls)  # after the edges (a stale view's node comes first)
+        node.next_edges = edges
+        out = cls._record(inputs, params, node)
+        results = out if type(out) is tuple else (out,)
+        node.inputs = inputs
+        try:
+            made = _run(cls, rule, node, inputs, tangents, params, results)
+        finally:
+            del node.inputs
+            settle(node)
+        if all(e is None for e in node.next_edges):  # a context only, not a graph node
+            for r in results:
+                if r._grad_fn is node:
+                    r._grad_fn = None
+                    r.requires_grad_flag = False
+    made = made if type(made) is tuple else (made,)
+    for r, tan in zip(results, made):
+        if tan is not None and r._data.dtype.kind == "f":
+            dual.set_tangent(r, level, _fit(cls, tan, r))
+    return out
+
+
+def _fit(cls: type[Function], tan: Tensor, r: Tensor) -> Tensor:
+    """A tangent in its primal's dtype and shape (a rule may leave a broadcast to do)."""
+    if tan._data.dtype != r._data.dtype:
+        tan = cast(tan, r._data.dtype)
+    if tan._data.shape != r._data.shape:
+        try:
+            np.broadcast_shapes(tan._data.shape, r._data.shape)
+        except ValueError:
+            raise InternalVJPError(
+                f"forward rule of {cls.name} made a tangent of shape {list(tan.shape)} for "
+                f"a result of shape {list(r.shape)}"
+            ) from None
+        tan = expand(tan, r._data.shape)
+    return tan
+
+
+def _run(
+    cls: type[Function],
+    rule: Any,
+    node: Node,
+    inputs: tuple[Any, ...],
+    tangents: tuple[Tensor | None, ...],
+    params: dict[str, Any],
+    results: tuple[Tensor, ...],
+) -> Any:
+    if rule is LINEAR:
+        args = [
+            (tan if tan is not None else _zeros(t)) if _is_float(t) else t
+            for t, tan in zip(inputs, tangents)
+        ]
+        return cls.apply(*args, **{**params, **cls.jvp_params})
+    if rule is SELF_ADJOINT:
+        return _self_adjoint(cls, node, tangents, results[0])
+    if rule is FROM_BACKWARD:
+        return dual.FALLBACK[0](cls, node, inputs, tangents, results)
+    return rule(node, *tangents)
+
+
+def _self_adjoint(
+    cls: type[Function], node: Node, tangents: tuple[Tensor | None, ...], out: Tensor
+) -> Tensor | None:
+    """Each input's Jacobian is diagonal (elementwise, broadcast): J t = J^T t, the
+    backward rule applied to the tangent broadcast to the result."""
+    total: Tensor | None = None
+    for i, tan in enumerate(tangents):
+        if tan is None:
+            continue
+        g = expand(cast(tan, out._data.dtype), out._data.shape)
+        grads = cls.backward(node, g)
+        part = grads[i] if type(grads) is tuple else grads
+        if part is None:
+            continue
+        total = part if total is None else total + part
+    return total
+
+
+def settle(node: Node) -> None:
+    """Give the context node its reverse-mode edges only (a rule that runs the backward
+    engine through the node calls this first)."""
+    node.next_edges = tuple(None if e is _PENDING else e for e in node.next_edges)
+
+
+def sum_against(grads: Any, tangents: tuple[Tensor | None, ...]) -> Tensor | None:
+    """``sum_i <grads_i, tangents_i>`` (each gradient summed to its tangent's shape
+    first: a broadcasting op's backward rule leaves that to the backward loop)."""
+    grads = grads if type(grads) is tuple else (grads,)
+    total: Tensor | None = None
+    for g, tan in zip(grads, tangents):
+        if g is None or tan is None:
+            continue
+        part = (sum_to(g, tan._data.shape) * cast(tan, g._data.dtype)).sum()
+        total = part if total is None else total + part
+    return total
+
+
+dual.PROPAGATE.append(propagate)
