@@ -64,6 +64,11 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
     "version_mismatch": (409, "Saved tensor modified in place"),
     "inplace_view": (409, "Tensor modified in place through a view"),
+    # function transforms (engine.func), behind the program derivative routes
+    "func_error": (422, "Function transform refused its arguments"),
+    "vmap_error": (422, "vmap refused its arguments"),
+    "vmap_randomness": (422, "Random op under vmap"),
+    "vmap_inplace": (422, "In-place write of a batched value under vmap"),
     # durable stores (GRADSERVE_STORE, service/session/journal.py)
     "store_unavailable": (503, "Session store unavailable"),
     "session_moved": (503, "Session taken over by another replica"),
