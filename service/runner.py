@@ -35,7 +35,8 @@ from .session.state import Session
 from .settings import Settings
 from .views import value
 
-CHUNK_SECONDS = 0.05  # a chunk's iterations are journaled together
+CHUNK_SECONDS = 0.05  # a chunk of light iterations on the event loop
+THREAD_SECONDS = 0.25  # a chunk of heavy ones in a worker thread (one hop)
 PROGRESS_SECONDS = 1.0  # a streaming run reports at least this often
 
 
@@ -64,23 +65,15 @@ class Run:
         if self.every:  # stop where the history (and a progress event) is due
             target = min(target, (self.done // self.every + 1) * self.every)
         session, settings = self.session, self.settings
-        one = Iterations(self.program.name, 1)
-        until = time.perf_counter() + CHUNK_SECONDS
-        ran = 0
         failure: BaseException | None = None
         with anyio.CancelScope(shield=True):
-            while self.done + ran < target:
-                try:
-                    await offload.run(settings, self.weight, RUN.apply, session, settings, one,
-                                      False, until=offload.deadline(settings))  # fmt: skip
-                except (ServiceError, EngineError) as exc:
-                    failure = exc
-                    break
-                ran += 1
-                if time.perf_counter() > until:
-                    break
+            if self.weight <= settings.offload_elements:  # on the loop, one at a time
+                ran, failure = await self._inline(target - self.done)
+            else:  # in a worker thread, a chunk per hop
+                ran, failure = await anyio.to_thread.run_sync(self._iterate, target - self.done)
             if ran:
-                await journal.record(session, RUN, Iterations(one.name, ran), ran)
+                name = self.program.name
+                await journal.record(session, RUN, Iterations(name, ran), ran)
             self.done += ran
         if self.every and ran and self.done % self.every == 0:
             for key, v in compiled.fetch_values(session, self.fetch, copy=True).items():
@@ -88,7 +81,38 @@ class Run:
         if failure is not None:
             _mark(failure, self.done)
             raise failure
-        await anyio.sleep(0)  # let other requests in between chunks
+        if self.done < self.repeat:
+            await anyio.sleep(0)  # let other requests in between chunks
+
+    async def _inline(self, n: int) -> tuple[int, BaseException | None]:
+        """Up to ``n`` iterations within ``CHUNK_SECONDS``, each through ``offload.run``
+        (which moves one that outgrows the event loop to a thread)."""
+        session, settings = self.session, self.settings
+        one = Iterations(self.program.name, 1)
+        until = time.perf_counter() + CHUNK_SECONDS
+        for k in range(n):
+            try:
+                await offload.run(settings, self.weight, RUN.apply, session, settings, one,
+                                  False, until=offload.deadline(settings))  # fmt: skip
+            except (ServiceError, EngineError) as exc:
+                return k, exc
+            if time.perf_counter() > until:
+                return k + 1, None
+        return n, None
+
+    def _iterate(self, n: int) -> tuple[int, BaseException | None]:
+        """In a worker thread: up to ``n`` iterations within ``THREAD_SECONDS``, each with
+        its own deadline."""
+        session, settings, program = self.session, self.settings, self.program
+        until = time.perf_counter() + THREAD_SECONDS
+        for k in range(n):
+            try:
+                offload.call_checked(settings, compiled.run_iteration, session, program, settings)
+            except (ServiceError, EngineError) as exc:
+                return k, exc
+            if time.perf_counter() > until:
+                return k + 1, None
+        return n, None
 
     def result(self, out: Output) -> dict[str, Any]:
         """A ``RunOut``: the iterations and the values read after the last one."""

@@ -196,3 +196,43 @@ def test_sse_error_event(one: SyncClient) -> None:
 def test_sse_unknown_program_is_a_plain_problem(one: SyncClient) -> None:
     r = one.post(f"{P}/nope/run", headers={"Accept": "text/event-stream"})
     assert_problem(r, 404, "program_not_found")
+
+
+def test_heavy_iterations_run_in_a_worker_thread() -> None:
+    """With every iteration over the offload threshold, chunks run in a worker thread:
+    the same iterations, the same failure bookkeeping."""
+    app = create_app(make_settings(offload_elements=0))
+    app.state.store = SessionStore(app.state.settings)
+    with SyncClient(app) as c:
+        _regression(c, "one")
+        _regression(c, "many")
+        c.put(f"{P}/train", json={"steps": ITERATION})
+        r = c.post(f"{P}/train/run", json={"repeat": 4, "every": 2, "fetch": ["w"]})
+        assert r.status_code == 200 and len(r.json()["history"]["w"]) == 2, r.text
+        for _ in range(4):
+            assert c.post("/v1/sessions/many/batch", json={"steps": ITERATION}).status_code == 200
+        assert snapshot(c, "one")["w"] == snapshot(c, "many")["w"]
+        _regression(c, "two")
+        two = "/v1/sessions/two/programs"
+        c.put(f"{two}/p", json={"steps": [{"out": "w", "expr": "w + 1", "assign": True},
+                                          {"out": "z", "expr": "X[(w.sum() > 3).long() * 9]"}]})  # fmt: skip
+        body = assert_problem(c.post(f"{two}/p/run", json={"repeat": 5}), 422, "index_out_of_range")
+        assert body["iteration"] == 1 and body["step"] == 1
+
+
+def test_deadline_applies_per_iteration() -> None:
+    """An iteration past GRADSERVE_REQUEST_SECONDS is stopped and rolled back, as any
+    failure: the problem carries the iteration."""
+    app = create_app(make_settings())
+    app.state.store = SessionStore(app.state.settings)
+    with SyncClient(app) as c:
+        _regression(c, "one")
+        before = snapshot(c, "one")
+        c.put(f"{P}/train", json={"steps": ITERATION})
+        app.state.settings = make_settings(request_seconds=1e-9)
+        body = assert_problem(
+            c.post(f"{P}/train/run", json={"repeat": 3}), 503, "deadline_exceeded"
+        )
+        assert body["iteration"] == 0
+        app.state.settings = make_settings()
+        assert snapshot(c, "one") == before
