@@ -20,11 +20,14 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.serve-installed
 	touch $@
 
 serve: $(VENV)/.serve-installed
+	@echo "gradserve on http://$(HOST):$(PORT)"
+	@echo "  playground: http://$(HOST):$(PORT)/ui/"
+	@echo "  API docs:   http://$(HOST):$(PORT)/docs"
 	$(VENV)/bin/gradserve serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.test-installed
-	$(VENV)/bin/ruff check engine service client tests bench
-	$(VENV)/bin/ruff format --check engine service client tests bench
+	$(VENV)/bin/ruff check gradcore engine service client tests bench
+	$(VENV)/bin/ruff format --check gradcore engine service client tests bench
 
 typecheck: $(VENV)/.test-installed
 	$(VENV)/bin/mypy

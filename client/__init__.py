@@ -13,14 +13,23 @@ s.close()                  # unbinds the generated names; the session stays
 awaited: ``await loss.backward()``, ``await w.numpy()``), for many sessions in one loop.
 """
 
-from engine.version import __version__
-
 from . import errors
 from .aio import AsyncSession, AsyncTensor
 from .errors import GradserveError
 from .local import LocalServer
 from .session import Session
 from .tensor import GradRef, Tensor, TensorData
+
+
+def __getattr__(name: str) -> str:
+    """``client.__version__``, read from the installed metadata when asked (importing
+    ``importlib.metadata`` would cost ``import client`` a fifth of numpy's time)."""
+    if name == "__version__":
+        from gradcore.version import __version__
+
+        return __version__
+    raise AttributeError(f"module 'client' has no attribute {name!r}")
+
 
 __all__ = [
     "__version__",

@@ -28,7 +28,6 @@ backward/zero_grad calls, in order.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import errors, wire
+from .base import SessionBase
 from .printing import tensor_repr
 from .session import supports_programs
 from .steps import Steps
@@ -181,7 +181,7 @@ class AsyncGradRef(GradRef, AsyncTensor):  # type: ignore[misc]
         return self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
 
 
-class AsyncSession:
+class AsyncSession(SessionBase):
     """A gradserve session driven from asyncio; see the module docstring."""
 
     def __init__(
@@ -226,18 +226,7 @@ class AsyncSession:
 
     async def open(self) -> AsyncSession:
         """Create (or attach to) the session and read the op catalogue."""
-        if self.name and not self.create:
-            await self._t.request("GET", f"/v1/sessions/{self.name}")
-        elif self.name:
-            try:
-                await self._t.request("POST", "/v1/sessions", json={"name": self.name})
-            except errors.SessionExistsError:
-                await self._t.request("GET", f"/v1/sessions/{self.name}")
-        else:
-            self.name = (await self._t.request("POST", "/v1/sessions", json={}))["name"]
-        self._path = f"/v1/sessions/{self.name}"
-        body = await self._t.request("GET", "/v1/ops")
-        self.steps.catalogue.update({o["name"]: o for o in body["ops"]})
+        self.name = await self._arun(self._open(self.name or None, self.create))
         self.programs = supports_programs(await self._t.request("GET", "/openapi.json"))
         self._opened = True
         return self
@@ -274,10 +263,6 @@ class AsyncSession:
         self._pending.clear()
         await self._t.request("DELETE", self._path)
         self._deleted = True
-
-    @property
-    def requests(self) -> int:
-        return self._t.requests
 
     def __repr__(self) -> str:
         return f"AsyncSession({self.name!r}, {len(self._actions)} queued)"
@@ -336,9 +321,6 @@ class AsyncSession:
                 h._set_meta(metas[h._name])
         return answer.get("values") or {}  # type: ignore[no-any-return]
 
-    def _params(self, values: bool = True) -> dict[str, Any]:
-        return {"encoding": self.encoding} if values else {"values": "false"}
-
     # --- reads (awaited) -------------------------------------------------------------------------
 
     async def fetch(self, name: str, *, values: bool) -> dict[str, Any]:
@@ -350,27 +332,9 @@ class AsyncSession:
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
         )
 
-    def _raw(self, name: str) -> tuple[bool, dict[str, Any] | None]:
-        """Whether ``name``'s values and grad travel as raw bytes (by ``binary``, else by
-        size), and its handle's metadata when known."""
-        handle = self.steps.handles.get(name)
-        meta = None if handle is None or handle._stale else handle._meta
-        if meta is None:
-            return self.binary is True, None
-        return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
-
     async def _get_raw(self, path: str) -> np.ndarray | None:
         """A binary download (None for a grad that is None: 204)."""
-        response = await self._t.request(
-            "GET", f"{self._path}/{path}", raw="bytes", headers={"Accept": wire.BINARY}
-        )
-        if response.status_code == 204:
-            return None
-        return wire.from_raw(
-            response.content,
-            response.headers.get(wire.DTYPE_HEADER),
-            response.headers.get(wire.SHAPE_HEADER),
-        )
+        return await self._arun(self._download(path))  # type: ignore[no-any-return]
 
     def grad_pending(self, name: str) -> bool:
         return True  # x.grad is always a reference here, read when awaited
@@ -399,20 +363,13 @@ class AsyncSession:
         return self.steps.grads[name].copy()  # type: ignore[union-attr]
 
     async def patch(self, t: Tensor, body: dict[str, Any]) -> dict[str, Any]:
-        t._check()
-        self.steps.grads.pop(t.name, None)
-        return await self._t.request(  # type: ignore[no-any-return]
-            "PATCH", f"{self._path}/tensors/{t.name}", json=body, params=self._params(False)
-        )
+        return await self._arun(self._patch(t, body))  # type: ignore[no-any-return]
 
     async def clear_grad(self, name: str) -> None:
-        await self.flush()
-        self.steps.grads.pop(name, None)
-        await self._t.request("DELETE", f"{self._path}/tensors/{name}/grad")
+        await self._arun(self._clear_grad(name))
 
     async def info(self) -> dict[str, Any]:
-        await self.flush()
-        return await self._t.request("GET", self._path)  # type: ignore[no-any-return]
+        return await self._arun(self._info())  # type: ignore[no-any-return]
 
     def __getitem__(self, name: str) -> AsyncTensor:
         """A handle on a name bound in the session (its metadata: ``await t.meta()``)."""
@@ -461,27 +418,6 @@ class AsyncSession:
         """``torch.manual_seed(seed)`` for this session (queued)."""
         self._actions.append({"op": "manual_seed", "args": [int(seed)]})
 
-    def is_grad_enabled(self) -> bool:
-        return self.steps.is_grad_enabled()
-
-    def no_grad(self) -> contextlib.AbstractContextManager[None]:
-        return self.steps.grad_mode(False)
-
-    def enable_grad(self) -> contextlib.AbstractContextManager[None]:
-        return self.steps.grad_mode(True)
-
-    def expr(self, expression: str, *, name: str | None = None) -> AsyncTensor:
-        return self.steps.expr(expression, name)  # type: ignore[return-value]
-
-    def op(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        return self.steps.apply(op, args, kwargs)
-
-    def __getattr__(self, op: str) -> Any:
-        if op.startswith("_") or op == "steps":
-            raise AttributeError(op)
-        self.steps.check_op(op)
-        return lambda *args, **kwargs: self.steps.apply(op, args, kwargs)
-
     def zero_grad(self, set_to_none: bool = False, tensors: Sequence[Tensor] | None = None) -> None:
         """Zero the grads of ``tensors``, or of every leaf (queued)."""
         body = self.steps.zero_grad_body(set_to_none, tensors)
@@ -501,6 +437,15 @@ class AsyncSession:
             request = {"json": body, "params": self._params(False)}
             self._actions.append(("POST", f"{self._path}/zero_grad", request))
 
+    async def _know_dtypes(self, outputs: Any, grads: Any) -> None:
+        """A gradient given as data is cast to its output's dtype (as in the sync client):
+        read the metadata of outputs still queued (``await y.backward([0.1, 1.0])``)."""
+        if grads is None:
+            return
+        for t in [outputs] if isinstance(outputs, Tensor) else list(outputs):
+            if isinstance(t, AsyncTensor) and not isinstance(t, GradRef) and t._meta is None:
+                await t.meta()
+
     # --- autograd (awaited) ----------------------------------------------------------------------
 
     async def backward(
@@ -512,6 +457,7 @@ class AsyncSession:
         inputs: Any = None,
     ) -> None:
         """``torch.autograd.backward``: sends the queue and the backward."""
+        await self._know_dtypes(tensors, grad_tensors)
         body = self.steps.backward_body(tensors, grad_tensors, retain_graph, create_graph, inputs)
         self.steps.grads.clear()
         if self.programs:
@@ -535,6 +481,7 @@ class AsyncSession:
         allow_unused: bool = False,
     ) -> tuple[Tensor | None, ...]:
         """``torch.autograd.grad``: handles bound in the session (with their values)."""
+        await self._know_dtypes(outputs, grad_outputs)
         body, names = self.steps.grad_body(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused
         )
@@ -557,17 +504,8 @@ class AsyncSession:
 
     async def save(self, path: str | Path) -> None:
         """The session's leaves and grads to a safetensors file (``GET .../export``)."""
-        await self.flush()
-        response = await self._t.request("GET", f"{self._path}/export", raw="bytes")
-        Path(path).write_bytes(response.content)
+        await self._arun(self._save(path))
 
     async def load(self, path: str | Path) -> None:
         """Leaves and grads from a safetensors file (``POST .../import``), all or nothing."""
-        await self.flush()
-        await self._t.request(
-            "POST",
-            f"{self._path}/import",
-            content=Path(path).read_bytes(),
-            headers={"Content-Type": "application/octet-stream"},
-        )
-        self.steps.forget()
+        await self._arun(self._load(path))

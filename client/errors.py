@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import display
+
 
 class GradserveError(Exception):
     """An error answered by gradserve (or met on the way to it)."""
@@ -58,6 +60,17 @@ class GradserveError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, status={self.status}, detail={self.detail!r})"
+
+    def _display_args(self) -> tuple[str, str, int | None, str, str | None]:
+        title = self.title or self.problem.get("title") or type(self).__name__
+        return title, self.code, self.status, self.detail, self.hint
+
+    def _repr_html_(self) -> str:
+        """The problem as a card in a notebook (``display(err)``)."""
+        return display.problem_html(*self._display_args())
+
+    def _repr_markdown_(self) -> str:
+        return display.problem_markdown(*self._display_args())
 
 
 class TransportError(GradserveError):

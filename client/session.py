@@ -29,14 +29,14 @@ client is the only writer of the session; ``invalidate()`` drops them.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import errors, wire
+from . import display, errors, wire
+from .base import SessionBase
 from .steps import Steps
 from .tensor import Tensor
 from .transport import Transport
@@ -48,7 +48,7 @@ def supports_programs(openapi: dict[str, Any]) -> bool:
     return "fetch" in schema.get("properties", {})
 
 
-class Session:
+class Session(SessionBase):
     """A gradserve session: leaves, steps, backward, grads, as in a PyTorch notebook."""
 
     def __init__(
@@ -90,20 +90,8 @@ class Session:
         self._zeroes: list[dict[str, Any]] = []  # zero_grad bodies deferred to the next flush
         self._closed = False
         self._deleted = False
-        if name is None:
-            self.name = self._t.request("POST", "/v1/sessions", json={})["name"]
-        elif create:
-            try:
-                self._t.request("POST", "/v1/sessions", json={"name": name})
-            except errors.SessionExistsError:
-                self._t.request("GET", f"/v1/sessions/{name}")
-            self.name = name
-        else:
-            self._t.request("GET", f"/v1/sessions/{name}")
-            self.name = name
-        self._path = f"/v1/sessions/{self.name}"
-        body = self._t.request("GET", "/v1/ops")  # names, forms, result rules: read once
-        self.steps = Steps(self, {o["name"]: o for o in body["ops"]}, self._submit)
+        self.steps = Steps(self, {}, self._submit)
+        self.name = self._run(self._open(name, create))
         self.programs = batch and supports_programs(self._t.request("GET", "/openapi.json"))
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -158,15 +146,9 @@ class Session:
     def __repr__(self) -> str:
         return f"Session({self.name!r}, {len(self._queue)} queued)"
 
-    @property
-    def requests(self) -> int:
-        """HTTP requests made so far."""
-        return self._t.requests
-
     def info(self) -> dict[str, Any]:
         """``GET /v1/sessions/{s}``: tensors' metadata, bytes, times."""
-        self.flush()
-        return self._t.request("GET", self._path)  # type: ignore[no-any-return]
+        return self._run(self._info())  # type: ignore[no-any-return]
 
     def invalidate(self) -> None:
         """Forget cached values and grads (after another client wrote this session)."""
@@ -181,9 +163,6 @@ class Session:
         return self.steps.attach(name, self.fetch(name, values=False))
 
     # --- what a handle asks of its session (steps.Remote) ------------------------------------
-
-    def _params(self, values: bool = True) -> dict[str, Any]:
-        return {"encoding": self.encoding} if values else {"values": "false"}
 
     def decode(self, value: dict[str, Any]) -> np.ndarray:
         return wire.decode(value)
@@ -204,27 +183,9 @@ class Session:
             "GET", f"{self._path}/tensors/{name}", params=self._params(values)
         )
 
-    def _raw(self, name: str) -> tuple[bool, dict[str, Any] | None]:
-        """Whether ``name``'s values and grad travel as raw bytes (by ``binary``, else by
-        size), and its handle's metadata when known."""
-        handle = self.steps.handles.get(name)
-        meta = None if handle is None or handle._stale else handle._meta
-        if meta is None:
-            return self.binary is True, None
-        return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
-
     def _get_raw(self, path: str) -> np.ndarray | None:
         """A binary download (None for a grad that is None: 204)."""
-        response = self._t.request(
-            "GET", f"{self._path}/{path}", raw="bytes", headers={"Accept": wire.BINARY}
-        )
-        if response.status_code == 204:
-            return None
-        return wire.from_raw(
-            response.content,
-            response.headers.get(wire.DTYPE_HEADER),
-            response.headers.get(wire.SHAPE_HEADER),
-        )
+        return self._run(self._download(path))  # type: ignore[no-any-return]
 
     def grad_pending(self, name: str) -> bool:
         """Whether a queued batch-program backward decides ``name``'s grad: ``x.grad`` is then
@@ -261,17 +222,10 @@ class Session:
         return self.steps.grads[name], body.get("warning")
 
     def clear_grad(self, name: str) -> None:
-        self.flush()
-        self.steps.grads.pop(name, None)
-        self._t.request("DELETE", f"{self._path}/tensors/{name}/grad")
+        self._run(self._clear_grad(name))
 
     def patch(self, t: Tensor, body: dict[str, Any]) -> dict[str, Any]:
-        t._check()
-        self.flush()
-        self.steps.grads.pop(t.name, None)
-        return self._t.request(  # type: ignore[no-any-return]
-            "PATCH", f"{self._path}/tensors/{t.name}", json=body, params=self._params(False)
-        )
+        return self._run(self._patch(t, body))  # type: ignore[no-any-return]
 
     # --- sending steps -------------------------------------------------------------------------
 
@@ -328,18 +282,6 @@ class Session:
         if len(self._queue) >= self.max_batch:
             self.flush()
 
-    # --- grad mode -------------------------------------------------------------------------------
-
-    def is_grad_enabled(self) -> bool:
-        return self.steps.is_grad_enabled()
-
-    def no_grad(self) -> contextlib.AbstractContextManager[None]:
-        """Steps sent inside run with ``"no_grad": true`` (``with torch.no_grad():``)."""
-        return self.steps.grad_mode(False)
-
-    def enable_grad(self) -> contextlib.AbstractContextManager[None]:
-        return self.steps.grad_mode(True)
-
     # --- leaves, seeds, files ------------------------------------------------------------------
 
     def tensor(
@@ -378,43 +320,14 @@ class Session:
     def save(self, path: str | Path) -> None:
         """Write the session's leaves and their grads to a safetensors file
         (``GET .../export``; ``safetensors.torch.load_file`` reads it)."""
-        self.flush()
-        response = self._t.request("GET", f"{self._path}/export", raw="bytes")
-        Path(path).write_bytes(response.content)
+        self._run(self._save(path))
 
     def load(self, path: str | Path) -> None:
         """Create or rebind the leaves (and grads) of a safetensors file (``POST .../import``),
         all or nothing."""
-        self.flush()
-        self._t.request(
-            "POST",
-            f"{self._path}/import",
-            content=Path(path).read_bytes(),
-            headers={"Content-Type": "application/octet-stream"},
-        )
-        self.invalidate()
+        self._run(self._load(path))
 
     # --- ops ---------------------------------------------------------------------------------------
-
-    def expr(self, expression: str, *, name: str | None = None) -> Tensor:
-        """A step in the server's expression language, bound to ``name`` (or a generated one):
-        ``s.expr("3*a + 2*b*b + log(c)", name="y")``; names in it are session tensors."""
-        return self.steps.expr(expression, name)
-
-    def op(self, op: str, *args: Any, **kwargs: Any) -> Any:
-        """Any catalogue op by name: ``s.op("cross_entropy", logits, target)``."""
-        return self.steps.apply(op, args, kwargs)
-
-    def __getattr__(self, op: str) -> Any:
-        # torch-style functions: s.log(c), s.cat([a, b]), s.zeros(2, 3) -> catalogue ops
-        if op.startswith("_") or op == "steps":
-            raise AttributeError(op)
-        self.steps.check_op(op)
-        return lambda *args, **kwargs: self.steps.apply(op, args, kwargs)
-
-    def ops(self) -> dict[str, dict[str, Any]]:
-        """The catalogue (``GET /v1/ops``), by name."""
-        return self.steps.catalogue
 
     # --- autograd ----------------------------------------------------------------------------
 
@@ -499,10 +412,33 @@ class Session:
     def _send_zero_grad(self, body: dict[str, Any]) -> None:
         self._t.request("POST", f"{self._path}/zero_grad", json=body)
 
-    def graph(self, roots: Sequence[Tensor | str] | None = None, format: str = "json") -> Any:  # noqa: A002
-        """The backward graph (``GET .../graph``): a dict, or DOT/Mermaid/SVG text."""
+    def graph(
+        self,
+        roots: Sequence[Tensor | str] | None = None,
+        format: str = "json",  # noqa: A002
+        *,
+        temporaries: bool | None = None,
+        saved: bool = False,
+        accumulate_grad: bool = False,
+    ) -> Any:
+        """The backward graph (``GET .../graph``): a ``Graph`` (the JSON as a dict, drawn as
+        SVG in a notebook), or DOT/Mermaid/SVG text. ``temporaries`` shows generated names
+        too (default: when ``roots`` are given); ``saved`` annotates the saved tensors and
+        ``accumulate_grad`` draws AccumulateGrad nodes apart, as torchviz does."""
         self.flush()
-        params: dict[str, Any] = {"format": format}
+        params: dict[str, Any] = {}
+        if saved:
+            params["saved"] = "true"
+        if accumulate_grad:
+            params["accumulate_grad"] = "true"
         if roots is not None:
             params["roots"] = ",".join(r if isinstance(r, str) else r.name for r in roots)
-        return self._t.request("GET", f"{self._path}/graph", params=params, raw=format != "json")
+        if temporaries if temporaries is not None else roots is not None:
+            params["temporaries"] = "true"
+        if format != "json":
+            return self._t.request("GET", f"{self._path}/graph.{format}", params=params, raw=True)
+        body = self._t.request("GET", f"{self._path}/graph", params=params)
+        return display.Graph(
+            body,
+            lambda: self._t.request("GET", f"{self._path}/graph.svg", params=params, raw=True),
+        )

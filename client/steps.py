@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from engine.errors import LEAF_INPLACE_MESSAGE
+from gradcore.messages import LEAF_INPLACE_MESSAGE
 
 from . import errors, wire
 from .tensor import GradRef, Tensor, count_results

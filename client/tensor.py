@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.registry import evaluate_results
+from gradcore.results import evaluate_results
 
-from . import errors, wire
+from . import display, errors, wire
 from .printing import MAX_ELEMENTS, tensor_repr
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ def count_results(
 ) -> tuple[int, bool]:
     """(how many results a call of the op makes, whether it returns a tuple), from its
     ``GET /v1/ops`` entry: the arguments bound by the entry's parameter names and
-    defaults, then read by the engine's own ``evaluate_results`` (one evaluator, not a
-    copy; ``engine.registry`` imports numpy only)."""
+    defaults, then read by ``gradcore``'s ``evaluate_results``, the engine's own (one
+    evaluator, not a copy; the client imports no engine module)."""
     rule = spec.get("results") or {"count": 1}
     bound = dict(spec.get("kwargs") or {})
     bound.update(zip(spec.get("args") or (), args))
@@ -290,6 +290,13 @@ class Tensor:
         return tensor_repr(
             values, grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
         )
+
+    def _repr_html_(self) -> str:
+        meta = None if self._failed is not None or self._stale else self._meta
+        return display.tensor_html(repr(self), meta)
+
+    def _repr_markdown_(self) -> str:
+        return display.tensor_markdown(repr(self))
 
     def __format__(self, spec: str) -> str:
         if self._failed is None and not self._stale and self.ndim == 0:

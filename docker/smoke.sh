@@ -102,7 +102,7 @@ trap cleanup EXIT
 for f in "$ROOT/docker/Dockerfile" "$CONTEXT/pyproject.toml" "$CONTEXT/README.md"; do
     [[ -f "$f" ]] || die "missing $f (the image build copies it)"
 done
-for d in engine service client; do
+for d in gradcore engine service client; do
     [[ -d "$CONTEXT/$d" ]] || die "missing $CONTEXT/$d/ (the image build copies it)"
 done
 [[ -x "$PY" ]] || die "no $PY to run tests/image (make docker-smoke makes .venv; or set GRADSERVE_SMOKE_PYTHON)"

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcore.messages import (
+    LEAF_INPLACE_MESSAGE as LEAF_INPLACE_MESSAGE,  # engine.tensor raises it
+)
+
 
 class EngineError(RuntimeError):
     """Base class: ``code`` is stable, ``str(err)`` is the user-facing message. A
@@ -112,5 +116,3 @@ GRAPH_FREED_MESSAGE = (
     "you need to backward through the graph a second time or if you need to access saved "
     "tensors after calling backward."
 )
-
-LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."

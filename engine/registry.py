@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcore.results import evaluate_results as evaluate_results  # Results.evaluate; tests
+
 from .compat import calls
 from .dispatch import hooked
 
@@ -77,42 +79,6 @@ class Results:
     def evaluate(self, bound: dict[str, Any]) -> tuple[int, bool]:
         """(result count, whether the call returns a tuple) from the bound arguments."""
         return evaluate_results(self.rule(), bound)
-
-
-def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, bool]:
-    """The one reading of a results rule (the client calls it on ``GET /v1/ops`` rules).
-    ``bound`` maps parameter names to values; tensors are anything with a ``shape``
-    that is not a list or tuple."""
-
-    def is_tensor(v: Any) -> bool:
-        return hasattr(v, "shape") and not isinstance(v, list | tuple)
-
-    kind = rule.get("rule")
-    if kind is None:
-        n = int(rule.get("count", 1))
-        return n, n != 1
-    if kind == "given":
-        value = bound.get(rule["arg"])
-        if value is None or is_tensor(value):
-            return 1, False
-        return int(rule["count"]), True
-    if kind == "flag":
-        return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
-    if kind == "flag_ndim":
-        return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
-    size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
-    if kind == "dim_size":
-        return int(size), True
-    first = bound[rule["arg"]]
-    if isinstance(first, list | tuple):
-        return len(first), True
-    count = int(first)
-    if kind == "split":
-        return max(1, -(-size // count)), True
-    if not size:  # chunk of an empty dim: as many empty chunks as asked (PyTorch)
-        return count, True
-    step = -(-size // count)
-    return -(-size // step), True
 
 
 # An upper bound of the elements the call will allocate, read from its arguments before

@@ -1,9 +1,5 @@
-"""The distribution's version, read from its installed metadata (pyproject.toml is
-the one place it is written); ``0+unknown`` when run from a tree never installed."""
+"""The distribution's version (``gradcore.version``, shared with the client)."""
 
-from importlib.metadata import PackageNotFoundError, version
+from gradcore.version import __version__
 
-try:
-    __version__ = version("gradserve")
-except PackageNotFoundError:  # pragma: no cover - a source tree without `pip install`
-    __version__ = "0+unknown"
+__all__ = ["__version__"]

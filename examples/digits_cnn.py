@@ -35,9 +35,9 @@ BACKENDS = ("torch", "engine", "client")
 
 def load_data() -> tuple[np.ndarray, np.ndarray]:
     """Digits as float32 images ``(1797, 1, 8, 8)`` scaled to [0, 1], and int64 labels."""
-    from sklearn.datasets import load_digits
+    from _extras import require
 
-    digits = load_digits()
+    digits = require("sklearn.datasets").load_digits()
     images = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
     return images, digits.target.astype(np.int64)
 
@@ -94,7 +94,9 @@ class Backend:
 
 
 def torch_backend() -> Backend:
-    import torch
+    from _extras import require
+
+    torch = require("torch")
 
     return Backend(
         F=torch.nn.functional,

@@ -125,8 +125,9 @@ class Adam:
 
 class TorchBackend:
     def __init__(self) -> None:
-        import torch
+        from _extras import require
 
+        torch = require("torch")
         torch.set_num_threads(1)
         self.torch = torch
         self.F = _Namespace(

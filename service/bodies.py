@@ -61,7 +61,6 @@ class Payload(Generic[T]):
         if body and (content_type is None or not is_json(content_type)):
             raise UnsupportedMediaTypeError(
                 f"the body must be application/json, not {content_type or 'untyped'}",
-                hint="send the header 'Content-Type: application/json'",
             )
         value = self.remembered.get(body)
         if value is not None:

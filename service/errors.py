@@ -10,8 +10,10 @@ ever yields a bare 500 or a non-problem body.
 
 from __future__ import annotations
 
+import difflib
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -82,6 +84,60 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "internal_error": (500, "Internal server error"),
 }
 
+# code -> the fix, named: what a user most often got wrong and what to write instead. Only
+# a ``[...]`` part holds ``{fields}``, filled by the raising site (``hint_fields``, or the
+# engine error's context); it is left out when a field is not known. An explicit ``hint=``
+# at the raise wins. (No other square brackets in the texts.)
+HINTS: dict[str, str] = {
+    "unknown_op": "[did you mean {closest}? ]GET /v1/ops lists the catalogue",
+    "shape_mismatch": (
+        "[the operands have shapes {shapes}; ]shapes broadcast from the last dimension, "
+        "each pair equal or one of them 1: reshape or unsqueeze an operand to fit"
+    ),
+    "not_scalar": (
+        "backward of a non-scalar needs a gradient shaped like the output: grad_tensors in "
+        "the request, y.backward(torch.ones_like(y)) in Python; or reduce it first: "
+        "y.sum().backward()"
+    ),
+    "leaf_inplace": (
+        'update a leaf under no_grad (a step with "no_grad": true; with torch.no_grad(): '
+        "in Python), or replace its values with an assign step"
+    ),
+    "dtype_mismatch": (
+        "[the operands are {dtypes}; ]cast one so both match: x.float() (float32) "
+        "or x.double() (float64)"
+    ),
+    "method_not_allowed": "[this route allows {allow}]",
+    "unsupported_media_type": "send the header 'Content-Type: application/json'",
+}
+
+_OPTIONAL = re.compile(r"\[([^\]]*)\]")
+
+
+def hint_for(code: str, **fields: Any) -> str | None:
+    """The ``HINTS`` entry of ``code`` with ``fields`` filled in (None: no hint)."""
+    template = HINTS.get(code)
+    if template is None:
+        return None
+    fields = {k: v for k, v in fields.items() if v is not None}
+
+    def part(m: re.Match[str]) -> str:
+        try:
+            return m.group(1).format(**fields)
+        except (KeyError, IndexError):
+            return ""
+
+    return _OPTIONAL.sub(part, template).strip() or None
+
+
+def closest(name: str, names: object) -> str | None:
+    """The known name nearest to a typo (``sigmoud`` -> ``'sigmoid'``), quoted, or None
+    (also when ``names`` cannot be listed)."""
+    if not isinstance(names, Iterable):
+        return None
+    found = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.6)
+    return repr(found[0]) if found else None
+
 
 class ServiceError(Exception):
     """An error of the HTTP layer with a stable ``code`` from ``PROBLEMS``."""
@@ -93,13 +149,14 @@ class ServiceError(Exception):
         detail: str,
         *,
         hint: str | None = None,
+        hint_fields: dict[str, Any] | None = None,
         status: int | None = None,
         headers: dict[str, str] | None = None,
         **extra: Any,
     ) -> None:
         super().__init__(detail)
         self.detail = detail
-        self.hint = hint
+        self.hint = hint or hint_for(self.code, **(hint_fields or {}))
         self.status = status or PROBLEMS[self.code][0]
         self.headers = headers
         self.extra = extra
@@ -295,7 +352,7 @@ def known_error_response(exc: BaseException) -> Response | None:
         return problem(
             exc.code,
             str(exc),
-            hint=ctx.get("hint"),
+            hint=ctx.get("hint") or hint_for(exc.code, **ctx),
             step=ctx.get("step"),
             position=ctx.get("position"),
             iteration=ctx.get("iteration"),
@@ -312,9 +369,31 @@ def known_error_response(exc: BaseException) -> Response | None:
     return None
 
 
-def _http_problem(exc: StarletteHTTPException, detail: str) -> Response:
+def _http_problem(
+    exc: StarletteHTTPException, detail: str, headers: Mapping[str, str] | None = None
+) -> Response:
     code = _HTTP_CODES.get(exc.status_code, "bad_request")
-    return problem(code, detail, status=exc.status_code, headers=exc.headers)
+    headers = headers or exc.headers
+    allow = (headers or {}).get("Allow") if code == "method_not_allowed" else None
+    hint = hint_for(code, **({"allow": allow} if allow else {}))
+    return problem(code, detail, status=exc.status_code, headers=headers, hint=hint)
+
+
+def _allowed_methods(request: Request) -> str | None:
+    """Every method some route serves at this path (one route per method in FastAPI, so
+    Starlette's own ``Allow`` names only the first route it matched)."""
+    methods: set[str] = set()
+    path = request.url.path
+    routes = list(request.app.router.routes)
+    while routes:
+        route = routes.pop()
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+        included = getattr(route, "original_router", None)  # an included router's routes
+        if included is not None:
+            routes.extend(included.routes)
+    return ", ".join(sorted(methods)) or None
 
 
 async def _known_error(request: Request, exc: Exception) -> Response:
@@ -335,6 +414,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"no route {request.method} {request.url.path}"
     elif exc.status_code == 405:
         detail = f"method {request.method} not allowed on {request.url.path}"
+        allow = _allowed_methods(request)
+        if allow:
+            return _http_problem(exc, detail, {**(exc.headers or {}), "Allow": allow})
     return _http_problem(exc, detail)
 
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .errors import BadArgumentsError, ExprInvalidError, UnknownOpError
+from .errors import BadArgumentsError, ExprInvalidError, UnknownOpError, closest
 
 MAX_DEPTH = 200  # AST levels; also bounds bracket nesting checked before parsing
 MAX_BRACKETS = 64
@@ -332,7 +332,6 @@ class _Converter:
         raise UnknownOpError(
             f"operator '{text}' needs the op {names[0]!r}, which the engine does not have "
             f"(line {pos.line}, column {pos.col})",
-            hint="GET /v1/ops lists the catalogue",
             position={"line": pos.line, "col": pos.col},
         )
 
@@ -414,7 +413,7 @@ class _Converter:
         if not known:
             raise UnknownOpError(
                 f"unknown op {op!r} (line {line}, column {col})",
-                hint="GET /v1/ops lists the catalogue",
+                hint_fields={"closest": closest(op, self.ops or ())},
                 position={"line": line, "col": col},
             )
         args = tuple(receiver) + tuple(self.convert(arg) for arg in node.args)

@@ -59,6 +59,8 @@ def build(
     max_nodes: int = MAX_NODES,
     *,
     temporaries: bool = False,
+    saved: bool = False,
+    accumulate_grad: bool = False,
 ) -> dict[str, Any]:
     """A ``GraphOut``: nodes (grad_fns and leaves, with shapes), edges from a node to
     its inputs. Without ``roots``, the ends of the session's computations."""
@@ -98,6 +100,20 @@ def build(
                 }
             )
             leaves.extend(names)
+            if accumulate_grad:  # torchviz: the leaf, and its AccumulateGrad consuming it
+                ids[key] = f"a{ident}"
+                nodes.append(
+                    {
+                        "id": f"a{ident}",
+                        "name": "AccumulateGrad",
+                        "freed": False,
+                        "tensors": [],
+                        "shape": _shape(None, leaf),
+                        "accumulator": True,
+                    }
+                )
+                edges.append({"source": f"a{ident}", "target": ident, "input": 0})
+                return f"a{ident}", True
         else:
             ident = f"n{len(ids)}"
             nodes.append(
@@ -107,6 +123,7 @@ def build(
                     "freed": bool(getattr(obj, "freed", False)),
                     "tensors": made.get(id(obj), []),
                     "shape": _shape(obj, None),
+                    **({"saved": _saved_shapes(obj)} if saved else {}),
                 }
             )
         ids[key] = ident
@@ -143,6 +160,13 @@ def build(
     }
 
 
+def _saved_shapes(node: Any) -> list[list[int]]:
+    """The shapes of what a grad_fn saved for backward (none once freed), as torchviz's
+    ``show_saved`` annotates them."""
+    items = getattr(node, "_saved", None) or ()
+    return [list(t.shape) for t in items if hasattr(t, "shape")]
+
+
 def shape_text(node: dict[str, Any]) -> str:
     """A shape as torchviz writes it: ``(2, 3)``; ``()`` for a 0-d tensor."""
     shape = node.get("shape")
@@ -156,6 +180,8 @@ def label_lines(node: dict[str, Any]) -> list[str]:
     tensors it made, its output shape, and "freed" if a backward freed it."""
     names = ", ".join(node["tensors"])
     shape = shape_text(node)
+    if node.get("accumulator"):
+        return ["AccumulateGrad"]
     if node["name"] == "AccumulateGrad":
         return [names or "leaf", shape] if shape else [names or "leaf"]
     lines = [node["name"]]
@@ -164,6 +190,8 @@ def label_lines(node: dict[str, Any]) -> list[str]:
         lines.append(detail)
     if node.get("freed"):
         lines.append("freed")
+    if node.get("saved"):
+        lines.append("saved " + " ".join(shape_text({"shape": sh}) for sh in node["saved"]))
     return lines
 
 
@@ -181,7 +209,9 @@ def to_dot(graph: dict[str, Any]) -> str:
     ]
     for node in graph["nodes"]:
         label = "\\n".join(_dot_escape(line) for line in label_lines(node))
-        if node["name"] == "AccumulateGrad":
+        if node.get("accumulator"):
+            attrs = 'shape=box, style=filled, fillcolor="#e5e7eb"'
+        elif node["name"] == "AccumulateGrad":
             attrs = 'shape=box, style="rounded,filled", fillcolor="#dbeafe", color="#1d4ed8"'
         elif node["freed"]:
             attrs = 'shape=box, style="dashed", color="#9ca3af", fontcolor="#6b7280"'

@@ -73,7 +73,6 @@ class FastJSONRoute(APIRoute):
             ):
                 raise UnsupportedMediaTypeError(
                     f"the body must be application/json, not {content_type or 'untyped'}",
-                    hint="send the header 'Content-Type: application/json'",
                 )
             return await handler(request)
 

@@ -19,6 +19,7 @@ import numpy as np
 import engine
 from engine import OPS, Tensor, interrupt, no_grad
 from engine.errors import (
+    DtypeMismatchError,
     EngineError,
     ShapeMismatchError,
 )
@@ -29,6 +30,7 @@ from .errors import (
     LimitExceededError,
     ServiceError,
     UnknownOpError,
+    closest,
 )
 from .schemas import (
     PlainCall,
@@ -110,7 +112,7 @@ class Executor:
         if spec is None and method and op.endswith("_") and op[:-1] in OPS:
             return self.call_inplace(op, args, kwargs)
         if spec is None:
-            raise UnknownOpError(f"unknown op {op!r}", hint="GET /v1/ops lists the catalogue")
+            raise UnknownOpError(f"unknown op {op!r}", hint_fields={"closest": closest(op, OPS)})
         if method and not spec.method:
             raise BadArgumentsError(f"op {op!r} has no method form; call it as {op}(...)")
         if not method and not spec.function:
@@ -190,6 +192,9 @@ class Executor:
             self.check()
         try:
             result = fn(*args, **kwargs)
+        except (ShapeMismatchError, DtypeMismatchError) as exc:
+            _operands(exc, args)
+            raise
         except (EngineError, ServiceError):
             raise
         except MemoryError:
@@ -385,6 +390,14 @@ class _Env:
         except UnknownOpError as exc:
             exc.extra.setdefault("position", {"line": pos.line, "col": pos.col})
             raise
+
+
+def _operands(exc: EngineError, args: list[Any]) -> None:
+    """The tensor operands' shapes and dtypes, for the hint of a mismatch (HINTS)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) >= 2:
+        exc.context.setdefault("shapes", " and ".join(str(tuple(t.shape)) for t in tensors))
+        exc.context.setdefault("dtypes", " and ".join(str(t.dtype) for t in tensors))
 
 
 def _index_arg(index: Any) -> Any:

@@ -433,7 +433,7 @@ def contiguous(input: Tensor) -> Tensor:
     return CloneBackward0.apply(a, contiguous=True)
 
 
-@register(samples=lambda rng: S.unary(rng), differentiable=False, method=False)
+@register(samples=lambda rng: S.unary(rng), differentiable=False)
 def detach(input: Tensor) -> Tensor:
     """The same data (shared memory and version counter) without history."""
     return as_tensor(input).detach()

@@ -32,12 +32,13 @@ def run(tutorial: Callable[[Any], None], doc: str | None) -> None:
     )
     parser.add_argument("--torch", action="store_true", help="run the same program in PyTorch")
     args = parser.parse_args()
-    if args.torch:
-        import torch
-
-        tutorial(torch)
-        return
     sys.path.insert(0, str(ROOT))  # the repository's client package
+    sys.path.insert(0, str(ROOT / "examples"))
+    if args.torch:
+        from _extras import require
+
+        tutorial(require("torch"))
+        return
     from client import Session
 
     with Session(args.url) as s:  # a fresh session, dropped at the end

@@ -132,23 +132,38 @@ const ACTIONS = {
   async leaf(a) {
     const body = { data: a.data, dtype: a.dtype || "float32", requires_grad: a.requires_grad !== false };
     await api("PUT", sessionPath(`/tensors/${encodeURIComponent(a.name)}`), body);
-    return `${a.name} = tensor(${JSON.stringify(a.data)}, requires_grad=${body.requires_grad})`;
+    const flag = body.requires_grad ? "True" : "False";
+    return `${a.name} = torch.tensor(${formatValue(a.data)}, requires_grad=${flag})`;
   },
   async step(a) {
     await api("POST", sessionPath("/ops"), a);
     return `${a.out} ${a.assign ? "(in place) " : ""}= ${a.expr}`;
   },
   async backward(a) {
-    await api("POST", sessionPath("/backward"), a);
-    return `backward(${JSON.stringify(a)})`;
+    const answer = await api("POST", sessionPath("/backward"), a);
+    const roots = [].concat(a.tensors);
+    const args = [];
+    if (a.grad_tensors) args.push(formatValue(roots.length === 1 ? a.grad_tensors[0] : a.grad_tensors));
+    args.push(...keywords(a, ["retain_graph", "create_graph"]));
+    if (a.inputs) args.push(`inputs=[${[].concat(a.inputs).join(", ")}]`);
+    const call = roots.length === 1 ? `${roots[0]}.backward(${args.join(", ")})`
+      : `torch.autograd.backward([${roots.join(", ")}]${args.length ? ", " + args.join(", ") : ""})`;
+    return { text: call, grads: (answer && answer.grads) || {} };
   },
   async grad(a) {
     await api("POST", sessionPath("/grad"), a);
-    return `grad(${JSON.stringify(a)})`;
+    const args = [`[${[].concat(a.outputs).join(", ")}]`, `[${[].concat(a.inputs).join(", ")}]`];
+    if (a.grad_outputs) args.push(`grad_outputs=${formatValue(a.grad_outputs)}`);
+    args.push(...keywords(a, ["retain_graph", "create_graph", "allow_unused"]));
+    const bound = a.out ? `${[].concat(a.out).join(", ")} = ` : "";
+    return `${bound}torch.autograd.grad(${args.join(", ")})`;
   },
   async zero_grad(a) {
     await api("POST", sessionPath("/zero_grad"), a);
-    return `zero_grad(${JSON.stringify(a)})`;
+    const how = a.set_to_none ? " = None" : ".zero_()";
+    return a.tensors && a.tensors.length
+      ? a.tensors.map((t) => `${t}.grad${how}`).join("; ")
+      : `zero_grad(set_to_none=${a.set_to_none ? "True" : "False"})  # every leaf`;
   },
   async whileNormBelow(a) {
     let rounds = 0;
@@ -162,11 +177,33 @@ const ACTIONS = {
   },
 };
 
+// Python-style keyword arguments for the flags that are set: retain_graph=True
+function keywords(a, flags) {
+  return flags.filter((f) => a[f]).map((f) => `${f}=True`);
+}
+
 async function perform(kind, args) {
   await ensureSession();
   const line = document.createElement("li");
+  line.dataset.kind = kind;
   try {
-    line.textContent = await ACTIONS[kind](args);
+    const done = await ACTIONS[kind](args);
+    const entry = typeof done === "string" ? { text: done } : done;
+    const code = document.createElement("code");
+    code.textContent = entry.text;
+    line.append(code);
+    if (entry.grads) {  // step by step: each leaf's .grad right after this backward
+      const list = document.createElement("ul");
+      list.className = "grads";
+      for (const [name, grad] of Object.entries(entry.grads)) {
+        const item = document.createElement("li");
+        item.dataset.grad = name;
+        item.dataset.values = JSON.stringify(grad.data);
+        item.textContent = `${name}.grad = ${formatValue(grad.data)}`;
+        list.append(item);
+      }
+      line.append(list);
+    }
     $("log").appendChild(line);
     return true;
   } catch (err) {
@@ -249,7 +286,11 @@ async function drawGraph() {
   const headers = {};
   const key = $("api-key").value.trim();
   if (key) headers["Authorization"] = "Bearer " + key;
-  const response = await fetch(sessionPath("/graph.svg"), { headers });
+  const options = new URLSearchParams();
+  if ($("show-accumulate").checked) options.set("accumulate_grad", "true");
+  if ($("show-saved").checked) options.set("saved", "true");
+  const query = options.toString() ? "?" + options.toString() : "";
+  const response = await fetch(sessionPath("/graph.svg" + query), { headers });
   const box = $("graph");
   if (!response.ok) {
     box.textContent = "(no graph)";
@@ -370,6 +411,9 @@ function init() {
   $("attach").addEventListener("click", () => attach().then(refresh).catch(showError));
   $("run-preset").addEventListener("click", () => startOver().then(() => runPreset(select.value)).catch(showError));
   $("reset").addEventListener("click", () => startOver().catch(showError));
+  for (const id of ["show-accumulate", "show-saved"]) {
+    $(id).addEventListener("change", () => (state.session ? drawGraph() : null));
+  }
   document.body.dataset.ready = "true";
 }
 

@@ -94,12 +94,34 @@ TemporariesQuery = Annotated[
 ]
 
 
-async def _graph(session: Session, roots: list[str], temporaries: bool) -> dict[str, Any]:
+SavedQuery = Annotated[
+    bool,
+    Query(description="Annotate each grad_fn with the shapes of the tensors it saved."),
+]
+AccumulateGradQuery = Annotated[
+    bool,
+    Query(description="Draw each leaf's AccumulateGrad node apart from the leaf (torchviz)."),
+]
+
+
+async def _graph(
+    session: Session,
+    roots: list[str],
+    temporaries: bool,
+    saved: bool = False,
+    accumulate_grad: bool = False,
+) -> dict[str, Any]:
     names = None
     if roots:
         names = [check_tensor_name(n.strip()) for r in roots for n in r.split(",") if n.strip()]
     async with session.lock:
-        return graph.build(session, names, temporaries=temporaries)
+        return graph.build(
+            session,
+            names,
+            temporaries=temporaries,
+            saved=saved,
+            accumulate_grad=accumulate_grad,
+        )
 
 
 async def _drawing(session: Session, result: dict[str, Any], format: str) -> Response:  # noqa: A002
@@ -124,10 +146,12 @@ async def get_graph(
         Literal["json", "dot", "mermaid", "svg"], Query(include_in_schema=False)
     ] = "json",
     temporaries: TemporariesQuery = False,
+    saved: SavedQuery = False,
+    accumulate_grad: AccumulateGradQuery = False,
 ) -> Response:
     """The backward graph from the roots: grad_fn nodes (freed or not, with shapes), edges,
     leaves. Default roots: the bound tensors no other bound tensor's graph reaches."""
-    result = await _graph(session, roots, temporaries)
+    result = await _graph(session, roots, temporaries, saved, accumulate_grad)
     return JSONBody(result) if format == "json" else await _drawing(session, result, format)
 
 
@@ -149,7 +173,10 @@ async def render_graph(
     format: GraphFormat,  # noqa: A002 - the path parameter's public name
     roots: RootsQuery = [],  # noqa: B006 - FastAPI copies defaults
     temporaries: TemporariesQuery = False,
+    saved: SavedQuery = False,
+    accumulate_grad: AccumulateGradQuery = False,
 ) -> Response:
     """The backward graph drawn as Graphviz DOT, Mermaid or SVG (`<img src=".../graph.svg">`);
     arrows point from an input to its consumer in all three."""
-    return await _drawing(session, await _graph(session, roots, temporaries), format)
+    result = await _graph(session, roots, temporaries, saved, accumulate_grad)
+    return await _drawing(session, result, format)

@@ -33,9 +33,11 @@ PUT_OPENAPI = {
         "required": True,
         "content": {
             **LEAF.openapi()["requestBody"]["content"],
-            transfers.BINARY: {
-                **_BYTES,
-                "description": "Raw little-endian bytes of `shape` and `dtype` (query).",
+            transfers.BINARY: {  # (a media type object has no description in OpenAPI 3.1)
+                "schema": {
+                    **_BYTES["schema"],
+                    "description": "Raw little-endian bytes of `shape` and `dtype` (query).",
+                },
             },
         },
     },

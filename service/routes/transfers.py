@@ -15,9 +15,12 @@ router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True, dec
 
 _SAFETENSORS = {
     transfers.BINARY: {
-        "schema": {"type": "string", "format": "binary"},
-        "description": "A safetensors file: leaves by name, grads as `name.grad`, the "
-        "leaves that require grad in the metadata (`requires_grad`, a JSON list).",
+        "schema": {  # (a media type object has no description in OpenAPI 3.1)
+            "type": "string",
+            "format": "binary",
+            "description": "A safetensors file: leaves by name, grads as `name.grad`, the "
+            "leaves that require grad in the metadata (`requires_grad`, a JSON list).",
+        },
     }
 }
 

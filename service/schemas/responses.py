@@ -150,6 +150,16 @@ class GraphNodeOut(BaseModel):
     freed: bool = False
     tensors: list[str] = Field(description="Session tensors produced by this node (or the leaf).")
     shape: list[int] = Field(default=[], description="Shape of the node's (first) output.")
+    saved: list[list[int]] | None = Field(
+        default=None,
+        description="With `saved=true`: shapes of the tensors the node saved for backward "
+        "(empty once freed), as torchviz's show_saved annotates them.",
+    )
+    accumulator: bool = Field(
+        default=False,
+        description="With `accumulate_grad=true`: an AccumulateGrad node drawn apart from "
+        "its leaf (the leaf is the node it points to), as torchviz draws it.",
+    )
 
 
 class GraphEdgeOut(BaseModel):

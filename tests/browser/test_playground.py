@@ -162,3 +162,50 @@ def test_playground_assets_are_local(server: str) -> None:
         assert r.status_code == 200 and "https://" not in r.text
     r = httpx.get(f"{server}/ui/assets/../app.py")
     assert r.status_code == 404
+
+
+def test_log_reads_as_python_with_each_backwards_grads(
+    browser: Any, server: str, torch: Any
+) -> None:
+    """The log: each action as it would be written, and x.grad after each backward (step
+    by step, as the seed prints it); the graph's torchviz options toggle both ways."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, server)
+    _run_preset(browser, "retained")
+    entries = browser.find_elements(By.CSS_SELECTOR, '#log > li[data-kind="backward"]')
+    assert [e.find_element(By.TAG_NAME, "code").text for e in entries] == [
+        "z.backward(retain_graph=True)",
+        "z.backward([[0.1]], retain_graph=True)",
+        "z.backward([[0.5]], retain_graph=True)",
+    ]
+    steps = [
+        json.loads(
+            e.find_element(By.CSS_SELECTOR, 'li[data-grad="x"]').get_attribute("data-values")
+        )
+        for e in entries
+    ]
+    x = torch.tensor([[-0.7207]], requires_grad=True)
+    z = (2 * x) ** 3
+    expected = []
+    for i, g in enumerate((None, [[0.1]], [[0.5]])):
+        z.backward(None if g is None else torch.tensor(g), retain_graph=True)
+        expected.append(x.grad.numpy().copy())
+        if i == 0:
+            x.grad.zero_()  # the preset's zero_grad between the first and second backward
+    np.testing.assert_allclose(np.array(steps), np.array(expected), rtol=1e-5)
+    zero = browser.find_element(By.CSS_SELECTOR, '#log > li[data-kind="zero_grad"] code').text
+    assert zero == "x.grad.zero_()"
+
+    def graph_text(d: Any) -> str:
+        return d.find_element(By.ID, "graph").get_attribute("innerHTML")
+
+    assert "saved" not in graph_text(browser)
+    for box in ("show-saved", "show-accumulate"):
+        browser.find_element(By.ID, box).click()
+    _wait(browser, lambda d: "saved (1, 1)" in graph_text(d) and "AccumulateGrad" in graph_text(d))
+    screenshot(browser, "playground-torchviz-options.png")
+    for box in ("show-saved", "show-accumulate"):
+        browser.find_element(By.ID, box).click()
+    _wait(browser, lambda d: "saved (" not in graph_text(d))
+    assert _console_errors(browser) == []

@@ -25,6 +25,7 @@ def server() -> Iterator[str]:
     env = {
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "GRADSERVE_LOG_LEVEL": "warning",
+        "GRADSERVE_CORS_ORIGINS": "https://notebook.example",  # README's CORS block says so
     }
     srv = LocalServer(cwd=ROOT, env=env)
     url = srv.start()

@@ -4,8 +4,10 @@ Blocks are taken from the files by their fence's language: ``sh``/``bash`` block
 with bash against a live server (``B=`` pointing to it, in order, so later blocks see
 the sessions earlier ones made), ``python`` blocks run with the repository on
 ``sys.path`` (the URL ``http://127.0.0.1:8000`` pointing to the server). An expected
-output in ``# {...}`` comments after a command is checked: as JSON when it is JSON,
-else each piece between ``...`` must appear in what the command printed. A block that
+output in comments after a command (``# {...}``, ``# [...]``, ``# HTTP/1.1 ...``, ``# 409
+...``) is checked: as JSON when it is JSON, else each piece between ``...`` must appear
+in what the command printed; a command without one must succeed, ``curl`` included
+(it runs as ``curl -f``: an HTTP error fails the block). A block that
 must not run says why in a ``<!-- not run: reason -->`` comment right before it;
 ``text`` blocks are not code.
 """
@@ -28,6 +30,13 @@ RUNNABLE = {"sh", "bash", "python"}
 DOC_URL = "http://127.0.0.1:8000"
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(?P<reason>.+?)\s*-->")
+# a comment after a command that shows its answer: JSON, a status line, response headers
+EXPECTED = re.compile(r"^# (\{|\[|HTTP/|\d{3} )")
+# curl for a command whose answer the block does not show: an HTTP error fails the block
+# (``curl -s`` alone exits 0 on a 404); a command with a shown answer is compared instead
+STRICT_CURL = (
+    'curl() { if [[ $STRICT == 1 ]]; then command curl -f "$@"; else command curl "$@"; fi; }'
+)
 
 
 @dataclass
@@ -97,7 +106,7 @@ def commands(code: str) -> list[tuple[str, list[str]]]:
     for line in code.splitlines():
         stripped = line.strip()
         if not current and stripped.startswith("#"):
-            opens = stripped.startswith("# {")  # an expected answer; "#  ..." continues it
+            opens = EXPECTED.match(stripped) is not None  # an answer; "#  ..." continues it
             if out and (opens or (out[-1][1] and stripped.startswith("#  "))):
                 out[-1][1].append(stripped[1:].strip())
             continue
@@ -138,10 +147,10 @@ def shell_env() -> dict[str, str]:
 
 def run_shell(block: Block, server: str, cwd: Path) -> None:
     cmds = commands(block.code)
-    script = ["set -euo pipefail", f"export B={server}"]
-    for i, (cmd, _) in enumerate(cmds):
+    script = ["set -euo pipefail", f"export B={server}", STRICT_CURL]
+    for i, (cmd, expected) in enumerate(cmds):
         cmd = re.sub(r"^B=.*$", f"B={server}", cmd, flags=re.M)
-        script += [f"echo '@@{i}'", cmd, "echo"]
+        script += [f"echo '@@{i}'", f"STRICT={0 if expected else 1}", cmd, "echo"]
     done = subprocess.run(
         ["bash", "-c", "\n".join(script)],
         capture_output=True,

@@ -41,3 +41,30 @@ def test_an_unknown_session_page_is_an_html_404(client: SyncClient) -> None:
     assert "No session" in r.text and "nobody-here" in r.text
     r = client.get("/ui/sessions/bad%20name")
     assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+
+
+def test_saved_tensors_and_accumulate_grad_as_torchviz_draws_them(
+    client: SyncClient, session: str
+) -> None:
+    """Both ways: off (the default picture), on (saved shapes; AccumulateGrad apart)."""
+    put(client, "nb", "w", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    step(client, "nb", out="h", expr="w * w")  # MulBackward0 saves both operands
+    plain = client.get(f"{NB}/graph", params={"roots": "h"}).json()
+    assert all(n.get("saved") is None and not n.get("accumulator") for n in plain["nodes"])
+    g = client.get(
+        f"{NB}/graph", params={"roots": "h", "saved": "true", "accumulate_grad": "true"}
+    ).json()
+    by_name = {n["name"]: n for n in g["nodes"]}
+    assert by_name["MulBackward0"]["saved"] == [[2, 3], [2, 3]]
+    acc = [n for n in g["nodes"] if n.get("accumulator")]
+    (leaf,) = [n for n in g["nodes"] if n["tensors"] == ["w"]]
+    assert (
+        len(acc) == 1 and {"source": acc[0]["id"], "target": leaf["id"], "input": 0} in g["edges"]
+    )
+    dot = client.get(
+        f"{NB}/graph.dot", params={"roots": "h", "saved": "true", "accumulate_grad": "true"}
+    ).text
+    assert "saved (2, 3) (2, 3)" in dot and '"AccumulateGrad"' in dot
+    client.post(f"{NB}/backward", json={"tensors": ["h"], "grad_tensors": [[[1.0] * 3] * 2]})
+    freed = client.get(f"{NB}/graph", params={"roots": "h", "saved": "true"}).json()
+    assert {n["name"]: n for n in freed["nodes"]}["MulBackward0"]["saved"] == []

@@ -89,3 +89,10 @@ def test_operations_and_problems_are_documented() -> None:
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     assert schema["security"] == [{"bearer": []}, {}]  # a key, or none (see test_spec_auth)
     assert all(op["security"] == [] for path, op in ops.values() if not path.startswith("/v1"))
+
+
+def test_committed_openapi_is_valid_openapi_3_1() -> None:
+    """openapi-spec-validator: the document itself is valid OpenAPI (not just JSON)."""
+    from openapi_spec_validator import validate
+
+    validate(json.loads(openapi_dump.DEFAULT_PATH.read_text(encoding="utf-8")))

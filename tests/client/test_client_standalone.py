@@ -1,0 +1,90 @@
+"""The client stands alone: ``import client`` loads no engine or service module (what the
+two share lives in ``gradcore``), and ``Session``/``AsyncSession`` behave the same."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from client import AsyncSession, Session
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_import_client_loads_no_engine_module() -> None:
+    code = (
+        "import sys, client; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('engine', 'service')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_gradcore_imports_nothing_of_ours() -> None:
+    code = (
+        "import sys, gradcore.results, gradcore.messages, gradcore.version; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('engine', 'service', 'client', 'numpy')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def _sync_grad(url: str) -> list[float]:
+    with Session(url, name=f"list-{uuid.uuid4().hex[:8]}") as s:
+        x = s.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y.backward([0.1, 1.0, 0.0001])
+        out = x.grad.numpy().tolist()
+        s.delete()
+        return out
+
+
+async def _async_grad(url: str) -> list[float]:
+    async with AsyncSession(url, name=f"alist-{uuid.uuid4().hex[:8]}") as s:
+        x = s.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        await y.backward([0.1, 1.0, 0.0001])
+        out = (await x.grad.numpy()).tolist()
+        await s.delete()
+        return out
+
+
+def test_a_list_as_gradient_in_both_clients(server: str) -> None:
+    sync = _sync_grad(server)
+    aio = asyncio.run(_async_grad(server))
+    assert sync == aio
+    np.testing.assert_allclose(sync, [0.2, 2.0, 0.0002], rtol=1e-6)
+
+
+# what only one of them has, and why: the sync client's eager and batch modes; the async
+# client's explicit open/aclose and its queue
+SYNC_ONLY = {"close", "graph", "invalidate", "remove_temporaries", "decode"}
+ASYNC_ONLY = {"open", "aclose"}
+
+
+def _public(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(fn)
+        for name, fn in inspect.getmembers(cls, callable)
+        if not name.startswith("_")
+    }
+
+
+def test_both_sessions_offer_the_same_calls() -> None:
+    """Every call of one is a call of the other with the same parameters (awaited in
+    AsyncSession), but for the few listed above."""
+    sync, aio = _public(Session), _public(AsyncSession)
+    assert set(sync) - SYNC_ONLY == set(aio) - ASYNC_ONLY
+    for name in set(sync) & set(aio):
+        assert list(sync[name].parameters) == list(aio[name].parameters), name
