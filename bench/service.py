@@ -1031,6 +1031,13 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
         out.append(("/batch train vs engine, CPU", cpu, "cpu / cpu",
                     f"{'met' if cpu <= 1.3 else 'MISSED'} (<= 1.3; server "
                     f"{train.cpu_per_unit * 1e3:.2f} vs {anchor.cpu_per_unit * 1e3:.2f} ms)"))  # fmt: skip
+    for label in ("program run", "program x50"):
+        run = by.get(label)
+        if run and anchor and run.cpu_per_unit and anchor.cpu_per_unit:
+            cpu = run.cpu_per_unit / run.per_unit / anchor.cpu_per_unit
+            out.append((f"{label} vs engine, CPU", cpu, "cpu / cpu",
+                        f"server {run.cpu_per_unit / run.per_unit * 1e3:.2f} vs "
+                        f"{anchor.cpu_per_unit * 1e3:.2f} ms per iteration"))  # fmt: skip
     if batch and "/batch 1" in by and "engine chain" in by and by["engine chain"].rate:
         # per step inside a batch: the request's own cost (a one-step batch) taken out
         n = by[batch].per_unit
