@@ -56,7 +56,7 @@ class Program:
     def recording(self) -> Iterator[Program]:
         """Queue what the block does (nothing is sent), then store it as this program."""
         s = self.session
-        s.flush_pending()
+        s._flush_pending()
         self._saved = {
             k: getattr(s, k) for k in ("batch", "programs", "max_batch", "lazy_backward")
         }
@@ -67,7 +67,7 @@ class Program:
             yield self
             ok = True
         finally:
-            items, _ = s.take_queue()
+            items, _ = s._take_queue()
             s._recording = False
             for k, v in self._saved.items():
                 setattr(s, k, v)
@@ -119,7 +119,7 @@ class Program:
         self.session.invalidate()  # values and grads change: handles read them again
         if progress is False:
             return self._decoded(self.session._drive(self._run(body)))
-        return self._decoded(self.session.stream_events(self.path + "/run", body,
+        return self._decoded(self.session._stream_events(self.path + "/run", body,
                                                         _progress(repeat, progress)))  # fmt: skip
 
     def _run(self, body: dict[str, Any]) -> Conversation:

@@ -244,17 +244,17 @@ class Session(SessionBase):
     def _drive(self, conversation: Any) -> Any:
         return self._run(conversation)
 
-    def flush_pending(self) -> None:
+    def _flush_pending(self) -> None:
         self.flush()
 
-    def take_queue(self) -> tuple[list[dict[str, Any]], list[Tensor]]:
+    def _take_queue(self) -> tuple[list[dict[str, Any]], list[Tensor]]:
         """The queued items and their handles, taken out of the queue (a recording's)."""
         self._flush_zeroes_into_queue()
         items, pending = self._queue, self._pending
         self._queue, self._pending = [], []
         return items, pending
 
-    def stream_events(self, path: str, body: dict[str, Any], on_progress: Any) -> Any:
+    def _stream_events(self, path: str, body: dict[str, Any], on_progress: Any) -> Any:
         """POST with ``Accept: text/event-stream``: each progress event to ``on_progress``;
         the result event's body."""
         with self._t.http.stream(
