@@ -765,7 +765,8 @@ def groups(cfg: Config, G: int, B: int) -> list[list[Case]]:
         ),
         xfer("download json", G, request_bytes("GET", G, big + "?encoding=json")),
     ]
-    return [small, steps, train_group(cfg, G, B, new_session), uploads, downloads]
+    return [small, steps, train_group(cfg, G, B, new_session), jacobian_group(G, B, new_session),
+            uploads, downloads]  # fmt: skip
 
 
 # --- a training iteration in one /batch, against the same iteration in-process ----------------
@@ -887,13 +888,115 @@ def train_group(
     async def iteration(c: Conn, i: int) -> None:
         await c.send(program)
 
+    stored = request_bytes("PUT", G, f"/v1/sessions/{name}/programs/it", _json(mlp_program()))
+
+    async def setup_program(c: Conn, i: int) -> None:
+        await setup(c, i)
+        await c.send(stored)
+
+    run_once = request_bytes("POST", G, f"/v1/sessions/{name}/programs/it/run", b"{}")
+    run_many = request_bytes(
+        "POST", G, f"/v1/sessions/{name}/programs/it/run", _json({"repeat": PROGRAM_REPEAT})
+    )
+    bare_step = request_bytes("POST", B, "/bare/bench-bare/ops", _json({"out": "y", "op": "mul",
+                              "args": ["x", 2.0]}))  # fmt: skip
+
     seconds = max(cfg.seconds, 1.0)
-    return [
+    cases = [
         Case("engine train", B, in_process(engine_mlp_iteration()), connections=1,
              seconds=seconds, cpu="self", note="anchor: the iteration in-process on the engine"),
         Case("/batch train", G, iteration, setup=setup, connections=1, seconds=seconds,
              cpu="server", note="MLP 784-256-256-10, batch 64: forward, backward, 6 updates, "
              "zero_grad"),
+        Case("program run", G, lambda c, i: c.send(run_once), setup=setup_program,
+             connections=1, seconds=seconds, cpu="server",
+             note="the iteration stored once as a program; one run per iteration"),
+        Case("program x50", G, lambda c, i: c.send(run_many), setup=setup_program,
+             connections=1, seconds=seconds, per_unit=PROGRAM_REPEAT, cpu="server",
+             note=f"repeat={PROGRAM_REPEAT} in one request (rate per request)"),
+        Case("bare 1 conn", B, lambda c, i: c.send(bare_step), connections=1,
+             seconds=seconds, note="the bare route's round trip on one connection (the floor)"),
+    ]  # fmt: skip
+    torch_step = torch_mlp_iteration()
+    if torch_step is not None:
+        cases.insert(1, Case("torch train", B, in_process(torch_step), connections=1,
+                             seconds=seconds, cpu="self", note="the iteration in-process on "
+                             "PyTorch (one thread)"))  # fmt: skip
+    return cases
+
+
+PROGRAM_REPEAT = 50
+JAC_N = 64
+
+
+def torch_mlp_iteration() -> Callable[[], float] | None:
+    """The same iteration in this process on PyTorch (one thread), or None without it."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    x0, y0, p0 = mlp_data()
+    x, y = torch.from_numpy(x0), torch.from_numpy(y0)
+    params = [torch.tensor(p, requires_grad=True) for p in p0]
+    W1, b1, W2, b2, W3, b3 = params
+
+    def step() -> float:
+        h1 = torch.relu(x @ W1 + b1)
+        h2 = torch.relu(h1 @ W2 + b2)
+        loss = torch.nn.functional.cross_entropy(h2 @ W3 + b3, y)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= MLP_LR * p.grad
+                p.grad = None
+        return float(loss.item())
+
+    return step
+
+
+def jacobian_data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    w = (rng.standard_normal((JAC_N, JAC_N)) / np.sqrt(JAC_N)).astype(np.float32)
+    return w, rng.standard_normal(JAC_N).astype(np.float32)
+
+
+def engine_jacrev() -> Callable[[], Any]:
+    """``jacrev`` of a 64 -> 64 function (tanh(W @ x)) in this process on the engine."""
+    import engine as E
+    from engine import func
+
+    w0, x0 = jacobian_data()
+    w, x = E.tensor(w0), E.tensor(x0)
+    jac = func.jacrev(lambda x: E.tanh(w @ x))
+    return lambda: jac(x)
+
+
+def jacobian_group(
+    G: int, B: int, new_session: Callable[[Conn, str], Awaitable[None]]
+) -> list[Case]:
+    """The Jacobian of a 64 -> 64 program over HTTP against the engine's jacrev."""
+    name = "bench-jac"
+    w, x = jacobian_data()
+
+    async def setup(c: Conn, i: int) -> None:
+        await new_session(c, name)
+        for tensor, arr in (("W", w), ("x", x)):
+            body = _json({"b64": base64.b64encode(arr.tobytes()).decode(), "dtype": "float32",
+                          "shape": list(arr.shape)})  # fmt: skip
+            await c.send(
+                request_bytes("PUT", G, f"/v1/sessions/{name}/tensors/{tensor}?values=false", body)
+            )
+        program = {"steps": [{"out": "y", "expr": "tanh(W @ x)"}]}
+        await c.send(request_bytes("PUT", G, f"/v1/sessions/{name}/programs/f", _json(program)))
+
+    ask = request_bytes("POST", G, f"/v1/sessions/{name}/programs/f/jacobian?encoding=base64",
+                        _json({"of": ["y"], "wrt": ["x"]}))  # fmt: skip
+    return [
+        Case("engine jacrev", B, in_process(engine_jacrev()), connections=1, cpu="self",
+             note=f"anchor: jacrev of tanh(W @ x), {JAC_N} -> {JAC_N}, in-process"),
+        Case("/jacobian", G, lambda c, i: c.send(ask), setup=setup, connections=1, cpu="server",
+             note="the same as a stored program's jacobian (base64 answer)"),
     ]  # fmt: skip
 
 
@@ -928,6 +1031,13 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
         out.append(("/batch train vs engine, CPU", cpu, "cpu / cpu",
                     f"{'met' if cpu <= 1.3 else 'MISSED'} (<= 1.3; server "
                     f"{train.cpu_per_unit * 1e3:.2f} vs {anchor.cpu_per_unit * 1e3:.2f} ms)"))  # fmt: skip
+    for label in ("program run", "program x50"):
+        run = by.get(label)
+        if run and anchor and run.cpu_per_unit and anchor.cpu_per_unit:
+            cpu = run.cpu_per_unit / run.per_unit / anchor.cpu_per_unit
+            out.append((f"{label} vs engine, CPU", cpu, "cpu / cpu",
+                        f"server {run.cpu_per_unit / run.per_unit * 1e3:.2f} vs "
+                        f"{anchor.cpu_per_unit * 1e3:.2f} ms per iteration"))  # fmt: skip
     if batch and "/batch 1" in by and "engine chain" in by and by["engine chain"].rate:
         # per step inside a batch: the request's own cost (a one-step batch) taken out
         n = by[batch].per_unit
@@ -937,6 +1047,14 @@ def ratio_table(rows: list[Result]) -> list[tuple[str, float, str, str]]:
             own = 1 / (by["engine chain"].rate * n)
             out.append(("batch step vs engine op", server / own, "time / time",
                         f"{server * 1e6:.1f} vs {own * 1e6:.1f} us (for the record)"))  # fmt: skip
+    add("program run vs engine", "program run", "engine train", "time / time", 1.35, False)
+    add("program run vs torch", "program run", "torch train", "time / time", None, False)
+    add("program x50 vs engine", "program x50", "engine train", "time / time", 1.10, False)
+    add("program x50 vs torch", "program x50", "torch train", "time / time", None, False)
+    add("/batch train vs torch", "/batch train", "torch train", "time / time", None, False)
+    add("engine train vs torch", "engine train", "torch train", "time / time", None, False)
+    add("bare 1 conn vs engine train", "bare 1 conn", "engine train", "time / time", None, False)
+    add("/jacobian vs engine jacrev", "/jacobian", "engine jacrev", "time / time", 1.5, False)
     add("/backward vs bare step", "/backward", "bare step", "rate / rate", None, True)
     add("upload b64 vs raw", "upload b64", "upload raw", "time / time", 3.0, False)
     add("download b64 vs raw", "download b64", "download raw", "time / time", 3.0, False)

@@ -37,9 +37,10 @@ import numpy as np
 
 from . import display, errors, wire
 from .base import SessionBase
+from .programs import Program, handle_event, parse_events
 from .steps import Steps
 from .tensor import Tensor
-from .transport import Transport
+from .transport import Transport, answer
 
 
 def supports_programs(openapi: dict[str, Any]) -> bool:
@@ -90,6 +91,7 @@ class Session(SessionBase):
         self._zeroes: list[dict[str, Any]] = []  # zero_grad bodies deferred to the next flush
         self._closed = False
         self._deleted = False
+        self._recording = False  # inside ``with s.program(...)``: queue, never send
         self.steps = Steps(self, {}, self._submit)
         self.name = self._run(self._open(name, create))
         self.programs = batch and supports_programs(self._t.request("GET", "/openapi.json"))
@@ -229,10 +231,54 @@ class Session(SessionBase):
 
     # --- sending steps -------------------------------------------------------------------------
 
+    # --- stored programs -----------------------------------------------------------------------
+
+    def program(
+        self, name: str, *, fetch: Sequence[Any] = ()
+    ) -> contextlib.AbstractContextManager[Program]:
+        """``with s.program("train", fetch=[...]) as train:`` records what the block does and
+        stores it as the program ``name`` (nothing runs); then ``train.run(repeat=100)``,
+        ``train.jacobian(of, wrt)``, ... (see ``client.programs``)."""
+        return Program(self, name, fetch).recording()
+
+    def _drive(self, conversation: Any) -> Any:
+        return self._run(conversation)
+
+    def _flush_pending(self) -> None:
+        self.flush()
+
+    def _take_queue(self) -> tuple[list[dict[str, Any]], list[Tensor]]:
+        """The queued items and their handles, taken out of the queue (a recording's)."""
+        self._flush_zeroes_into_queue()
+        items, pending = self._queue, self._pending
+        self._queue, self._pending = [], []
+        return items, pending
+
+    def _stream_events(self, path: str, body: dict[str, Any], on_progress: Any) -> Any:
+        """POST with ``Accept: text/event-stream``: each progress event to ``on_progress``;
+        the result event's body."""
+        with self._t.http.stream(
+            "POST", path, json=body, params={"encoding": "base64"},
+            headers={"Accept": "text/event-stream"},
+        ) as response:  # fmt: skip
+            if response.status_code >= 400:
+                response.read()
+                answer(response, "POST", path, False)
+            for kind, data in parse_events(response.iter_lines()):
+                result = handle_event(kind, data, on_progress)
+                if result is not None:
+                    return result
+        raise errors.TransportError(f"POST {path}: the event stream ended without a result")
+
     def flush(self, fetch: Sequence[str] = ()) -> dict[str, Any]:
         """Send the queued steps as one ``/batch`` (all or nothing), then any deferred
         ``zero_grad``; with ``fetch`` (a server running batch programs), the values of those
         names (``"x"``, ``"x.grad"``) read after the last item."""
+        if self._recording:
+            raise RuntimeError(
+                "a value was read while recording a program: nothing runs until the program "
+                "is stored; read it after train.run(...) (or fetch it)"
+            )
         values: dict[str, Any] = {}
         if self._queue:
             steps, pending = self._queue, self._pending

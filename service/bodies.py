@@ -41,12 +41,15 @@ class Payload(Generic[T]):
         *,
         required: bool = True,
         examples: dict[str, Any] | None = None,
+        remember: bool = True,
     ) -> None:
         self.adapter: TypeAdapter[T] = TypeAdapter(tp)
         self.name = name  # the component the schema is published as
         self.required = required
         self.examples = examples
         self.remembered: OrderedDict[bytes, T] = OrderedDict()
+        # False: every body is validated (a program's compiled form is its only cache)
+        self.remember = remember
         Payload.every.append(self)
 
     async def read(self, request: Request) -> T | None:
@@ -83,7 +86,7 @@ class Payload(Generic[T]):
             raise RequestValidationError(
                 [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
             ) from None
-        if len(body) <= REMEMBERED_BODY_BYTES:
+        if self.remember and len(body) <= REMEMBERED_BODY_BYTES:
             self.remembered[body] = value
             if len(self.remembered) > REMEMBERED_BODIES:
                 self.remembered.popitem(last=False)

@@ -46,6 +46,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "session_not_found": (404, "Session not found"),
     "tensor_not_found": (404, "Tensor not found"),
     "session_exists": (409, "Session already exists"),
+    "program_not_found": (404, "Program not found"),
+    "program_not_pure": (409, "Program is not a pure function"),
     "unauthorized": (401, "Missing or wrong API key"),
     "limit_exceeded": (413, "Limit exceeded"),
     # engine (PyTorch's semantics)
@@ -64,6 +66,11 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
     "version_mismatch": (409, "Saved tensor modified in place"),
     "inplace_view": (409, "Tensor modified in place through a view"),
+    # function transforms (engine.func), behind the program derivative routes
+    "func_error": (422, "Function transform refused its arguments"),
+    "vmap_error": (422, "vmap refused its arguments"),
+    "vmap_randomness": (422, "Random op under vmap"),
+    "vmap_inplace": (422, "In-place write of a batched value under vmap"),
     # durable stores (GRADSERVE_STORE, service/session/journal.py)
     "store_unavailable": (503, "Session store unavailable"),
     "session_moved": (503, "Session taken over by another replica"),
@@ -187,6 +194,14 @@ class SessionNotFoundError(ServiceError):
 
 class TensorNotFoundError(ServiceError):
     code = "tensor_not_found"
+
+
+class ProgramNotFoundError(ServiceError):
+    code = "program_not_found"
+
+
+class ProgramNotPureError(ServiceError):
+    code = "program_not_pure"
 
 
 class SessionExistsError(ServiceError):
@@ -340,6 +355,7 @@ def known_error_response(exc: BaseException) -> Response | None:
             hint=ctx.get("hint") or hint_for(exc.code, **ctx),
             step=ctx.get("step"),
             position=ctx.get("position"),
+            iteration=ctx.get("iteration"),
         )
     if isinstance(exc, ValidationError):  # a model validated inside the service
         return validation_problem(exc.errors())

@@ -9,14 +9,14 @@ its index (``step``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine import Tensor
 from engine.errors import EngineError
 
-from . import verbs
+from . import expr, verbs
 from .errors import ServiceError
 from .schemas import BackwardStepIn, GradStepIn, SeedStepIn, ZeroGradStepIn
 from .session.quotas import bytes_after_steps, refuse_bytes
@@ -45,6 +45,7 @@ def run_program(
     fetch: Sequence[str] = (),
     *,
     replay: bool = False,
+    trees: Mapping[int, expr.Node] | None = None,
 ) -> ProgramResult:
     """Items in order, all or nothing; the fetched values are read after the last one.
 
@@ -52,7 +53,7 @@ def run_program(
     quotas it passed then are not checked again (the session's bytes are recounted)."""
     wanted = [verbs.check_fetch(key) for key in fetch]
     txn = Transaction(session)
-    ex = Executor(session, settings, txn.bindings, txn, checked=not replay)
+    ex = Executor(session, settings, txn.bindings, txn, checked=not replay, trees=trees)
     bound: dict[str, None] = {}
     verb_ran = False
     freeing = False  # a backward that frees its graph ran: later backward calls are lighter

@@ -55,6 +55,12 @@ class Settings(BaseSettings):
         "parsed (413): parsed JSON costs ~30x its size; large tensors go as base64 or bytes",
     )
     max_batch_steps: int = Field(default=10_000, ge=1, description="steps in one batch (413)")
+    max_repeat: int = Field(
+        default=100_000, ge=1, description="iterations of one program run (413 beyond)"
+    )
+    max_programs: int = Field(
+        default=100, ge=1, description="programs stored in one session (429 beyond)"
+    )
     max_expr_length: int = Field(
         default=4096, ge=1, description="characters in one expression (422)"
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -57,6 +57,7 @@ class Executor:
         txn: Transaction | None = None,
         *,
         checked: bool = True,
+        trees: Mapping[int, expr.Node] | None = None,
     ) -> None:
         self.session = session
         self.settings = settings
@@ -66,6 +67,8 @@ class Executor:
         # size limits checked: not when replaying a journal, whose records passed them
         # when they were acknowledged (limits lowered since must not make them fail)
         self.checked = checked
+        # a stored program's parsed expressions (id(step) -> tree), compiled when it was stored
+        self.trees = trees
         self.check = interrupt.current()  # the request's deadline, called before each op
 
     # -- values ------------------------------------------------------------------------------
@@ -114,13 +117,11 @@ class Executor:
             raise BadArgumentsError(f"op {op!r} has no method form; call it as {op}(...)")
         if not method and not spec.function:
             raise BadArgumentsError(f"op {op!r} is a method only; call it as x.{op}(...)")
-        arity_error = _arity_error(op, len(args), tuple(kwargs))
-        if arity_error is not None:
-            raise BadArgumentsError(
-                f"{op}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
-            )
+        why = arity_error(op, len(args), tuple(kwargs))
+        if why is not None:
+            raise BadArgumentsError(f"{op}(): {why}", hint=f"signature: {op}{spec.signature}")
         self.check_estimate(op, args, kwargs)
-        if _draws(op) and "seed" not in kwargs:  # the session's generator, as torch's default
+        if draws(op) and "seed" not in kwargs:  # the session's generator, as torch's default
             if self.txn is not None:
                 self.txn.before_random()
             kwargs = {**kwargs, "generator": self.session.generator}
@@ -153,12 +154,10 @@ class Executor:
         target = args[0]
         if not isinstance(target, Tensor):
             raise BadArgumentsError(f"{method}() needs a tensor, not {type(target).__name__}")
-        arity_error = _arity_error(op, len(args), tuple(kwargs))
-        if arity_error is not None:
-            raise BadArgumentsError(
-                f"{method}(): {arity_error}", hint=f"signature: {op}{spec.signature}"
-            )
-        if _draws(op) and "seed" not in kwargs:
+        why = arity_error(op, len(args), tuple(kwargs))
+        if why is not None:
+            raise BadArgumentsError(f"{method}(): {why}", hint=f"signature: {op}{spec.signature}")
+        if draws(op) and "seed" not in kwargs:
             if self.txn is not None:
                 self.txn.before_random()
             kwargs = {**kwargs, "generator": self.session.generator}
@@ -227,7 +226,12 @@ class Executor:
 
     def compute(self, step: StepIn) -> Any:
         if step.expr is not None:
-            node = parse_expr(step.expr, self.settings.max_expr_length)
+            trees = self.trees
+            node = (
+                trees[id(step)]
+                if trees is not None
+                else parse_expr(step.expr, self.settings.max_expr_length)
+            )
             return expr.evaluate(node, _Env(self))
         assert step.op is not None
         bound, resolve = self.bindings, self.resolve
@@ -308,7 +312,7 @@ class Executor:
 
 
 @lru_cache(maxsize=4096)
-def _arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | None:
+def arity_error(op: str, positional: int, keywords: tuple[str, ...]) -> str | None:
     """Why ``op`` cannot take this many positional arguments and these keywords, or None.
 
     Binding depends only on the count and the names, not the values, so the answer is
@@ -327,13 +331,13 @@ def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any
     unknown or the arity is wrong (the general path reports it), or when it draws random
     numbers or writes arguments in place (the general path records those first)."""
     spec = OPS.get(op)
-    if spec is None or _arity_error(op, positional, ()) is not None or _draws(op) or spec.writes:
+    if spec is None or arity_error(op, positional, ()) is not None or draws(op) or spec.writes:
         return None
     return spec.fn, spec.estimate is not None or tensors >= 2
 
 
 @lru_cache(maxsize=1024)
-def _draws(op: str) -> bool:
+def draws(op: str) -> bool:
     """Whether ``op`` draws random numbers: it takes a ``generator`` (randn, rand_like, ...),
     which steps fill with the session's own."""
     return "generator" in OPS[op].signature.parameters

@@ -49,7 +49,7 @@ def session_summary(s: Session) -> dict[str, Any]:
         "created": iso(s.created),
         "last_used": iso(s.last_used),
         "expires": iso(s.expires),
-        "bytes": s.nbytes(),
+        "bytes": s.nbytes() + s.program_bytes(),
         "tensor_count": len(s.tensors),
     }
 
@@ -60,4 +60,5 @@ def session(s: Session) -> dict[str, Any]:
     return {
         **session_summary(s),
         "tensors": [tensor(name, t, meta) for name, t in s.tensors.items()],
+        "programs": [p.summary() for p in s.programs.values()],
     }

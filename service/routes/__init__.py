@@ -6,6 +6,7 @@ from . import (
     catalogue,
     health,
     playground,
+    programs,
     sessions,
     stateless,
     steps,
@@ -17,6 +18,7 @@ from . import (
 ROUTERS = [
     steps.router,
     autograd.router,
+    programs.router,
     tensors.router,
     transfers.router,
     sessions.router,

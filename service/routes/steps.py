@@ -2,11 +2,11 @@
 
 from typing import Any
 
-from fastapi import Response
+from fastapi import Request, Response
 
 from .. import programs, views
 from ..bodies import Payload
-from ..deps import CallDep
+from ..deps import CallDep, Output
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, BatchOut, StepIn, TensorListOut, TensorOut
 from ..session import changes, quotas
@@ -79,12 +79,27 @@ async def run_batch(call: CallDep) -> Response:
     quotas.check_steps(len(batch.steps), settings)
 
     def view(result: programs.ProgramResult) -> Response:
-        body: dict[str, Any] = {
-            "tensors": [views.tensor(n, session.tensors[n], out) for n in result.bound]
-        }
-        if result.values is not None:
-            body["values"] = {k: views.value(v, out) for k, v in result.values.items()}
-        return JSONBody(body)
+        return JSONBody(batch_body(session, result, out, call.request))
 
     program = changes.Program(batch.steps, batch.fetch)
     return await mutate(session, changes.STEPS, program, settings, view)
+
+
+def batch_body(
+    session: Any, result: programs.ProgramResult, out: Output, request: Request
+) -> dict[str, Any]:
+    """The steps' tensors and the fetched values. What is fetched comes back with its data
+    whatever ``?values=`` says (it was asked for by name); with ``fetch`` present the
+    steps' tensors are metadata only unless ``?values=true`` is given, so a training loop
+    that fetches its loss moves only the loss."""
+    fetched = out
+    if result.values is not None:
+        fetched = Output(out.encoding, True)
+        if "values" not in request.query_params:
+            out = Output(out.encoding, False)
+    body: dict[str, Any] = {
+        "tensors": [views.tensor(n, session.tensors[n], out) for n in result.bound]
+    }
+    if result.values is not None:
+        body["values"] = {k: views.value(v, fetched) for k, v in result.values.items()}
+    return body

@@ -51,6 +51,7 @@ from .fields import (
     _tensor_name,
     _Unchecked,
 )
+from .programs import GradientIn, GradientOut
 from .requests import (
     _IDENT,
     _ONE_SOURCE,
@@ -63,7 +64,6 @@ from .requests import (
     BatchItem,
     ExprStepIn,
     GradArg,
-    GradientIn,
     GradIn,
     GradStepIn,
     LeafB64In,
@@ -93,7 +93,6 @@ from .responses import (
     BackwardOut,
     BatchOut,
     FieldErrorOut,
-    GradientOut,
     GradOut,
     GradResultOut,
     GraphEdgeOut,

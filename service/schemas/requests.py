@@ -25,7 +25,6 @@ from typing_extensions import TypeAliasType
 
 from .fields import (
     B64,
-    TENSOR_NAME_RULE,
     DtypeIn,
     FetchKey,
     NameOrNames,
@@ -568,34 +567,4 @@ class BatchIn(_Model):
     fetch: list[FetchKey] = Field(
         default_factory=list,
         description='Tensors to return after the last item: "name" or "name.grad".',
-    )
-
-
-class GradientIn(_Model):
-    """A whole computation in one stateless call: leaves, steps, a backward, what to fetch."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "tensors": {"x": {"data": [1.0, 2.0], "requires_grad": True}},
-                    "steps": [{"out": "y", "expr": "x ** 2"}],
-                    "backward": {"tensors": "y", "grad_tensors": [[1.0, 1.0]]},
-                    "fetch": ["x.grad", "y"],
-                }
-            ]
-        },
-    )
-
-    tensors: dict[TensorName, LeafIn] = Field(
-        default_factory=dict,
-        description="Leaves by name.",
-        # the rule inline, not a $ref: schemathesis 4.32 fails to negate a $ref'd propertyNames
-        json_schema_extra={"propertyNames": TENSOR_NAME_RULE},
-    )
-    steps: list[StepIn] = Field(default_factory=list)
-    backward: BackwardIn | None = None
-    fetch: list[FetchKey] = Field(
-        default_factory=list, description='Tensors to return: "name" or "name.grad".'
     )

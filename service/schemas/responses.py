@@ -69,14 +69,44 @@ class SessionSummaryOut(BaseModel):
     created: str = Field(description="ISO 8601, UTC")
     last_used: str
     expires: str = Field(description="When the session is evicted if left idle.")
-    bytes: int = Field(description="Bytes held by its named tensors and their grads.")
+    bytes: int = Field(description="Bytes held by its named tensors, their grads and its programs.")
     tensor_count: int
 
 
+class ProgramOut(BaseModel):
+    """A stored program, as a function from the tensors it reads to those it binds."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "train",
+                    "steps": 4,
+                    "reads": ["X", "Y", "w"],
+                    "binds": ["loss", "w"],
+                    "pure": False,
+                    "fetch": ["loss"],
+                }  # fmt: skip
+            ]
+        }
+    )
+
+    name: str
+    steps: int = Field(description="How many items it has.")
+    reads: list[str] = Field(description="Session tensors it reads that no earlier item binds.")
+    binds: list[str] = Field(description="Names its items bind, first-bound first.")
+    pure: bool = Field(
+        description="No assign, backward, grad, zero_grad, in-place or random step: a "
+        "function the derivative routes can differentiate."
+    )
+    fetch: list[str]
+
+
 class SessionOut(SessionSummaryOut):
-    """A session with its tensors' metadata."""
+    """A session with its tensors' metadata and its programs."""
 
     tensors: list[TensorOut]
+    programs: list[ProgramOut] = Field(default_factory=list)
 
 
 class SessionListOut(BaseModel):
@@ -112,10 +142,6 @@ class BatchOut(BaseModel):
         default_factory=dict,
         description="Only with `fetch`: each fetched value (null for a grad that is None).",
     )
-
-
-class GradientOut(BaseModel):
-    values: dict[str, ValueOut | None]
 
 
 class GraphNodeOut(BaseModel):

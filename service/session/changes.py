@@ -17,8 +17,9 @@ from pydantic import TypeAdapter
 
 from engine import Tensor
 
-from .. import codec, programs, transfers, verbs
+from .. import codec, compiled, programs, transfers, verbs
 from ..schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
+from ..schemas.programs import ProgramIn
 from ..settings import Settings
 from .offload import graph_weight, steps_weight
 from .records import dump, dump_step, pack
@@ -190,9 +191,61 @@ IMPORT: Verb[bytes, list[str]] = Verb(
     lambda s, raw: len(raw) // 4,
 )
 
+# --- stored programs ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StoreProgram:
+    name: str
+    body: ProgramIn
+
+
+@dataclass(slots=True)
+class Iterations:
+    """``n`` iterations of the stored program ``name`` (a run journals one record per chunk
+    of iterations that completed: a whole number of them)."""
+
+    name: str
+    n: int
+
+
+PROGRAM: Verb[StoreProgram, tuple[compiled.Program, bool]] = Verb(
+    "program",
+    lambda s, st, p, replay: compiled.store(s, p.name, p.body, st, replay),
+    lambda p, result: {"name": p.name, "body": result[0].stored},
+    lambda head, _: StoreProgram(head["name"], ProgramIn.model_validate(head["body"])),
+)
+PROGRAM_DEL: Verb[str, None] = Verb(
+    "program_del",
+    lambda s, st, name, _: s.programs.pop(compiled.lookup(s, name).name) and None,
+    lambda name, _: {"name": name},
+    lambda head, _: head["name"],
+)
+RUN: Verb[Iterations, int] = Verb(
+    "run",
+    lambda s, st, p, replay: compiled.run_iterations(s, p.name, st, p.n, replay),
+    lambda p, done: {"name": p.name, "n": done},
+    lambda head, _: Iterations(head["name"], int(head["n"])),
+    lambda s, p: steps_weight(s, compiled.lookup(s, p.name).items) * p.n,
+)
+
 #: kind -> verb: what a journal record of that kind is applied with.
 VERBS: dict[str, Verb[Any, Any]] = {
-    v.kind: v for v in (PUT, STEPS, BACKWARD, GRAD, ZERO_GRAD, PATCH, DEL_TENSOR, DEL_GRAD, IMPORT)
+    v.kind: v
+    for v in (
+        PUT,
+        STEPS,
+        BACKWARD,
+        GRAD,
+        ZERO_GRAD,
+        PATCH,
+        DEL_TENSOR,
+        DEL_GRAD,
+        IMPORT,
+        PROGRAM,
+        PROGRAM_DEL,
+        RUN,
+    )  # fmt: skip
 }
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from engine import Tensor
 from engine.function import Function, Node
 
-from .. import codec
+from .. import codec, compiled
 from ..errors import (
     GraphLostError,
     SessionCorruptError,
@@ -119,6 +119,7 @@ def snapshot(s: Session) -> bytes:
     order = list(s.tensors)
     head = {"v": FORMAT, "work": s.work, "tensors": entries, "order": order}
     head["generator"] = s.generator.get_state()  # later draws continue the same stream
+    head["programs"] = {name: p.stored for name, p in s.programs.items()}
     return pack(head, b"".join(chunks))
 
 
@@ -217,6 +218,9 @@ def restore(s: Session, blob: bytes) -> None:
         for name in entry["names"]:
             bound[name] = t
     s.tensors = {name: bound[name] for name in head["order"]}
+    for name, body in head.get("programs", {}).items():
+        if name not in s.programs:  # a live copy whose graphs were dropped keeps its own
+            s.programs[name] = compiled.compile_stored(name, body)
     s.work = int(head["work"])
     s.bytes_bound = None
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from ..errors import DeadlineExceededError
@@ -33,6 +34,14 @@ async def mutate(
 ) -> T:
     """Apply ``verb`` to ``session`` for one request; ``view(result)`` is the answer."""
     until = offload.deadline(settings)
+    async with hold(session, settings, until):
+        result = await apply(session, verb, payload, settings, until)
+        return view(result)
+
+
+@asynccontextmanager
+async def hold(session: Session, settings: Settings, until: float) -> AsyncIterator[None]:
+    """The session's lock, waited for at most until ``until``."""
     lock = session.lock
     if lock.locked():  # wait for the session's earlier requests, within the deadline
         try:
@@ -45,11 +54,19 @@ async def mutate(
     else:
         await lock.acquire()
     try:
-        weight = verb.weight(session, payload)
-        result = await offload.run(
-            settings, weight, verb.apply, session, settings, payload, False, until=until
-        )
-        await journal.record(session, verb, payload, result)
-        return view(result)
+        yield
     finally:
         lock.release()
+
+
+async def apply(
+    session: Session, verb: Verb[P, R], payload: P, settings: Settings, until: float
+) -> R:
+    """Under the held lock: the verb applied (all or nothing, stopped past ``until``),
+    then journaled."""
+    weight = verb.weight(session, payload)
+    result = await offload.run(
+        settings, weight, verb.apply, session, settings, payload, False, until=until
+    )
+    await journal.record(session, verb, payload, result)
+    return result

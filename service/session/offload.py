@@ -82,6 +82,13 @@ async def run(
     return await anyio.to_thread.run_sync(partial(_run_checked, check, fn, *args))
 
 
+def call_checked(settings: Settings, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in this thread, stopped at the next op past a deadline of
+    ``GRADSERVE_REQUEST_SECONDS`` from now: for work that runs several deadlines' worth
+    of parts in one worker thread (a program's iterations, each with its own)."""
+    return _run_checked(_stopper(deadline(settings), settings.request_seconds), fn, *args)
+
+
 def steps_weight(session: Session, steps: Iterable[StepIn | Any]) -> int:
     """Elements the steps read from the session (plus what creation ops will make)."""
     total = 0

@@ -31,7 +31,8 @@ def bytes_after_steps(
     of the session; only near the limit is the exact total computed."""
     before = session.bytes_bound if session.bytes_bound is not None else session.nbytes()
     upper = before + bindings_bytes(txn.bindings[n] for n in bound)
-    if upper <= settings.max_session_bytes and _within_total(session, settings, upper):
+    held = upper + session.program_bytes()
+    if held <= settings.max_session_bytes and _within_total(session, settings, held):
         return upper
     exact = bindings_bytes(txn.bindings.values())
     refuse_bytes(session, settings, exact)
@@ -47,7 +48,8 @@ def check_bytes(session: Session, settings: Settings, tensors: Iterable[Tensor])
 
 def refuse_bytes(session: Session, settings: Settings, total: int) -> None:
     """507 when the session would hold more than its limit, or all sessions together more
-    than ``max_total_bytes``."""
+    than ``max_total_bytes``. ``total`` counts tensors; the stored programs are added."""
+    total += session.program_bytes()
     if total > settings.max_session_bytes:
         raise LimitExceededError(
             f"session {session.name!r} would hold {total} bytes; the limit is "

@@ -88,6 +88,8 @@ class Session:
     generator: Generator = field(default_factory=Generator, repr=False)
     # Bytes the store's other sessions hold (for GRADSERVE_MAX_TOTAL_BYTES); None outside a store.
     held_elsewhere: Callable[[], int] | None = field(default=None, repr=False)
+    # Stored programs by name (``service.compiled.Program``), compiled when stored.
+    programs: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def expires(self) -> float:
@@ -95,6 +97,10 @@ class Session:
 
     def nbytes(self) -> int:
         return bindings_bytes(self.tensors.values())
+
+    def program_bytes(self) -> int:
+        """What the stored programs count toward the session's memory."""
+        return sum(p.nbytes for p in self.programs.values()) if self.programs else 0
 
     def lookup(self, name: str, bindings: dict[str, Tensor] | None = None) -> Tensor:
         """The tensor bound to ``name`` (404 ``tensor_not_found`` naming close matches)."""

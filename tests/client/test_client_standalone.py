@@ -4,6 +4,7 @@ two share lives in ``gradcore``), and ``Session``/``AsyncSession`` behave the sa
 from __future__ import annotations
 
 import asyncio
+import inspect
 import subprocess
 import sys
 import uuid
@@ -64,3 +65,33 @@ def test_a_list_as_gradient_in_both_clients(server: str) -> None:
     aio = asyncio.run(_async_grad(server))
     assert sync == aio
     np.testing.assert_allclose(sync, [0.2, 2.0, 0.0002], rtol=1e-6)
+
+
+# what only one of them has, and why: the sync client's eager and batch modes; the async
+# client's explicit open/aclose and its queue
+SYNC_ONLY = {
+    "close",
+    "graph",
+    "invalidate",
+    "remove_temporaries",
+    "decode",
+    "program",
+}  # program: sync only so far
+ASYNC_ONLY = {"open", "aclose"}
+
+
+def _public(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(fn)
+        for name, fn in inspect.getmembers(cls, callable)
+        if not name.startswith("_")
+    }
+
+
+def test_both_sessions_offer_the_same_calls() -> None:
+    """Every call of one is a call of the other with the same parameters (awaited in
+    AsyncSession), but for the few listed above."""
+    sync, aio = _public(Session), _public(AsyncSession)
+    assert set(sync) - SYNC_ONLY == set(aio) - ASYNC_ONLY
+    for name in set(sync) & set(aio):
+        assert list(sync[name].parameters) == list(aio[name].parameters), name

@@ -48,12 +48,37 @@ def test_training_iteration_matches_separate_requests(client: SyncClient) -> Non
     assert snapshot(client, "one")["w"] == snapshot(client, "many")["w"]
 
 
-def test_fetch_without_values_gives_metadata(client: SyncClient) -> None:
+def test_fetch_comes_with_data_whatever_values_says(client: SyncClient) -> None:
+    """A fetched value is asked for by name: ``?values=false`` drops only the steps' data."""
     _regression(client, "one")
     r = _batch(client, "one", {"steps": ITERATION[:2], "fetch": ["w.grad"]}, "?values=false")
     assert r.status_code == 200, r.text
-    assert r.json()["values"] == {"w.grad": {"dtype": "float32", "shape": [2, 1]}}
+    grad = r.json()["values"]["w.grad"]["data"]
+    assert [g[0] for g in grad] == pytest.approx([-53 / 3, -68 / 3])
     assert "data" not in r.json()["tensors"][0]
+
+
+def test_fetch_present_omits_step_values_unless_asked(client: SyncClient) -> None:
+    _regression(client, "one")
+    r = _batch(client, "one", {"steps": ITERATION[:1], "fetch": ["loss"]})
+    assert r.status_code == 200, r.text
+    loss = r.json()["values"]["loss"]["data"]
+    assert "data" not in r.json()["tensors"][0] and r.json()["tensors"][0]["shape"] == []
+    r = _batch(client, "one", {"steps": ITERATION[:1], "fetch": ["loss"]}, "?values=true")
+    assert r.json()["tensors"][0]["data"]["data"] == loss
+
+
+def test_fetch_follows_encoding(client: SyncClient) -> None:
+    _regression(client, "one")
+    r = _batch(client, "one", {"steps": [], "fetch": ["w"]}, "?encoding=base64&values=false")
+    assert r.status_code == 200, r.text
+    assert r.json()["values"]["w"]["shape"] == [2, 1] and "b64" in r.json()["values"]["w"]
+
+
+def test_no_fetch_keeps_step_values(client: SyncClient, session: str) -> None:
+    r = _batch(client, session, {"steps": [{"out": "y", "expr": "x * 2"}]})
+    assert r.status_code == 200
+    assert "data" in r.json()["tensors"][0]
 
 
 def test_no_fetch_no_values(client: SyncClient, session: str) -> None:

@@ -31,6 +31,17 @@ OPERATION_IDS = {
     "healthz",
     "readyz",
     "metrics",
+    "putProgram",
+    "listPrograms",
+    "getProgram",
+    "deleteProgram",
+    "runProgram",
+    "programJacobian",
+    "programHessian",
+    "programVjp",
+    "programJvp",
+    "programHvp",
+    "programPerSampleGrad",
 }
 
 
