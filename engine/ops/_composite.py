@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from .. import autograd
-from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
+from ..forward_rules import through
 from ..function import Function, Node
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
@@ -58,7 +58,11 @@ class Composite(Function):
     ``fn(*inputs, **params)``; subclasses only set ``name``."""
 
     name = "Composite"
-    jvp = FROM_BACKWARD
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> Any:
+        """The chain rule through the body: each primitive it calls by its own rule."""
+        return through(lambda *xs: ctx.body(*xs, **ctx.params), ctx.inputs, tangents)
 
     @staticmethod
     def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:
