@@ -108,6 +108,12 @@ def any_tangent(values: Any, level: Level | None) -> bool:
     return any(type(v) is Tensor and v._fw is not None and v._fw[0] is level for v in values)
 
 
+def needs_derivative(t: Tensor) -> bool:
+    """Whether a shortcut that skips recording would lose a derivative: ``t`` requires
+    grad, or carries a tangent at the open level."""
+    return t.requires_grad or tangent(t, current()) is not None
+
+
 class suspended:
     """No tangent propagates inside (a forward rule computes with primals only)."""
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
+import numpy as np
+
 from . import dual
 from .autograd import grad
 from .errors import ArgumentValueError, BadArgumentsError, ShapeMismatchError
@@ -175,7 +177,9 @@ def from_backward(
     ``u``, so ``J t = d/du <J^T u, t>`` (backward of the backward). Exact, but two
     backward passes per call: ops keep it only until an explicit rule is written."""
     float_out = [r for r in results if r._data.dtype.kind == "f"]
-    us = [Tensor._make(r._data * 0, True) for r in float_out]
+    # any point serves (the backward rule is linear in u); ones, not zeros, since a rule
+    # may work in log space (logcumsumexp's), where u = 0 is a singular point
+    us = [Tensor._make(np.ones_like(r._data), True) for r in float_out]
     grad_on = _enabled.get()
     with enable_grad():
         it = iter(us)

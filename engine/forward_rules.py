@@ -41,6 +41,9 @@ def _edge(t: Any, has_tangent: bool) -> Any:
     return _PENDING if has_tangent else None
 
 
+_NUMBERS = (int, float, np.number)
+
+
 def _zeros(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t._data.shape, t._data.dtype))
 
@@ -107,8 +110,12 @@ def _run(
     results: tuple[Tensor, ...],
 ) -> Any:
     if rule is LINEAR:
+        # a float tensor without a tangent contributes zeros, and so does a number (a
+        # constant: ``x + 2`` is affine); index and mask tensors pass as they are
         args = [
-            (tan if tan is not None else _zeros(t)) if _is_float(t) else t
+            (tan if tan is not None else _zeros(t))
+            if _is_float(t)
+            else (0 if isinstance(t, _NUMBERS) else t)
             for t, tan in zip(inputs, tangents)
         ]
         return cls.apply(*args, **{**params, **cls.jvp_params})
@@ -154,10 +161,11 @@ def through(body: Any, inputs: tuple[Any, ...], tangents: tuple[Tensor | None, .
     finally:
         LIVE[0] -= 1
         dual.reset_current(token)
-    if type(out) is tuple:
-        made = tuple(dual.tangent(o, level) for o in out)
-    else:
-        made = dual.tangent(out, level)
+    made: Any = (
+        tuple(dual.tangent(o, level) for o in out)
+        if type(out) is tuple
+        else dual.tangent(out, level)
+    )
     level.close()
     return made
 

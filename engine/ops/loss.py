@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..dual import FROM_BACKWARD
+from ..dual import FROM_BACKWARD, needs_derivative
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
@@ -914,7 +914,7 @@ _KL_MEAN_WARNING = (
 def _xlogy_self(t: Tensor) -> Tensor:
     """``xlogy(t, t)``: ``t * log(t)``, 0 where ``t == 0``."""
     zero = t._data == 0
-    if not t.requires_grad:
+    if not needs_derivative(t):
         with np.errstate(divide="ignore", invalid="ignore"):
             return Tensor._make(np.where(zero, 0, t._data * np.log(t._data)).astype(t._data.dtype))
     safe = where(Tensor._make(zero), 1.0, t)
