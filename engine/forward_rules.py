@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import dual
-from .dual import FROM_BACKWARD, LINEAR, LIVE, SELF_ADJOINT, Level
+from .dual import FROM_BACKWARD, LINEAR, LIVE, MULTILINEAR, SELF_ADJOINT, Level
 from .errors import BadArgumentsError, InternalVJPError
 from .function import Function, Node
 from .primitives import ViewBackward0, cast, expand, sum_to
@@ -119,11 +119,37 @@ def _run(
             for t, tan in zip(inputs, tangents)
         ]
         return cls.apply(*args, **{**params, **cls.jvp_params})
+    if rule is MULTILINEAR:
+        return _multilinear(cls, inputs, tangents, params)
     if rule is SELF_ADJOINT:
         return _self_adjoint(cls, node, tangents, results[0])
     if rule is FROM_BACKWARD:
         return dual.FALLBACK[0](cls, node, inputs, tangents, results)
     return rule(node, *tangents)
+
+
+def _multilinear(
+    cls: type[Function],
+    inputs: tuple[Any, ...],
+    tangents: tuple[Tensor | None, ...],
+    params: dict[str, Any],
+) -> Tensor | None:
+    """``f(x_1, ..., x_n) + b``: ``sum_i f(.., t_i, ..)`` (the bias zeroed in each term),
+    plus ``f(0, .., t_b)`` for the bias's tangent (the op itself broadcasts it)."""
+    bias = cls.jvp_bias
+    total: Tensor | None = None
+    for i, tan in enumerate(tangents):
+        if tan is None:
+            continue
+        args = list(inputs)
+        if i == bias:
+            args[0] = _zeros(args[0])
+        elif bias is not None and bias < len(args):
+            args[bias] = _zeros(args[bias])
+        args[i] = tan
+        part = cls.apply(*args, **params)
+        total = part if total is None else total + part
+    return total
 
 
 def _self_adjoint(

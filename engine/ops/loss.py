@@ -117,7 +117,13 @@ def _pair_samples(rng: np.random.Generator) -> list[Any]:
 
 class MseLossBackward0(Function):
     name = "MseLossBackward0"
-    jvp = FROM_BACKWARD
+
+    @staticmethod
+    def jvp(ctx: Any, ta: Tensor | None, tt: Tensor | None) -> Tensor:
+        """``2 (a - t) (t_a - t_t)``, reduced as the loss is."""
+        a, t = ctx.inputs
+        diff = ta if tt is None else (-tt if ta is None else ta - tt)
+        return _apply_reduction((a - t) * diff * 2.0, ctx.reduction)
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, t: Tensor, *, reduction: str, dtype: np.dtype) -> np.ndarray:
