@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from . import dual
+from . import dtypes, dual
 from .autograd import grad
 from .errors import ArgumentValueError, BadArgumentsError, ShapeMismatchError
 from .forward_rules import settle, sum_against
@@ -60,6 +60,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _sizes(shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _dtype(t: Tensor) -> str:
+    return f"torch.{dtypes.torch_name(t._data.dtype)}"
 
 
 def _level_number() -> int:
@@ -125,11 +129,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise BadArgumentsError(NO_LEVEL_MESSAGE)
     if tensor._data.dtype.kind not in "fc":
         raise ArgumentValueError(
-            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+            f"Expected primal to be floating point or complex, but got: {_dtype(tensor)}"
         )
     if tangent._data.dtype.kind not in "fc":
         raise ArgumentValueError(
-            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+            f"Expected tangent to be floating point or complex, but got: {_dtype(tangent)}"
         )
     current = _resolve(number)
     if current is None:
