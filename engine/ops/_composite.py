@@ -62,15 +62,23 @@ class Composite(Function):
     @staticmethod
     def jvp(ctx: Any, *tangents: Any) -> Any:
         """The chain rule through the body: each primitive it calls by its own rule."""
-        return through(lambda *xs: ctx.body(*xs, **ctx.params), ctx.inputs, tangents)
+        params = {**ctx.params, **ctx.tangent_params}
+        return through(lambda *xs: ctx.body(*xs, **params), ctx.inputs, tangents)
 
     @staticmethod
-    def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:
+    def forward(
+        ctx: Any,
+        *inputs: Any,
+        body: Body,
+        params: dict[str, Any],
+        tangent_params: dict[str, Any] | None = None,
+    ) -> np.ndarray:
         if not isinstance(ctx, Node):
             with no_grad():
                 return _own(body(*inputs, **params)._data, inputs)
         node: Any = ctx  # a Node keeps extra fields in its __dict__
         node.body, node.params = body, params
+        node.tangent_params = tangent_params or {}
         aliases = [
             x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
             for x in inputs
@@ -105,9 +113,19 @@ def named(name: str) -> type[Composite]:
     return cls
 
 
-def composite(name: str, body: Body, *inputs: Any, **params: Any) -> Tensor:
-    """``body(*inputs, **params)`` recorded as one node called ``name``."""
-    out: Tensor = named(name).apply(*inputs, body=body, params=params)
+def composite(
+    name: str,
+    body: Body,
+    *inputs: Any,
+    tangent_params: dict[str, Any] | None = None,
+    **params: Any,
+) -> Tensor:
+    """``body(*inputs, **params)`` recorded as one node called ``name``; the forward
+    rule runs the body with ``tangent_params`` over ``params`` (a parameter that shapes
+    the gradient only, as embedding's ``scale``, is no part of the derivative)."""
+    out: Tensor = named(name).apply(
+        *inputs, body=body, params=params, tangent_params=tangent_params
+    )
     return out
 
 

@@ -48,9 +48,39 @@ def _functions() -> list[type[Function]]:
     return seen
 
 
+# ops of a symmetric matrix that read one triangle: PyTorch's forward formulas take the
+# tangent to be symmetric too (a tangent off the symmetric matrices has no meaning there)
+SYMMETRIC = {"cholesky", "eigh", "eigvalsh"}
+# the sample's result is normalized by the torch spelling through ``.data`` (the signs of
+# singular and eigen vectors, see ``_torch_svd``), which a tangent does not see: tangents
+# agree up to those signs
+GAUGE = {"svd", "eigh"}
+# samples where PyTorch's forward AD answers differently on purpose or by a bug; finite
+# differences judge them where they are meaningful (``gradcheck=True``)
+TORCH_DIFFERS = {
+    "det-singular: PyTorch's first-order gradient is zero": "PyTorch's convention at a "
+    "singular matrix (a zero derivative); the engine gives the derivative",
+    "logcumsumexp-large values": "PyTorch's jvp underflows (1e-18 for the first "
+    "element, whose derivative is exactly its tangent); finite differences agree with us",
+    "logsumexp-empty slice gives -inf": "PyTorch's tangent of an empty slice is nan, ours 0",
+    "median-global NaN": "PyTorch's tangent of a NaN median is nan, ours the picked "
+    "element's tangent",
+    **{
+        f"scatter_reduce-{note}": "PyTorch's forward AD of scatter_reduce(prod) answers "
+        "zeros; finite differences agree with the engine"
+        for note in ("prod include_self=True", "prod include_self=False", "prod with zeros")
+    },
+    "scatter_reduce-amin ties": "ties: PyTorch's forward rule and backward rule split "
+    "ties differently; the engine's forward rule follows its backward rule",
+}
+
+
 def _tangents(case: Case, leaves: list[Tensor]) -> list[np.ndarray]:
     rng = np.random.default_rng(zlib.crc32(f"fwad-{case.id}".encode()))
-    return [rng.uniform(-1.0, 1.0, leaf.shape) for leaf in leaves]
+    ts = [rng.uniform(-1.0, 1.0, leaf.shape) for leaf in leaves]
+    if case.name in SYMMETRIC:
+        ts = [(t + np.swapaxes(t, -1, -2)) / 2 for t in ts]
+    return ts
 
 
 def _floats(result: Any) -> list[Tensor]:
@@ -114,13 +144,18 @@ def test_forward_ad_matches_finite_differences(case: Case) -> None:
 
 @pytest.mark.parametrize("case", DIFF_CASES, ids=_ids(DIFF_CASES))
 def test_forward_ad_matches_torch(case: Case, torch: Any) -> None:
+    if case.id in TORCH_DIFFERS:
+        pytest.skip(TORCH_DIFFERS[case.id])
     primals, tangents = _engine_jvp(case)
     theirs = _torch_jvp(case, torch)
     if theirs is None:
         return  # PyTorch has no forward rule for it: finite differences are the judge
     for k, (mine, (tp, tt)) in enumerate(zip(zip(primals, tangents), theirs)):
         np.testing.assert_allclose(mine[0], tp, rtol=1e-7, atol=1e-7, err_msg=f"primal {k}")
-        np.testing.assert_allclose(mine[1], tt, rtol=1e-6, atol=1e-7, err_msg=f"tangent {k}")
+        mt = mine[1]
+        if case.name in GAUGE:
+            mt, tt = np.abs(mt), np.abs(tt)
+        np.testing.assert_allclose(mt, tt, rtol=1e-6, atol=1e-7, err_msg=f"tangent {k}")
 
 
 def _torch_jvp(case: Case, torch: Any) -> list[tuple[np.ndarray, np.ndarray]] | None:
@@ -155,7 +190,7 @@ def _torch_jvp(case: Case, torch: Any) -> list[tuple[np.ndarray, np.ndarray]] | 
             (
                 p.primal.detach().numpy(),
                 np.zeros(tuple(p.primal.shape))
-                if p.tangent is None
+                if p.tangent is None or p.tangent._is_zerotensor()
                 else p.tangent.detach().numpy(),
             )
             for p in pairs
