@@ -10,7 +10,9 @@ any context so the op hot path pays one list read when forward AD is unused.
 A differentiable ``Function`` declares its forward rule beside its backward rule
 (``Function.jvp``): a ``jvp(ctx, *tangents)`` staticmethod written with engine ops
 (explicit), ``LINEAR`` (the op is linear in its float inputs: the rule is the op
-applied to the tangents), ``SELF_ADJOINT`` (the Jacobian is symmetric, as for
+applied to the tangents), ``MULTILINEAR`` (linear in each float input with the others
+fixed, as matmul and conv are, plus an additive bias at ``Function.jvp_bias``: the rule
+is the sum of the op applied with one input replaced by its tangent), ``SELF_ADJOINT`` (the Jacobian is symmetric, as for
 elementwise unary ops: the rule is the backward rule applied to the tangent) or
 ``FROM_BACKWARD`` (the generic fallback: the backward rule differentiated again).
 """
@@ -38,6 +40,7 @@ class Rule:
 
 
 LINEAR = Rule("LINEAR")
+MULTILINEAR = Rule("MULTILINEAR")
 SELF_ADJOINT = Rule("SELF_ADJOINT")
 FROM_BACKWARD = Rule("FROM_BACKWARD")
 
@@ -106,6 +109,12 @@ def any_tangent(values: Any, level: Level | None) -> bool:
     if level is None:
         return False
     return any(type(v) is Tensor and v._fw is not None and v._fw[0] is level for v in values)
+
+
+def needs_derivative(t: Tensor) -> bool:
+    """Whether a shortcut that skips recording would lose a derivative: ``t`` requires
+    grad, or carries a tangent at the open level."""
+    return t.requires_grad or tangent(t, current()) is not None
 
 
 class suspended:

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
-from . import dual
+import numpy as np
+
+from . import dtypes, dual
 from .autograd import grad
 from .errors import ArgumentValueError, BadArgumentsError, ShapeMismatchError
 from .forward_rules import settle, sum_against
@@ -58,6 +60,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _sizes(shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _dtype(t: Tensor) -> str:
+    return f"torch.{dtypes.torch_name(t._data.dtype)}"
 
 
 def _level_number() -> int:
@@ -123,11 +129,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise BadArgumentsError(NO_LEVEL_MESSAGE)
     if tensor._data.dtype.kind not in "fc":
         raise ArgumentValueError(
-            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+            f"Expected primal to be floating point or complex, but got: {_dtype(tensor)}"
         )
     if tangent._data.dtype.kind not in "fc":
         raise ArgumentValueError(
-            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+            f"Expected tangent to be floating point or complex, but got: {_dtype(tangent)}"
         )
     current = _resolve(number)
     if current is None:
@@ -175,7 +181,9 @@ def from_backward(
     ``u``, so ``J t = d/du <J^T u, t>`` (backward of the backward). Exact, but two
     backward passes per call: ops keep it only until an explicit rule is written."""
     float_out = [r for r in results if r._data.dtype.kind == "f"]
-    us = [Tensor._make(r._data * 0, True) for r in float_out]
+    # any point serves (the backward rule is linear in u); ones, not zeros, since a rule
+    # may work in log space (logcumsumexp's), where u = 0 is a singular point
+    us = [Tensor._make(np.ones_like(r._data), True) for r in float_out]
     grad_on = _enabled.get()
     with enable_grad():
         it = iter(us)

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from . import dual
-from .dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT, Level
+from .dual import FROM_BACKWARD, LINEAR, LIVE, MULTILINEAR, SELF_ADJOINT, Level
 from .errors import BadArgumentsError, InternalVJPError
 from .function import Function, Node
-from .primitives import cast, expand, sum_to
+from .primitives import ViewBackward0, cast, expand, sum_to
 from .tensor import Tensor
 
 # an edge placeholder: the input has a tangent (needs_input_grad reads True) but no
@@ -39,6 +39,9 @@ def _edge(t: Any, has_tangent: bool) -> Any:
         if t.requires_grad_flag:
             return (t, 0)
     return _PENDING if has_tangent else None
+
+
+_NUMBERS = (int, float, np.number)
 
 
 def _zeros(t: Tensor) -> Tensor:
@@ -107,16 +110,46 @@ def _run(
     results: tuple[Tensor, ...],
 ) -> Any:
     if rule is LINEAR:
+        # a float tensor without a tangent contributes zeros, and so does a number (a
+        # constant: ``x + 2`` is affine); index and mask tensors pass as they are
         args = [
-            (tan if tan is not None else _zeros(t)) if _is_float(t) else t
+            (tan if tan is not None else _zeros(t))
+            if _is_float(t)
+            else (0 if isinstance(t, _NUMBERS) else t)
             for t, tan in zip(inputs, tangents)
         ]
         return cls.apply(*args, **{**params, **cls.jvp_params})
+    if rule is MULTILINEAR:
+        return _multilinear(cls, inputs, tangents, params)
     if rule is SELF_ADJOINT:
         return _self_adjoint(cls, node, tangents, results[0])
     if rule is FROM_BACKWARD:
         return dual.FALLBACK[0](cls, node, inputs, tangents, results)
     return rule(node, *tangents)
+
+
+def _multilinear(
+    cls: type[Function],
+    inputs: tuple[Any, ...],
+    tangents: tuple[Tensor | None, ...],
+    params: dict[str, Any],
+) -> Tensor | None:
+    """``f(x_1, ..., x_n) + b``: ``sum_i f(.., t_i, ..)`` (the bias zeroed in each term),
+    plus ``f(0, .., t_b)`` for the bias's tangent (the op itself broadcasts it)."""
+    bias = cls.jvp_bias
+    total: Tensor | None = None
+    for i, tan in enumerate(tangents):
+        if tan is None:
+            continue
+        args = list(inputs)
+        if i == bias:
+            args[0] = _zeros(args[0])
+        elif bias is not None and bias < len(args):
+            args[bias] = _zeros(args[bias])
+        args[i] = tan
+        part = cls.apply(*args, **params)
+        total = part if total is None else total + part
+    return total
 
 
 def _self_adjoint(
@@ -135,6 +168,32 @@ def _self_adjoint(
             continue
         total = part if total is None else total + part
     return total
+
+
+def through(body: Any, inputs: tuple[Any, ...], tangents: tuple[Tensor | None, ...]) -> Any:
+    """The tangent of ``body(*inputs)`` found by running the body in a level of its own,
+    each op it calls propagating by its own rule: a composite's forward rule is the
+    chain rule through its body."""
+    level = dual.Level(-1)
+    xs = list(inputs)
+    for i, (t, tan) in enumerate(zip(inputs, tangents)):
+        if tan is not None:
+            xs[i] = ViewBackward0.apply(t, shape=t._data.shape)  # an alias to carry it
+            dual.set_tangent(xs[i], level, tan)
+    token = dual.set_current(level)
+    LIVE[0] += 1
+    try:
+        out = body(*xs)
+    finally:
+        LIVE[0] -= 1
+        dual.reset_current(token)
+    made: Any = (
+        tuple(dual.tangent(o, level) for o in out)
+        if type(out) is tuple
+        else dual.tangent(out, level)
+    )
+    level.close()
+    return made
 
 
 def settle(node: Node) -> None:

@@ -299,6 +299,8 @@ class Function:
     jvp: ClassVar[Any] = None
     # keyword parameters the LINEAR rule overrides (an affine op's constant: a pad value)
     jvp_params: ClassVar[dict[str, Any]] = {}
+    # the input a MULTILINEAR op adds (linear's and conv's bias), if any
+    jvp_bias: ClassVar[int | None] = None
 
     _node_type: ClassVar[type[Node]] = Node
 

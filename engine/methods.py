@@ -21,7 +21,7 @@ from .ops._util import broadcast_message
 from .ops.arithmetic import rdiv
 from .registry import OPS
 from .tensor import Tensor, _snapshot
-from .views import TENSOR_METHODS, check_partial_overlap, inplace
+from .views import TENSOR_METHODS, check_partial_overlap, dual_write, inplace
 
 # not a list of forms (the registrations say which ops have ``name_``): the numpy ufuncs
 # that let the SGD update ``w -= lr * w.grad`` under no_grad write with no copy
@@ -54,6 +54,8 @@ def _inplace(name: str) -> Any:
         self._check_inplace()
         check_partial_overlap(self, args + tuple(kwargs.values()))
         if not _records(self, *args, *kwargs.values()):
+            if dual_write(self, *args, *kwargs.values()):
+                return inplace(self, fn(self, *args, **kwargs))
             if ufunc is not None and len(args) == 1 and not kwargs and self._data.flags.writeable:
                 # the SGD update ``w -= lr * w.grad`` under no_grad: no copy, no graph
                 other = args[0]._data if isinstance(args[0], Tensor) else args[0]

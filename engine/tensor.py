@@ -505,7 +505,9 @@ class Tensor:
 def _snapshot(t: Tensor) -> Tensor:
     """A copy of ``t`` that keeps its history: the input to the op an in-place write replaces."""
     fn = t.grad_fn  # a stale view regenerates first
-    return Tensor._make(t._data.copy(), t.requires_grad_flag, fn, t._output_nr)
+    out = Tensor._make(t._data.copy(), t.requires_grad_flag, fn, t._output_nr)
+    out._fw = t._fw  # and the tangent it had (forward AD reads it too)
+    return out
 
 
 def _writable_alias(a: np.ndarray) -> np.ndarray | None:

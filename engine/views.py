@@ -27,13 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from .dual import FROM_BACKWARD, LINEAR
+from . import dual
+from .dual import FROM_BACKWARD, LINEAR, LIVE
 from .errors import BadArgumentsError, ShapeMismatchError
 from .function import (
     AsStridedBackward0,
     Function,
     Node,
     _gather,
+    _NoCtx,
     edge_of,
     set_history,
 )
@@ -251,6 +253,49 @@ class ZeroBackward0(Function):
 # -- writing in place -------------------------------------------------------------
 
 
+def dual_write(t: Tensor, *others: Any) -> bool:
+    """Whether an in-place write to ``t`` with ``others`` must carry tangents (forward
+    AD is on and one of them has one): then it takes the path through ``inplace``."""
+    level = dual.current()
+    return level is not None and dual.any_tangent((t, *others), level)
+
+
+def write_tangent(t: Tensor, result: Tensor | None) -> None:
+    """After ``t`` took ``result``'s values in place, its tangent takes ``result``'s
+    (zeros if it has none), written into the tangent ``t`` has, so views of it see the
+    write, as in PyTorch. A view without a tangent gets one as a view of a tangent its
+    base gets (zeros) first."""
+    level = dual.current()
+    if level is None:
+        return
+    new = None if result is None else dual.tangent(result, level)
+    old = dual.tangent(t, level)
+    if new is None and old is None:
+        return
+    value = np.zeros((), t._data.dtype) if new is None else new._data
+    if old is not None:
+        old._write(value)
+        return
+    info = t._view
+    if info is None:
+        tan = Tensor._make(np.array(np.broadcast_to(value, t._data.shape), t._data.dtype))
+        dual.set_tangent(t, level, tan)
+        return
+    base = info.base
+    root = dual.tangent(base, level)
+    if root is None:
+        root = Tensor._make(np.zeros(base._data.shape, base._data.dtype))
+        dual.set_tangent(base, level, root)
+    arr = root._data
+    ctx = _NoCtx()
+    for cls, params, nr in info.chain:  # the view replayed on the base's tangent
+        out = cls.forward(ctx, Tensor._make(arr), **params)
+        arr = out if nr is None else out[nr]
+    tan = Tensor._make(arr)
+    tan._write(value)
+    dual.set_tangent(t, level, tan)
+
+
 def inplace(t: Tensor, result: Tensor) -> Tensor:
     """Finish an in-place op on ``t`` given its out-of-place result: write, bump the
     version, rebase the history. ``result``'s node read ``t``'s pre-write value as its
@@ -261,6 +306,8 @@ def inplace(t: Tensor, result: Tensor) -> Tensor:
             f"output with shape {list(t.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
+    if LIVE[0]:
+        write_tangent(t, result)
     fn = result._grad_fn
     info = t._view
     if fn is None:
@@ -290,7 +337,7 @@ def inplace(t: Tensor, result: Tensor) -> Tensor:
 def zero_(self: Tensor) -> Tensor:
     """``t.zero_()``."""
     self._check_inplace()
-    if self._records():
+    if self._records() or dual_write(self):
         return inplace(self, ZeroBackward0.apply(_snapshot(self)))
     return self._write(np.zeros((), dtype=self._data.dtype))
 
@@ -304,11 +351,11 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions."
             )
-        if self._records(value):
+        if self._records(value) or dual_write(self, value):
             source = _snapshot(self) if self.requires_grad_flag else self
             return inplace(self, FillBackward3.apply(source, value))
         return self._write(value._data)
-    if self._records():
+    if self._records() or dual_write(self):
         return inplace(self, FillBackward2.apply(_snapshot(self), value=value))
     return self._write(np.asarray(float(value)))
 
@@ -321,7 +368,7 @@ def copy_(self: Tensor, src: Tensor | Any) -> Tensor:
         np.broadcast_to(s._data, self._data.shape)
     except ValueError:
         raise ShapeMismatchError(_copy_shape_message(self.shape, s.shape)) from None
-    if self._records(s):
+    if self._records(s) or dual_write(self, s):
         source = _snapshot(self) if self.requires_grad_flag else self
         return inplace(self, CopyBackwards.apply(source, s))
     return self._write(s._data)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from .. import autograd
-from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError
+from ..forward_rules import through
 from ..function import Function, Node
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
@@ -58,15 +58,27 @@ class Composite(Function):
     ``fn(*inputs, **params)``; subclasses only set ``name``."""
 
     name = "Composite"
-    jvp = FROM_BACKWARD
 
     @staticmethod
-    def forward(ctx: Any, *inputs: Any, body: Body, params: dict[str, Any]) -> np.ndarray:
+    def jvp(ctx: Any, *tangents: Any) -> Any:
+        """The chain rule through the body: each primitive it calls by its own rule."""
+        params = {**ctx.params, **ctx.tangent_params}
+        return through(lambda *xs: ctx.body(*xs, **params), ctx.inputs, tangents)
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        *inputs: Any,
+        body: Body,
+        params: dict[str, Any],
+        tangent_params: dict[str, Any] | None = None,
+    ) -> np.ndarray:
         if not isinstance(ctx, Node):
             with no_grad():
                 return _own(body(*inputs, **params)._data, inputs)
         node: Any = ctx  # a Node keeps extra fields in its __dict__
         node.body, node.params = body, params
+        node.tangent_params = tangent_params or {}
         aliases = [
             x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
             for x in inputs
@@ -101,9 +113,19 @@ def named(name: str) -> type[Composite]:
     return cls
 
 
-def composite(name: str, body: Body, *inputs: Any, **params: Any) -> Tensor:
-    """``body(*inputs, **params)`` recorded as one node called ``name``."""
-    out: Tensor = named(name).apply(*inputs, body=body, params=params)
+def composite(
+    name: str,
+    body: Body,
+    *inputs: Any,
+    tangent_params: dict[str, Any] | None = None,
+    **params: Any,
+) -> Tensor:
+    """``body(*inputs, **params)`` recorded as one node called ``name``; the forward
+    rule runs the body with ``tangent_params`` over ``params`` (a parameter that shapes
+    the gradient only, as embedding's ``scale``, is no part of the derivative)."""
+    out: Tensor = named(name).apply(
+        *inputs, body=body, params=params, tangent_params=tangent_params
+    )
     return out
 
 

@@ -163,6 +163,7 @@ class RsubBackward1(Function):
 
     name = "RsubBackward1"
     jvp = LINEAR
+    jvp_params = {"other": 0}  # other - alpha * a: affine in a
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import dtypes
-from ..dual import FROM_BACKWARD, LINEAR
+from ..dual import LINEAR, MULTILINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
@@ -303,7 +303,8 @@ class ConvolutionBackward0(Function):
     the output (transposed: the output is col2im of ``Wᵀ·x``)."""
 
     name = "ConvolutionBackward0"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # conv(x, w) + b
+    jvp_bias = 2
 
     @staticmethod
     def forward(

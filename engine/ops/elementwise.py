@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..dual import LINEAR, SELF_ADJOINT
+from ..dual import LINEAR, SELF_ADJOINT, needs_derivative
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..fpstate import quiet as _quiet
 from ..function import Function
@@ -858,7 +858,7 @@ def _as_number(bound: Any) -> Any:
 
 def _number_like(bound: Any) -> bool:
     """PyTorch's number overload of clamp also takes a 0-d tensor that needs no grad."""
-    return not isinstance(bound, Tensor) or (bound.ndim == 0 and not bound.requires_grad)
+    return not isinstance(bound, Tensor) or (bound.ndim == 0 and not needs_derivative(bound))
 
 
 def _mixed_bounds_message(name: str, lo: Any, hi: Any) -> str:

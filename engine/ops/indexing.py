@@ -35,7 +35,7 @@ from ..primitives import (
 )
 from ..registry import Const, register, sample
 from ..tensor import Tensor, _snapshot
-from ..views import inplace
+from ..views import dual_write, inplace
 from . import samples as S
 from ._util import as_tensor, broadcast_shape, normalize_dim
 from .arithmetic import where
@@ -439,7 +439,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
             f"indexing result of shape {list(target)}"
         ) from None
     view._check_inplace()
-    if view._records(v):
+    if view._records(v) or dual_write(view, v):
         source = _snapshot(view) if view.requires_grad_flag else view
         inplace(view, IndexPutBackward0.apply(source, v, index=key))
     else:

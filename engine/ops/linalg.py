@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
-from ..dual import FROM_BACKWARD, LINEAR
+from ..dual import LINEAR, MULTILINEAR
 from ..errors import DtypeMismatchError, ShapeMismatchError
 from ..function import Function
 from ..registry import register, sample
@@ -208,7 +208,7 @@ def _data_or_shape(t: Tensor | None, shape: tuple[int, ...]) -> Any:
 
 class DotBackward0(Function):
     name = "DotBackward0"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # a product: bilinear in its operands
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor) -> np.ndarray:
@@ -230,7 +230,7 @@ class DotBackward0(Function):
 
 class MvBackward0(Function):
     name = "MvBackward0"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # a product: bilinear in its operands
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, v: Tensor) -> np.ndarray:
@@ -260,7 +260,7 @@ class MmBackward0(Function):
     """``a @ b`` for matrices; BmmBackward0 is the same rule over a batch dimension."""
 
     name = "MmBackward0"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # a product: bilinear in its operands
 
     @staticmethod
     def transpose(t: Tensor) -> Tensor:
@@ -316,7 +316,7 @@ class _MatmulBackward(Function):
     summed back to broadcast operands by the backward loop."""
 
     name = "UnsafeViewBackward0"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # a product: bilinear in its operands
     broadcasts = True
 
     @staticmethod
@@ -638,7 +638,8 @@ class AddmmBackward0(Function):
     """``linear(x, W, b)`` for a 2-d ``x``: ``addmm(b, x, W.t())`` in one node."""
 
     name = "AddmmBackward0"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # x @ W.T + b
+    jvp_bias = 2
     broadcasts = True  # the bias gradient is summed over the batch by the backward loop
 
     @staticmethod

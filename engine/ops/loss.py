@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..dual import FROM_BACKWARD
+from ..dual import FROM_BACKWARD, needs_derivative
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
@@ -117,7 +117,13 @@ def _pair_samples(rng: np.random.Generator) -> list[Any]:
 
 class MseLossBackward0(Function):
     name = "MseLossBackward0"
-    jvp = FROM_BACKWARD
+
+    @staticmethod
+    def jvp(ctx: Any, ta: Tensor | None, tt: Tensor | None) -> Tensor:
+        """``2 (a - t) (t_a - t_t)``, reduced as the loss is."""
+        a, t = ctx.inputs
+        diff = ta if tt is None else (-tt if ta is None else ta - tt)
+        return _apply_reduction((a - t) * diff * 2.0, ctx.reduction)
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, t: Tensor, *, reduction: str, dtype: np.dtype) -> np.ndarray:
@@ -914,7 +920,7 @@ _KL_MEAN_WARNING = (
 def _xlogy_self(t: Tensor) -> Tensor:
     """``xlogy(t, t)``: ``t * log(t)``, 0 where ``t == 0``."""
     zero = t._data == 0
-    if not t.requires_grad:
+    if not needs_derivative(t):
         with np.errstate(divide="ignore", invalid="ignore"):
             return Tensor._make(np.where(zero, 0, t._data * np.log(t._data)).astype(t._data.dtype))
     safe = where(Tensor._make(zero), 1.0, t)

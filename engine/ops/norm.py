@@ -504,7 +504,16 @@ def embedding(
             scale = 1.0 / counts[index]
         if padding_idx is not None:
             scale = np.where(index == padding_idx, 0.0, scale)
-    return composite("EmbeddingBackward0", _embedding_body, w, index=index, scale=scale)
+    # padding_idx and scale_grad_by_freq shape the gradient only: PyTorch's forward AD
+    # gives the padding row's tangent through, as the derivative does
+    return composite(
+        "EmbeddingBackward0",
+        _embedding_body,
+        w,
+        tangent_params={"scale": None},
+        index=index,
+        scale=scale,
+    )
 
 
 def _one_hot_samples(rng: np.random.Generator) -> list[Any]:

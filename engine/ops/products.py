@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..dual import FROM_BACKWARD, LINEAR
+from ..dual import LINEAR, MULTILINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError, ShapeMismatchError
 from ..function import Function
 from ..registry import OPS, Const, register, sample
@@ -133,7 +133,7 @@ class _Einsum(Function):
     """One einsum node; subclasses per PyTorch name (see ``_einsum_name``)."""
 
     name = "EinsumBackward"
-    jvp = FROM_BACKWARD
+    jvp = MULTILINEAR  # a product of its operands
 
     @staticmethod
     def forward(ctx: Any, *ops: Tensor, ins: list[str], out: str) -> np.ndarray:

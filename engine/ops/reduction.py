@@ -1195,7 +1195,12 @@ def _nan_rows_with_posinf(out: np.ndarray, x: np.ndarray, dim: int | None) -> np
 
 class SoftmaxBackward0(Function):
     name = "SoftmaxBackward0"
-    jvp = FROM_BACKWARD
+
+    @staticmethod
+    def jvp(ctx: Any, t: Tensor) -> Tensor:
+        """``y * (t - sum(y * t))`` along the dim (PyTorch's softmax forward formula)."""
+        y = ctx.result
+        return y * (t - sum(y * t, ctx.dim, True))
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
@@ -1225,7 +1230,11 @@ class SoftmaxBackward0(Function):
 
 class LogSoftmaxBackward0(Function):
     name = "LogSoftmaxBackward0"
-    jvp = FROM_BACKWARD
+
+    @staticmethod
+    def jvp(ctx: Any, t: Tensor) -> Tensor:
+        """``t - sum(exp(out) * t)`` along the dim."""
+        return t - sum(ctx.result.exp() * t, ctx.dim, True)
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dim: int | None) -> np.ndarray:
