@@ -313,6 +313,8 @@ def _run(
                     in_grads = (
                         tuple(None if g is None else g._data for g in in_grads)
                         if type(in_grads) is tuple
+                        else None
+                        if in_grads is None
                         else in_grads._data
                     )
                 if type(in_grads) is not tuple:

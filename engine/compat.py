@@ -44,7 +44,14 @@ def calls(
     # ``*sizes``; Python cannot pass a star parameter by keyword, so it is moved here
     star = next((p.name for p in params.values() if p.kind is p.VAR_POSITIONAL), None)
     star_names = {star, *(_STAR_NAMES - set(params))} if star else set()
-    special = set(aliases) | ({"out"} if takes_out else set()) | star_names
+    # factories (they take requires_grad) take PyTorch's ``device=``: the CPU only
+    takes_device = "requires_grad" in params and "device" not in params
+    special = (
+        set(aliases)
+        | ({"out"} if takes_out else set())
+        | star_names
+        | ({"device"} if takes_device else set())
+    )
     # ``x.flip(0, 1)``, ``x.new_zeros(2, 3)``: sizes given one by one where the op takes a
     # sequence as its second parameter (PyTorch's int[] parameters take both forms)
     positional = [
@@ -71,6 +78,8 @@ def calls(
                 if real in kwargs:
                     raise ArgumentTypeError(f"{name}() got multiple values for argument '{real}'")
                 kwargs[real] = kwargs.pop(alias)
+        if takes_device and "device" in kwargs:
+            cpu_device(kwargs.pop("device"))
         given = [k for k in kwargs if k in star_names]
         if given:
             value = kwargs.pop(given[0])
@@ -81,6 +90,13 @@ def calls(
         return _into(name, fn, out, args, kwargs)
 
     return call
+
+
+def cpu_device(device: Any) -> None:
+    """Accept PyTorch's ``device=`` when it names the CPU (or is None)."""
+    text = str(device)
+    if device is not None and text != "cpu" and not text.startswith("cpu:"):
+        raise BadArgumentsError(f"the engine runs on the CPU only, not on {text!r}")
 
 
 def _tensors(values: Any) -> list[Any]:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .compat import cpu_device
 from .errors import InvalidTensorError
 from .tensor import Tensor
 
@@ -31,8 +32,11 @@ def _infer(data: Any) -> np.ndarray:
     raise InvalidTensorError(f"unsupported element type {arr.dtype}")
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (``torch.tensor``)."""
+def tensor(
+    data: Any, dtype: Any = None, requires_grad: bool = False, *, device: Any = None
+) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (``torch.tensor``; ``device`` the CPU)."""
+    cpu_device(device)
     arr = _infer(data)
     if dtype is not None:
         arr = arr.astype(dtypes.to_dtype(dtype))

@@ -1,5 +1,6 @@
 """``torch.linalg`` over the registered ops (the catalogue's linear-algebra ops already
-have ``torch.linalg``'s meaning: ``svd`` is ``linalg.svd``, ``qr`` is ``linalg.qr``).
+have ``torch.linalg``'s meaning: ``qr`` is ``linalg.qr``; ``svd`` is the op
+``linalg_svd``, as ``engine.svd`` is ``torch.svd``).
 Where ``torch.linalg`` and ``torch`` differ in defaults (``cross``, ``diagonal``,
 ``norm``) the function here has ``torch.linalg``'s."""
 
@@ -20,7 +21,6 @@ _SAME = [
     "cholesky",
     "qr",
     "eigh",
-    "svd",
     "svdvals",
     "pinv",
     "vector_norm",
@@ -35,6 +35,7 @@ _SAME = [
     "solve_triangular",
 ]
 globals().update({name: OPS[name].fn for name in _SAME if name in OPS})
+svd = OPS["linalg_svd"].fn  # (U, S, Vh), full_matrices=True: engine.svd is torch.svd
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
@@ -70,4 +71,4 @@ def norm(
     return OPS["vector_norm"].fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = [*(n for n in _SAME if n in OPS), "LinAlgError", "cross", "diagonal", "norm"]
+__all__ = [*(n for n in _SAME if n in OPS), "LinAlgError", "cross", "diagonal", "norm", "svd"]

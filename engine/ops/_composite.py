@@ -53,6 +53,19 @@ def _grads(y: Tensor, xs: list[Any], need: tuple[bool, ...], g: Tensor, create: 
     return tuple(next(found) if n else None for n in need)
 
 
+class _Unsaved:
+    """An input the node keeps without saving it (no version check): PyTorch's formula
+    for the gradients asked for does not read it, so writing it later is allowed."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+Saves = Callable[[Any], tuple[bool, ...]]
+
+
 class Composite(Function):
     """Base of named composites: ``apply(*inputs, body=fn, params={...})`` computes
     ``fn(*inputs, **params)``; subclasses only set ``name``."""
@@ -72,6 +85,7 @@ class Composite(Function):
         body: Body,
         params: dict[str, Any],
         tangent_params: dict[str, Any] | None = None,
+        saves: Saves | None = None,
     ) -> np.ndarray:
         if not isinstance(ctx, Node):
             with no_grad():
@@ -86,12 +100,17 @@ class Composite(Function):
         with enable_grad():
             y = body(*aliases, **params)
         # the inner graph is saved with the inputs, so freeing the node frees it too
-        node.save_for_backward(*inputs, (y, aliases))
+        held: Any = inputs
+        if saves is not None:
+            keep = saves(node.needs_input_grad)
+            held = [x if k else _Unsaved(x) for x, k in zip(inputs, keep)]
+        node.save_for_backward(*held, (y, aliases))
         return _own(y._data, inputs)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        *inputs, (y, aliases) = ctx.saved_tensors  # checks versions, and that it is alive
+        *held, (y, aliases) = ctx.saved_tensors  # checks versions, and that it is alive
+        inputs = [h.value if type(h) is _Unsaved else h for h in held]
         need = ctx.needs_input_grad
         if not is_grad_enabled():
             return _grads(y, aliases, need, g, create=False)
@@ -118,13 +137,16 @@ def composite(
     body: Body,
     *inputs: Any,
     tangent_params: dict[str, Any] | None = None,
+    saves: Saves | None = None,
     **params: Any,
 ) -> Tensor:
-    """``body(*inputs, **params)`` recorded as one node called ``name``; the forward
-    rule runs the body with ``tangent_params`` over ``params`` (a parameter that shapes
-    the gradient only, as embedding's ``scale``, is no part of the derivative)."""
+    """``body(*inputs, **params)`` recorded as one node called ``name``. ``saves`` maps
+    ``needs_input_grad`` to the inputs PyTorch's node saves (all by default): only
+    those are version-checked at backward. The forward rule runs the body with
+    ``tangent_params`` over ``params`` (a parameter that shapes the gradient only, as
+    embedding's ``scale``, is no part of the derivative)."""
     out: Tensor = named(name).apply(
-        *inputs, body=body, params=params, tangent_params=tangent_params
+        *inputs, body=body, params=params, tangent_params=tangent_params, saves=saves
     )
     return out
 

@@ -23,6 +23,7 @@ from ..function import Function
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._tie import tie
 from ._util import as_tensor, normalize_dim
 from .arithmetic import abs, not_implemented_for, where
 from .elementwise import exp, sigmoid, softplus, tanh
@@ -54,8 +55,14 @@ def _activation(
     name: str,
     forward: Callable[..., np.ndarray],
     backward: Callable[..., Tensor],
+    *,
+    piecewise: bool = False,
+    refuses: str | None = None,
 ) -> type[Function]:
-    """``y = f(x, **params)`` saving the input; ``backward(g, x, **params)`` in engine ops."""
+    """``y = f(x, **params)`` saving the input; ``backward(g, x, **params)`` in engine ops.
+    A ``piecewise`` linear one's gradient (a mask of ``g``) is recorded as PyTorch's
+    ``<name>Backward`` node over ``x`` (see ``_tie``); ``refuses``: its aten backward op
+    has no derivative in PyTorch."""
 
     def fwd(ctx: Any, a: Tensor, **params: Any) -> np.ndarray:
         ctx.save_for_backward(a)
@@ -64,7 +71,11 @@ def _activation(
 
     def bwd(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        return backward(g, a, **ctx.params)
+        result = backward(g, a, **ctx.params)
+        if piecewise:
+            twice = "NotImplemented" if refuses else name.replace("Backward0", "BackwardBackward0")
+            return tie(result, g, a, name=twice, refuses=refuses)
+        return result
 
     return type(
         name,
@@ -136,7 +147,9 @@ def _hardtanh_backward(g: Tensor, x: Tensor, *, lo: float, hi: float) -> Tensor:
     return where(_mask((x._data <= lo) | (x._data >= hi)), 0.0, g)
 
 
-HardtanhBackward0 = _activation("HardtanhBackward0", _hardtanh_forward, _hardtanh_backward)
+HardtanhBackward0 = _activation(
+    "HardtanhBackward0", _hardtanh_forward, _hardtanh_backward, piecewise=True
+)
 
 
 def _hardtanh(input: Any, lo: float, hi: float) -> Tensor:
@@ -219,7 +232,11 @@ def _hardsigmoid_backward(g: Tensor, x: Tensor) -> Tensor:
 
 
 HardsigmoidBackward0 = _activation(
-    "HardsigmoidBackward0", _hardsigmoid_forward, _hardsigmoid_backward
+    "HardsigmoidBackward0",
+    _hardsigmoid_forward,
+    _hardsigmoid_backward,
+    piecewise=True,
+    refuses="hardsigmoid_backward",
 )
 
 
@@ -227,8 +244,7 @@ HardsigmoidBackward0 = _activation(
     samples=lambda rng: S.unary(rng, _banded(-3.0, 3.0)), method=False, torch=_nn("hardsigmoid")
 )
 def hardsigmoid(input: Tensor) -> Tensor:
-    """Elementwise relu6(x + 3)/6. (PyTorch has no double backward for it; this one is
-    linear in the incoming gradient, so it has one.)"""
+    """Elementwise relu6(x + 3)/6 (no double backward, as in PyTorch)."""
     a = as_tensor(input)
     _floating(a, "hardsigmoid_cpu")
     return HardsigmoidBackward0.apply(a)
@@ -327,7 +343,9 @@ def _threshold_backward(g: Tensor, x: Tensor, *, threshold: float, value: float)
     return where(_mask(x._data <= threshold), 0.0, g)
 
 
-ThresholdBackward0 = _activation("ThresholdBackward0", _threshold_forward, _threshold_backward)
+ThresholdBackward0 = _activation(
+    "ThresholdBackward0", _threshold_forward, _threshold_backward, piecewise=True
+)
 
 
 @register(
@@ -362,8 +380,12 @@ def _shrink_backward(g: Tensor, x: Tensor, *, lambd: float) -> Tensor:
     return where(_mask((x._data >= -lambd) & (x._data <= lambd)), 0.0, g)
 
 
-SoftshrinkBackward0 = _activation("SoftshrinkBackward0", _softshrink_forward, _shrink_backward)
-HardshrinkBackward0 = _activation("HardshrinkBackward0", _hardshrink_forward, _shrink_backward)
+SoftshrinkBackward0 = _activation(
+    "SoftshrinkBackward0", _softshrink_forward, _shrink_backward, piecewise=True
+)
+HardshrinkBackward0 = _activation(
+    "HardshrinkBackward0", _hardshrink_forward, _shrink_backward, piecewise=True
+)
 
 
 def _shrink_samples(rng: np.random.Generator) -> list[Any]:

@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..registry import OPS, Const, Sample, register, sample
 from ..tensor import Tensor
+from ..views import CopyBackwards
 from . import samples as S
 from ._composite import composite
 from ._util import as_tensor, normalize_dim
@@ -60,7 +61,15 @@ def _addcdiv_body(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any
 @register(samples=_addc_samples, inplace=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` (Adam's moment update), one node."""
-    return composite("AddcmulBackward0", _addcmul_body, input, tensor1, tensor2, value=value)
+    return composite(
+        "AddcmulBackward0",
+        _addcmul_body,
+        input,
+        tensor1,
+        tensor2,
+        value=value,
+        saves=lambda need: (False, need[2], need[1]),  # each factor for the other's grad
+    )
 
 
 @register(samples=_addc_samples, inplace=True)
@@ -76,7 +85,15 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
             "tensor2) for float inputs. The future addcdiv behavior is just the latter "
             "implementation: (input + value * tensor1 / tensor2), for all dtypes."
         )
-    return composite("AddcdivBackward0", _addcdiv_body, input, tensor1, tensor2, value=value)
+    return composite(
+        "AddcdivBackward0",
+        _addcdiv_body,
+        input,
+        tensor1,
+        tensor2,
+        value=value,
+        saves=lambda need: (False, need[2], True),  # torch keeps tensor2 always
+    )
 
 
 # -- differences ----------------------------------------------------------------------------
@@ -106,6 +123,8 @@ def diff(
     if n < 0:
         raise BadArgumentsError(f"order must be non-negative but got {n}")
     d = normalize_dim(dim, x.ndim)
+    if n == 0:  # torch: zeros_like(input).copy_(input), prepend/append unused
+        return CopyBackwards.apply(Tensor._make(np.empty(x.shape, x._data.dtype)), x)
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         x = _op("cat")([as_tensor(p) for p in parts], d)
@@ -127,8 +146,9 @@ def _one_tensor(rng: np.random.Generator) -> list[Sample]:
 
 @register(samples=_one_tensor)
 def ravel(input: Tensor) -> Tensor:
-    """The elements as one dim (a view where the layout allows)."""
-    return _op("reshape")(input, -1)
+    """The elements as one dim: torch's ``contiguous().view(-1)`` (a view exactly when
+    the input is contiguous, else a row-major copy)."""
+    return _op("view")(_op("contiguous")(input), -1)
 
 
 def _select_samples(rng: np.random.Generator) -> list[Sample]:
@@ -316,19 +336,26 @@ def _atleast_samples(rng: np.random.Generator) -> list[Sample]:
 @register(samples=_atleast_samples, method=False)
 def atleast_1d(input: Tensor) -> Tensor:
     """``input`` with at least one dim."""
-    return _atleast(as_tensor(input), 1)
+    return _atleast_each(input, 1)
+
+
+def _atleast_each(input: Any, n: int) -> Any:
+    """torch's ``atleast_nd`` of a list or tuple of tensors: a tuple, one per tensor."""
+    if isinstance(input, (list, tuple)):
+        return tuple(_atleast(as_tensor(t), n) for t in input)
+    return _atleast(as_tensor(input), n)
 
 
 @register(samples=_atleast_samples, method=False)
 def atleast_2d(input: Tensor) -> Tensor:
     """``input`` with at least two dims (a vector becomes a row)."""
-    return _atleast(as_tensor(input), 2)
+    return _atleast_each(input, 2)
 
 
 @register(samples=_atleast_samples, method=False)
 def atleast_3d(input: Tensor) -> Tensor:
     """``input`` with at least three dims (a vector ``(k,)`` becomes ``(1, k, 1)``)."""
-    return _atleast(as_tensor(input), 3)
+    return _atleast_each(input, 3)
 
 
 @register(samples=_stack_samples, method=False)
@@ -937,9 +964,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
             "linalg.matrix_power: A must be batches of square matrices, but they are "
             + (f"{a.shape[-2]} by {a.shape[-1]} matrices" if a.ndim >= 2 else "not matrices")
         )
-    if n == 0:
+    if n == 0:  # torch: A.clone().copy_(eye): requires grad, a zero gradient
         eye = _op("eye")(a.shape[-1], dtype=dtypes.torch_name(a.dtype))
-        return _op("clone")(_op("expand")(eye, *a.shape))
+        return CopyBackwards.apply(_op("clone")(a), eye)
     if n < 0:
         a, n = _op("inv")(a), -n
     if n == 1:

@@ -33,6 +33,7 @@ from ..function import Function
 from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._tie import tie
 from ._util import as_tensor
 from .linalg import matmul, transpose
 from .reduction import sum as sum_
@@ -356,9 +357,14 @@ class ConvolutionBackward0(Function):
             if need[1]:
                 xr = reshape(x, (n, groups, x.shape[1] // groups, geo.nl))
                 gw = reshape(sum_(matmul(xr, transpose(gcols, 2, 3)), 0), w.shape)
+        # torch: both are outputs of one convolution_backward(grad, input, weight) node
+        name = "ConvolutionBackwardBackward0"
+        gx = None if gx is None else tie(gx, g, x, w, name=name, zero=False)
+        gw = None if gw is None else tie(gw, g, x, w, name=name, zero=False)
         if len(need) == 2:
             return gx, gw
         gb = sum_(g, (0, *range(2, g.ndim))) if need[2] else None
+        gb = None if gb is None else tie(gb, g, x, w, name=name, zero=False)
         return gx, gw, gb
 
     @staticmethod

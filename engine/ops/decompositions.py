@@ -41,6 +41,7 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+TorchSVDResult = namedtuple("TorchSVDResult", ["U", "S", "V"])
 
 
 class LinAlgError(BadArgumentsError):
@@ -224,7 +225,7 @@ def _det_grad_singular(g: Tensor, a: Tensor) -> Tensor:
     """d det / dA through the SVD, defined for singular A (PyTorch's singular case):
     ``U diag(g * det(U) det(Vh) * prod_{j != i} s_j) Vh``."""
 
-    u, s, vh = svd(a, full_matrices=False)
+    u, s, vh = linalg_svd(a, full_matrices=False)
     sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
     n = s._data.shape[-1]
     others = prod(where(_const(np.eye(n, dtype=bool)), 1.0, _unsq(s, -2)), -1)
@@ -255,6 +256,7 @@ class LinalgSlogdetBackward0(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> tuple[np.ndarray, np.ndarray]:
+        ctx.materialize_grads = False  # the sign alone sends no gradient (A.grad stays None)
         ctx.save_for_backward(a)
         with np.errstate(all="ignore"):
             sign, logabs = np.linalg.slogdet(a._data)
@@ -263,7 +265,9 @@ class LinalgSlogdetBackward0(Function):
         return np.asarray(sign, dt), np.asarray(logabs, dt)
 
     @staticmethod
-    def backward(ctx: Any, _g_sign: Tensor, g: Tensor) -> Tensor:
+    def backward(ctx: Any, _g_sign: Tensor | None, g: Tensor | None) -> Tensor | None:
+        if g is None:
+            return None
         (a,) = ctx.saved_tensors
         return _unsq(_unsq(g, -1), -1) * _mT(inv(a))
 
@@ -695,11 +699,64 @@ def _svd_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_svd_samples, torch=_torch_svd, method=False, results=3)
-def svd(A: Tensor, full_matrices: bool = True) -> Any:
+def _svd_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """Full U and V (m·m + n·n) and S per matrix: the most either svd returns."""
+    shape = getattr(args[0] if args else kwargs.get("A", kwargs.get("input")), "shape", None)
+    if shape is None or len(shape) < 2:
+        return None
+    m, n = shape[-2:]
+    return math.prod(shape[:-2]) * (m * m + n * n + min(m, n))
+
+
+@register(
+    "linalg_svd",
+    samples=_svd_samples,
+    torch=_torch_svd,
+    method=False,
+    results=3,
+    estimate=_svd_estimate,
+)
+def linalg_svd(A: Tensor, full_matrices: bool = True) -> Any:
     """(U, S, Vh) with ``A = U diag(S) Vh``; gradients need ``full_matrices=False`` when not square."""
     a = _matrix(A, "linalg.svd", square=False)
     return SVDResult(*LinalgSvdBackward0.apply(a, full_matrices=bool(full_matrices)))
+
+
+def _torch_svd_v(torch: Any, A: Any, some: bool = True, compute_uv: bool = True) -> Any:
+    """torch.svd with U's and V's columns flipped in pairs (through ``.data``) to the
+    engine's sign convention."""
+    res = torch.svd(A, some=some, compute_uv=compute_uv)
+    if compute_uv:
+        k = res.S.shape[-1]
+        signs = torch.from_numpy(canonical_signs(res.U.detach().numpy()[..., :k]))
+        res.U.data[..., :k].mul_(signs)
+        res.V.data[..., :k].mul_(signs)
+    return res
+
+
+def _svd_v_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(_distinct_singular(rng, 3, 3), note="square"),
+        sample(_distinct_singular(rng, 4, 2), note="tall"),
+        sample(_distinct_singular(rng, 2, 3, 2), note="batched"),
+        sample(_distinct_singular(rng, 3, 3), some=False, note="square, some=False"),
+        sample(_distinct_singular(rng, 4, 2), compute_uv=False, note="values only"),
+    ]
+
+
+@register(samples=_svd_v_samples, torch=_torch_svd_v, results=3, estimate=_svd_estimate)
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
+    """``torch.svd``: (U, S, V) with ``A = U diag(S) V^T`` (V, not Vh; reduced unless
+    ``some=False``); with ``compute_uv=False``, U and V are zero-filled."""
+    a = _matrix(input, "linalg.svd", square=False)
+    if not compute_uv:
+        m, n = a._data.shape[-2:]
+        batch = a._data.shape[:-2]
+        u = Tensor(np.zeros(batch + (m, m), dtype=a._data.dtype))
+        v = Tensor(np.zeros(batch + (n, n), dtype=a._data.dtype))
+        return TorchSVDResult(u, svdvals(a), v)
+    u, s, vh = linalg_svd(a, full_matrices=not some)
+    return TorchSVDResult(u, s, transpose(vh, -2, -1))
 
 
 class _Svdvals(Function):
@@ -717,7 +774,7 @@ class _Svdvals(Function):
     @staticmethod
     def backward(ctx: Any, gs: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        u, _, vh = svd(a, full_matrices=False)
+        u, _, vh = linalg_svd(a, full_matrices=False)
         return _mm(u, _mm(_diag_embed(gs), vh))
 
 

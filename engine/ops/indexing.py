@@ -460,9 +460,13 @@ def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _check_index_dtype(index: Tensor, message: str) -> np.ndarray:
-    if index._data.dtype != dtypes.int64:
+    """An int64 or int32 index (torch takes both), as int64."""
+    data = index._data
+    if data.dtype == np.int32:
+        return data.astype(np.int64)
+    if data.dtype != dtypes.int64:
         raise DtypeMismatchError(message)
-    return index._data
+    return data
 
 
 class GatherBackward0(Function):

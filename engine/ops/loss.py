@@ -981,7 +981,10 @@ def kl_div(
 def _huber_body(a: Tensor, t: Tensor, *, delta: float, reduction: str) -> Tensor:
     d = a - t
     small = Tensor._make(np.abs(d._data) < delta)
-    losses = where(small, d * d * 0.5, (abs_(d) - 0.5 * delta) * delta)
+    # the quadratic branch squares d only where it is taken (0 elsewhere): no inf * 0 = NaN
+    # in the gradient where |d| is infinite (torch: +-delta there); NaN d keeps its NaN
+    dc = where(Tensor._make(small._data | np.isnan(d._data)), d, 0.0)
+    losses = where(small, dc * dc * 0.5, (abs_(d) - 0.5 * delta) * delta)
     return _apply_reduction(losses, reduction)
 
 

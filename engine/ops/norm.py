@@ -347,6 +347,9 @@ def instance_norm(
         m, v = _batch_stats(x._data, tuple(range(2, x.ndim)))
         _update_running(rm, m.mean(axis=0), float(momentum))
         _update_running(rv, v.mean(axis=0), float(momentum))
+        for running in (rm, rv):  # torch's composite writes them back with copy_
+            if running is not None:
+                running._vc[0] += 1
     return out
 
 
@@ -354,7 +357,8 @@ def _group_norm_body(
     x: Tensor, w: Tensor | None, b: Tensor | None, *, groups: int, eps: float
 ) -> Tensor:
     n = x.shape[0]
-    y = reshape(_normalize(reshape(x, (n, groups, -1)), (2,), eps), x.shape)
+    per_group = math.prod(x.shape[1:]) // groups  # explicit: -1 is ambiguous when n is 0
+    y = reshape(_normalize(reshape(x, (n, groups, per_group)), (2,), eps), x.shape)
     return _affine(y, w, b, _channel_shape(x))
 
 
@@ -383,6 +387,12 @@ def group_norm(
             f"Expected at least 2 dimensions for input tensor but received {x.ndim}"
         )
     c = x.shape[1]
+    if num_groups > 0:  # torch's _verify_batch_size on (N*C/G, G, *spatial), first
+        size = [x.shape[0] * c // num_groups, num_groups, *x.shape[2:]]
+        if size[0] * math.prod(size[2:]) == 1:
+            raise ArgumentValueError(
+                f"Expected more than 1 value per channel when training, got input size {size}"
+            )
     if num_groups <= 0 or c % num_groups:
         raise ShapeMismatchError(
             "Expected number of channels in input to be divisible by num_groups, but got input "

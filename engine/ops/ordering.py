@@ -137,6 +137,8 @@ def topk(
     a = as_tensor(input)
     d = _dim(a, dim)
     x = a._data.reshape(1) if a.ndim == 0 else a._data
+    if a.ndim == 0 and int(k) == 0:
+        k = 1  # torch: a 0-d input with k=0 gives the element itself (and index 0)
     _check_k(int(k), x.shape[d], "selected index k out of range")
     order = stable_order(x, d, bool(largest))
     idx = np.take(order, np.arange(int(k)), axis=d)

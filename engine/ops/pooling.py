@@ -23,6 +23,7 @@ from ..function import Function
 from ..registry import Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._tie import tie
 from ._util import as_tensor
 from .conv import (
     Blocks,
@@ -159,14 +160,18 @@ class MaxPool2DWithIndicesBackward0(Function):
         if xd.ndim != 4:
             out, idx = out[0], idx[0]
         ctx.idx, ctx.shape = idx, xd.shape
+        ctx.save_for_backward(x)  # as torch: an in-place write to x then fails backward
         return out, idx
 
     @staticmethod
     def backward(ctx: Any, g: Tensor, *_: Any) -> Tensor:
-        return MaxPoolScatter.apply(g, idx=ctx.idx, shape=ctx.shape)
+        (x,) = ctx.saved_tensors
+        gx = MaxPoolScatter.apply(g, idx=ctx.idx, shape=ctx.shape)
+        return tie(gx, g, x, name="MaxPool2DWithIndicesBackwardBackward0")
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray, *_: Any) -> np.ndarray:
+        ctx.saved_tensors  # noqa: B018 - the version check torch makes
         return scatter_planes(g, ctx.idx, ctx.shape, 2)
 
 
@@ -386,6 +391,7 @@ class AvgPool2DBackward0(Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks, divisor: np.ndarray) -> np.ndarray:
         ctx.geo, ctx.divisor, ctx.shape = geo, divisor, x.shape
+        ctx.save_for_backward(x)  # unread, but torch saves it: an in-place write then fails
         xd = x._data
         x4 = xd if xd.ndim == 4 else xd[None]
         view = windows(pad_image(x4, geo), geo)
@@ -398,16 +404,19 @@ class AvgPool2DBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
         geo, shape = ctx.geo, ctx.shape
         lead = shape[:-2]
         spread = g / Tensor._make(ctx.divisor.astype(g.dtype))
         spread = reshape(spread, (*lead, 1, geo.nl))
         spread = expand(spread, (*lead, geo.nk, geo.nl))
         cols = reshape(spread, (*lead[:-1], lead[-1] * geo.nk, geo.nl))
-        return Col2ImBackward0.apply(cols, geo=geo)
+        gx = Col2ImBackward0.apply(cols, geo=geo)
+        return tie(gx, g, x, name="AvgPool2DBackwardBackward0")
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        ctx.saved_tensors  # noqa: B018 - the version check torch makes
         geo, shape = ctx.geo, ctx.shape
         lead = shape[:-2]
         spread = (g / ctx.divisor).reshape(*lead, 1, geo.nl)
@@ -545,16 +554,19 @@ class AdaptiveAvgPool2DBackward0(Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, mh: np.ndarray, mw: np.ndarray) -> np.ndarray:
         ctx.mh, ctx.mw = mh, mw
+        ctx.save_for_backward(x)  # unread, but torch saves it: an in-place write then fails
         return np.matmul(np.matmul(mh, x._data), mw.T)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
         mh = Tensor._make(ctx.mh.T.astype(g.dtype))
         mw = Tensor._make(ctx.mw.astype(g.dtype))
-        return matmul(matmul(mh, g), mw)
+        return tie(matmul(matmul(mh, g), mw), g, x, name="AdaptiveAvgPool2DBackwardBackward0")
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
+        ctx.saved_tensors  # noqa: B018 - the version check torch makes
         return np.matmul(np.matmul(ctx.mh.T, g), ctx.mw)
 
 
@@ -710,14 +722,18 @@ class AdaptiveMaxPool2DBackward0(Function):
         cols = iw[np.arange(ow)[None, :], kw]
         idx = (rows * w + cols).astype(np.int64)
         ctx.idx, ctx.shape = idx, xd.shape
+        ctx.save_for_backward(x)  # unread, but torch saves it: an in-place write then fails
         return out.astype(xd.dtype, copy=False), idx
 
     @staticmethod
     def backward(ctx: Any, g: Tensor, *_: Any) -> Tensor:
-        return MaxPoolScatter.apply(g, idx=ctx.idx, shape=ctx.shape)
+        (x,) = ctx.saved_tensors
+        gx = MaxPoolScatter.apply(g, idx=ctx.idx, shape=ctx.shape)
+        return tie(gx, g, x, name="AdaptiveMaxPool2DBackwardBackward0")
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray, *_: Any) -> np.ndarray:
+        ctx.saved_tensors  # noqa: B018 - the version check torch makes
         return scatter_planes(g, ctx.idx, ctx.shape, 2)
 
 

@@ -137,7 +137,18 @@ class _Einsum(Function):
 
     @staticmethod
     def forward(ctx: Any, *ops: Tensor, ins: list[str], out: str) -> np.ndarray:
-        ctx.save_for_backward(*ops)
+        # operand j is read only by the other operands' gradients (torch saves no more):
+        # the rest are kept as their shape, so writing them in place later is allowed
+        need = ctx.needs_input_grad
+        n = len(ops)
+        ctx.save_for_backward(
+            *(
+                o
+                if any(need[k] for k in range(n) if k != j)
+                else Tensor._make(np.broadcast_to(np.zeros((), o._data.dtype), o._data.shape))
+                for j, o in enumerate(ops)
+            )
+        )
         ctx.ins, ctx.out = ins, out
         arrays = [o._data for o in ops]
         spec = ",".join(ins) + "->" + out
@@ -569,7 +580,15 @@ def addmm(
             f"expected m1 and m2 to have the same dtype, but got: {_cpp(a.dtype)} != "
             f"{_cpp(b.dtype)}"
         )
-    return composite("AddmmBackward0", _addmm_body, bias, a, b, beta=beta, alpha=alpha, mul="mm")
+    return composite(
+        "AddmmBackward0", _addmm_body, bias, a, b, beta=beta, alpha=alpha, mul="mm", saves=_mm_saves
+    )
+
+
+def _mm_saves(need: Any) -> tuple[bool, ...]:
+    """What torch's addmm/baddbmm/addmv nodes save: each factor for the other's gradient,
+    never the added input."""
+    return (False, need[2], need[1])
 
 
 def _baddbmm_samples(rng: np.random.Generator) -> list[Any]:
@@ -604,7 +623,17 @@ def baddbmm(
         raise DtypeMismatchError(
             f"expected scalar type {_type(a.dtype)} but found {_type(b.dtype)}"
         )
-    return composite("BaddbmmBackward0", _addmm_body, bias, a, b, beta=beta, alpha=alpha, mul="bmm")
+    return composite(
+        "BaddbmmBackward0",
+        _addmm_body,
+        bias,
+        a,
+        b,
+        beta=beta,
+        alpha=alpha,
+        mul="bmm",
+        saves=_mm_saves,
+    )
 
 
 def _addmv_samples(rng: np.random.Generator) -> list[Any]:
@@ -642,4 +671,14 @@ def addmv(
             "addmv input tensors must have the same dtype, but got "
             f"{_type(bias.dtype)}, {_type(m.dtype)}, and {_type(v.dtype)}"
         )
-    return composite("AddmvBackward0", _addmm_body, bias, m, v, beta=beta, alpha=alpha, mul="mv")
+    return composite(
+        "AddmvBackward0",
+        _addmm_body,
+        bias,
+        m,
+        v,
+        beta=beta,
+        alpha=alpha,
+        mul="mv",
+        saves=_mm_saves,
+    )

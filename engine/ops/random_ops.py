@@ -9,6 +9,7 @@ same values as in PyTorch 2.13 (see ``engine.random``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -16,11 +17,13 @@ import numpy as np
 
 from .. import dtypes, estimates
 from ..errors import BadArgumentsError, DtypeMismatchError
+from ..function import Function
 from ..random import Generator, default_generator
 from ..registry import Const, register, sample
-from ..tensor import Tensor
+from ..tensor import Tensor, _snapshot
+from ..views import inplace
 from ._util import as_tensor
-from .arithmetic import mul
+from .arithmetic import mul, not_implemented_function
 from .creation_ops import _dtype, _leaf, _like, _not_implemented, _size
 
 
@@ -322,8 +325,12 @@ def normal(
         dt = dtypes.DEFAULT_FLOAT
     shape = tuple(np.broadcast_shapes(m.shape, s.shape))
     z = gen.normal(shape, dt)
-    out = (z * s._data.astype(dt)).astype(dt) + m._data.astype(dt)
-    return _leaf(out.astype(dt), False)
+    out = ((z * s._data.astype(dt)).astype(dt) + m._data.astype(dt)).astype(dt)
+    if isinstance(mean, Tensor) and isinstance(std, Tensor):
+        return NormalBackward3.apply(mean, std, values=out)
+    if isinstance(mean, Tensor):
+        return NormalBackward1.apply(mean, values=out)
+    return NormalBackward2.apply(std, values=out)
 
 
 @register(
@@ -343,11 +350,12 @@ def bernoulli(
     a = _like(input)
     gen = _generator(seed, generator)
     if p is not None:
-        return _leaf(gen.bernoulli(_probability(p), a.shape, a.dtype), False)
+        values = gen.bernoulli(_probability(p), a.shape, a.dtype)
+        return BernoulliNotImplemented.apply(a, compute=lambda _a: values)
     data = a._data
     if data.size and (np.isnan(data).any() or data.min() < 0 or data.max() > 1):
         raise BadArgumentsError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    return _leaf(gen.bernoulli_tensor(data, data.dtype), False)
+    return BernoulliBackward0.apply(a, values=gen.bernoulli_tensor(data, data.dtype))
 
 
 def _probability(p: Any) -> float:
@@ -357,11 +365,45 @@ def _probability(p: Any) -> float:
     return p
 
 
+def _zero_gradient(name: str) -> type[Function]:
+    """The node of a random op that PyTorch differentiates as a constant
+    (derivatives.yaml: ``zeros_like``): its result requires grad when an input does,
+    and each such input gets a zero gradient."""
+
+    def forward(ctx: Any, *inputs: Any, values: np.ndarray) -> np.ndarray:
+        ctx.shapes = [(t._data.shape, t._data.dtype) for t in inputs]
+        return values
+
+    def backward(ctx: Any, g: Tensor) -> Any:
+        zeros = tuple(
+            Tensor._make(np.zeros(shape, dt)) if ctx.needs_input_grad[i] else None
+            for i, (shape, dt) in enumerate(ctx.shapes)
+        )
+        return zeros if len(zeros) > 1 else zeros[0]
+
+    attrs = {"name": name, "forward": staticmethod(forward), "backward": staticmethod(backward)}
+    return type(name, (Function,), attrs)
+
+
+BernoulliBackward0 = _zero_gradient("BernoulliBackward0")
+NormalBackward1 = _zero_gradient("NormalBackward1")  # tensor mean, number std
+NormalBackward2 = _zero_gradient("NormalBackward2")  # number mean, tensor std
+NormalBackward3 = _zero_gradient("NormalBackward3")  # both tensors
+BernoulliNotImplemented = not_implemented_function("bernoulli")  # bernoulli(input, p)
+UniformBackward0 = _zero_gradient("UniformBackward0")  # uniform_
+NormalBackward0 = _zero_gradient("NormalBackward0")  # normal_
+BernoulliBackward2 = _zero_gradient("BernoulliBackward2")  # bernoulli_(p)
+
+
 # -- in-place fillers ------------------------------------------------------------------------
 
 
-def _fill(t: Tensor, values: np.ndarray) -> Tensor:
+def _fill(t: Tensor, values: np.ndarray, node: type[Function]) -> Tensor:
+    """Write ``values`` into ``t``; in a graph, rebase its history onto ``node`` (a
+    zero gradient to the overwritten values; CopySlices on the base of a view)."""
     t._check_inplace()
+    if t._records():
+        return inplace(t, node.apply(_snapshot(t), values=values))
     return t._write(values)
 
 
@@ -399,7 +441,8 @@ def normal_(
     """Fill in place with normal samples (PyTorch's ``normal_``), bumping the version."""
     dt = _floating(self.dtype, "normal_kernel_cpu")
     gen = _generator(seed, generator)
-    return _fill(self, gen.normal(self.shape, dt, float(mean), _std_checked(float(std))))
+    values = gen.normal(self.shape, dt, float(mean), _std_checked(float(std)))
+    return _fill(self, values, NormalBackward0)
 
 
 @register(
@@ -424,7 +467,8 @@ def uniform_(
         raise BadArgumentsError(
             f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
         )
-    return _fill(self, _generator(seed, generator).uniform(self.shape, dt, float(a), float(b)))
+    values = _generator(seed, generator).uniform(self.shape, dt, float(a), float(b))
+    return _fill(self, values, UniformBackward0)
 
 
 @register(
@@ -440,7 +484,7 @@ def bernoulli_(
 ) -> Tensor:
     """Fill in place with zeros and ones, each 1 with probability ``p``."""
     values = _generator(seed, generator).bernoulli(_probability(p), self.shape, self.dtype)
-    return _fill(self, values)
+    return _fill(self, values, BernoulliBackward2)
 
 
 # -- dropout ---------------------------------------------------------------------------------
@@ -505,6 +549,48 @@ def dropout(
     return _noise_mul(a, a.shape, p, bool(training), _generator(seed, generator))
 
 
+_FEATURE_DEPRECATED = (
+    "{name}: Received a {nd}-D input to {name}, which is deprecated and will result in an "
+    "error in a future release. To retain the behavior and silence this warning, please use "
+    "dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with "
+    "{dims} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+    "{lo}D or {hi}D inputs)."
+)
+_DROPOUT2D_3D = (
+    "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+    "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+    "dim. This behavior will change in a future release to interpret the input as one without "
+    "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+    "behavior, please switch to using dropout1d instead."
+)
+
+
+def _feature_noise_shape(name: str, dims: int, a: Tensor) -> tuple[int, ...]:
+    """The mask's shape as ``torch.nn.functional.<name>`` builds it: ``dropout1d``
+    refuses other ranks; ``dropout2d``/``dropout3d`` warn and go on; ``dropout2d``
+    reads a 3-D input as (N, C, L) (torch 2.13, with its warning), ``dropout3d`` a
+    non-5-D one as unbatched; then one draw per (batch, channel)."""
+    nd, lo, hi = a.ndim, dims + 1, dims + 2
+    if nd not in (lo, hi):
+        if dims == 1:
+            raise BadArgumentsError(
+                f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
+                "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+                "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or "
+                "3D inputs)."
+            )
+        msg = _FEATURE_DEPRECATED.format(name=name, nd=nd, dims=dims, lo=lo, hi=hi)
+        warnings.warn(msg, UserWarning, stacklevel=4)
+    if dims == 2 and nd == 3:
+        warnings.warn(_DROPOUT2D_3D, UserWarning, stacklevel=4)
+    unbatched = dims != 2 and nd != hi
+    full = (1, *a.shape) if unbatched else tuple(a.shape)
+    if len(full) < 2:
+        raise BadArgumentsError("Feature dropout requires at least 2 dimensions in the input")
+    noise = full[:2] + (1,) * (len(full) - 2)
+    return noise[1:] if unbatched else noise
+
+
 def _feature_dropout(name: str, dims: int) -> Callable[..., Tensor]:
     def fn(
         input: Tensor,
@@ -519,14 +605,7 @@ def _feature_dropout(name: str, dims: int) -> Callable[..., Tensor]:
         if inplace:
             raise BadArgumentsError(f"{name}(inplace=True) is not supported; use inplace=False")
         a = _like(input)
-        if a.ndim not in (dims + 1, dims + 2):
-            raise BadArgumentsError(
-                f"{name}: Expected {dims + 1}D or {dims + 2}D input, but received a {a.ndim}D "
-                "input."
-            )
-        batched = a.ndim == dims + 2
-        lead = a.shape[:2] if batched else a.shape[:1]
-        shape = lead + (1,) * dims
+        shape = _feature_noise_shape(name, dims, a)
         return _noise_mul(a, shape, p, bool(training), _generator(seed, generator))
 
     fn.__name__ = name

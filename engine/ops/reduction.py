@@ -1599,6 +1599,7 @@ class VarMeanBackward0(Function):
         keepdim: bool,
     ) -> Any:
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        ctx.materialize_grads = False  # an output no gradient reached adds nothing (torch)
         ctx.save_for_backward(a)
         ctx.save_result()
         op = "std_mean" if cls.take_sqrt else "var_mean"
@@ -1608,18 +1609,22 @@ class VarMeanBackward0(Function):
         return np.asarray(spread, a._data.dtype), _mean_array(a._data, dims, keepdim)
 
     @classmethod
-    def backward(cls, ctx: Any, g_spread: Tensor, g_mean: Tensor) -> Tensor:  # type: ignore[override]
-
+    def backward(cls, ctx: Any, g_spread: Tensor | None, g_mean: Tensor | None) -> Tensor | None:  # type: ignore[override]
         (a,) = ctx.saved_tensors
         dims, keepdim = ctx.dims, ctx.keepdim
-        spread = ctx.results[0]
-        if cls.take_sqrt:
-            g_spread = where(Tensor._make(spread._data == 0), 0.0, g_spread / (spread * 2))
-        grad = _var_grad(g_spread, a, dims, ctx.correction, keepdim)
+        grad = None
+        if g_spread is not None:
+            spread = ctx.results[0]
+            if cls.take_sqrt:
+                g_spread = where(Tensor._make(spread._data == 0), 0.0, g_spread / (spread * 2))
+            grad = _var_grad(g_spread, a, dims, ctx.correction, keepdim)
+        if g_mean is None:
+            return grad
         all_dims = tuple(range(a.ndim)) if dims is None else dims
         n = _count(a._data.shape, all_dims)
         mean_grad = expand_back(g_mean, a._data.shape, all_dims, keepdim)
-        return grad + (mean_grad / n if n else mean_grad)
+        mean_grad = mean_grad / n if n else mean_grad
+        return mean_grad if grad is None else grad + mean_grad
 
 
 class StdMeanBackward0(VarMeanBackward0):

@@ -729,8 +729,8 @@ class MaskedScatterBackward0(Function):
     def forward(ctx: Any, a: Tensor, source: Tensor, *, mask: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(mask)
         ctx.src_shape = source._data.shape
-        out = a._data.copy()
-        out[mask] = source._data.reshape(-1)[: int(mask.sum())]
+        out = a._data.copy()  # row-major: its flat view writes through (0-d too)
+        out.reshape(-1)[mask.reshape(-1)] = source._data.reshape(-1)[: int(mask.sum())]
         return out
 
     @staticmethod
@@ -776,7 +776,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise ShapeMismatchError("Number of elements of source < number of ones in mask")
     if s._data.dtype != a._data.dtype:
         raise DtypeMismatchError("masked_scatter_: expected self and source to have same dtypes")
-    return MaskedScatterBackward0.apply(a, s, mask=np.ascontiguousarray(mk))
+    return MaskedScatterBackward0.apply(a, s, mask=np.array(mk, order="C"))  # 0-d stays 0-d
 
 
 @register(

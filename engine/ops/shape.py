@@ -402,8 +402,11 @@ def to(
 ) -> Tensor:
     """Cast to ``dtype`` (float32, float64, int64, bool); the result is a copy only if it differs
     (or ``copy``). PyTorch's other forms: ``x.to("cpu")`` (the only device), ``x.to(other)``."""
-    if more:  # ``x.to(device, dtype)``
-        device, dtype = dtype, more[0]
+    text = str(dtype)
+    if more and (text == "cpu" or text.startswith(("cpu:", "cuda", "mps"))):
+        device, dtype, more = dtype, more[0], more[1:]  # ``x.to(device, dtype, ...)``
+    if len(more) >= 2:  # then ``non_blocking, copy`` (non_blocking means nothing here)
+        copy = bool(more[1])
     if isinstance(dtype, Tensor):
         dtype = dtypes.torch_name(dtype._data.dtype)
     for where in (dtype, device):

@@ -862,7 +862,8 @@ class LerpBackward1(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, b: Tensor, w: Tensor, *, dtype: np.dtype) -> np.ndarray:
-        ctx.save_for_backward(a, b, w)
+        need_w = ctx.needs_input_grad[2]  # as torch: the ends only for the weight's gradient
+        ctx.save_for_backward(a if need_w else None, b if need_w else None, w)
         return np.asarray(_lerp_array(arr(a, dtype), arr(b, dtype), arr(w, dtype)), dtype)
 
     @staticmethod

@@ -101,12 +101,12 @@ CASES: dict[str, tuple[Any, Any, list[np.ndarray]]] = {
     ),
     "svd pairs": (
         # U diag(c) Vh does not depend on the joint sign of each (u_k, v_k)
-        lambda a: _pairs(E, E.svd(a, full_matrices=False)),
+        lambda a: _pairs(E, E.linalg.svd(a, full_matrices=False)),
         lambda a: _pairs(torch, LA.svd(a, full_matrices=False)),
         [distinct_singular(2, 4, 3)],
     ),
     "svd wide pairs": (
-        lambda a: _pairs(E, E.svd(a, full_matrices=False)),
+        lambda a: _pairs(E, E.linalg.svd(a, full_matrices=False)),
         lambda a: _pairs(torch, LA.svd(a, full_matrices=False)),
         [distinct_singular(2, 4)],
     ),
@@ -193,7 +193,7 @@ def test_eigenvectors_are_a_valid_decomposition() -> None:
     np.testing.assert_allclose(
         (v.numpy() * lam.numpy()[..., None, :]) @ np.swapaxes(v.numpy(), -1, -2), a, atol=1e-12
     )
-    u, s, vh = E.svd(E.tensor(a), full_matrices=False)
+    u, s, vh = E.linalg.svd(E.tensor(a), full_matrices=False)
     np.testing.assert_allclose((u.numpy() * s.numpy()[..., None, :]) @ vh.numpy(), a, atol=1e-12)
     tl, _ = torch.linalg.eigh(torch.from_numpy(a))
     np.testing.assert_allclose(lam.data, tl.numpy(), atol=1e-12)
@@ -270,7 +270,7 @@ ERRORS = {
     ),
     "det not square": (lambda: E.det(E.tensor(RECT)), lambda: LA.det(torch.ones(2, 3))),
     "eigh not square": (lambda: E.eigh(E.tensor(RECT)), lambda: LA.eigh(torch.ones(2, 3))),
-    "svd vector": (lambda: E.svd(E.tensor(VEC)), lambda: LA.svd(torch.ones(3))),
+    "svd vector": (lambda: E.linalg.svd(E.tensor(VEC)), lambda: LA.svd(torch.ones(3))),
     "qr vector": (lambda: E.qr(E.tensor(VEC)), lambda: LA.qr(torch.ones(3))),
     "solve shapes": (
         lambda: E.solve(E.tensor(np.eye(2)), E.tensor(VEC)),
@@ -338,12 +338,12 @@ def test_non_finite_inputs(case: str, op: str) -> None:
         theirs = getattr(LA, op)(torch.from_numpy(a.copy()))
     except RuntimeError as exc:
         with pytest.raises(LinAlgError) as mine:
-            getattr(E, op)(E.tensor(a))
+            getattr(E.linalg, op)(E.tensor(a))
         assert str(mine.value) == str(exc)
         return
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = getattr(E, op)(E.tensor(a))
+        result = getattr(E.linalg, op)(E.tensor(a))
     if op in ("inv", "det", "slogdet"):
         assert_same(result, theirs)
 

@@ -290,6 +290,78 @@ def _assert_values(
     )
 
 
+# -- what CPU kernels may differ by --------------------------------------------------------
+
+# Both sides pick kernels by CPU: torch by ATEN_CPU_CAPABILITY (default/avx2/avx512),
+# numpy its SIMD loops for exp/log/sin/cos (NPY_DISABLE_CPU_FEATURES). Where both
+# compute the same formula, the kernels differ by rounding (a vectorized log is not
+# glibc's log, a compiler contracts a*b+c into one fma): a few units in the last place.
+KERNEL_ULPS = 4
+# numpy's AVX-512 loop names (numpy 2.0-2.3 and 2.4+): in a subprocess's environment as
+# NPY_DISABLE_CPU_FEATURES they turn numpy's AVX-512 loops off (unknown names are ignored)
+NUMPY_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL X86_V4 AVX512_ICL AVX512_SPR"
+
+
+def torch_runs_avx2_kernels() -> bool:
+    """Whether torch dispatches its AVX2 (or AVX-512) kernels in this process; both
+    builds run the same AVX2 float32 normal kernel the engine reproduces."""
+    return str(require_torch().backends.cpu.get_cpu_capability()) in ("AVX2", "AVX512")
+
+
+def numpy_runs_avx512_loops() -> bool:
+    """Whether numpy runs its AVX-512 loops here (float64 log/sin/cos among them, which
+    differ from glibc's, the ones torch calls, by an ulp now and then)."""
+    features = np._core._multiarray_umath.__cpu_features__  # type: ignore[attr-defined]
+    key = "X86_V4" if "X86_V4" in features else "AVX512F"
+    return bool(features.get(key))
+
+
+def assert_kernel_close(
+    mine: Any,
+    theirs: Any,
+    *,
+    ulps: int = KERNEL_ULPS,
+    atol: float = 0.0,
+    kernel_dependent: Any = None,
+    err_msg: str = "",
+) -> None:
+    """Engine and PyTorch values agree within what CPU kernels can differ by: finite
+    values within ``ulps`` units in the last place of the larger (or ``atol``), NaN
+    where the other is NaN, an infinity where the other has the same one. At
+    ``kernel_dependent`` positions (a boolean mask) the answer itself depends on the
+    kernel PyTorch picks (the caller says why: torch's AVX-512 ``gelu(+inf)`` is NaN
+    where its AVX2 one is inf; the sign of an infinite or zero result): there either
+    side may be NaN, else the magnitudes agree."""
+    a, b = np.asarray(to_numpy(mine)), np.asarray(to_numpy(theirs))
+    assert a.shape == b.shape, f"{err_msg}: shape {a.shape} != torch {b.shape}"
+    assert a.dtype == b.dtype, f"{err_msg}: dtype {a.dtype} != torch {b.dtype}"
+    if a.dtype.kind != "f":
+        np.testing.assert_array_equal(a, b, err_msg=err_msg)
+        return
+    free = np.zeros(a.shape, bool) if kernel_dependent is None else np.asarray(kernel_dependent)
+    free = np.broadcast_to(free, a.shape)
+    fa, fb = a[free], b[free]
+    either_nan = np.isnan(fa) | np.isnan(fb)
+    _assert_ulps(np.abs(fa[~either_nan]), np.abs(fb[~either_nan]), ulps, atol, err_msg)
+    _assert_ulps(a[~free], b[~free], ulps, atol, err_msg)
+
+
+def _assert_ulps(a: np.ndarray, b: np.ndarray, ulps: int, atol: float, err_msg: str) -> None:
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    assert np.array_equal(nan_a, nan_b), f"{err_msg}: NaN at {np.flatnonzero(nan_a != nan_b)}"
+    a, b = a[~nan_a], b[~nan_a]
+    inf = np.isinf(a) | np.isinf(b)
+    assert np.array_equal(a[inf], b[inf]), f"{err_msg}: infinities {a[inf]} vs torch {b[inf]}"
+    a, b = a[~inf], b[~inf]
+    with np.errstate(over="ignore"):
+        room = np.maximum(ulps * np.spacing(np.maximum(np.abs(a), np.abs(b))), atol)
+    off = np.abs(a.astype(np.float64) - b.astype(np.float64)) > room
+    assert not off.any(), (
+        f"{err_msg}: {int(off.sum())} values differ by more than {ulps} ulp (atol {atol}): "
+        f"{a[off][:5]} vs torch {b[off][:5]}"
+    )
+
+
 def differentiable_outputs(result: Any) -> list[Any]:
     """The tensors in a result (nested tuples/lists too) that require grad."""
     if _is_seq(result):
