@@ -37,10 +37,12 @@ test: lint typecheck unit
 openapi: $(VENV)/.serve-installed
 	$(PY) -m service.openapi_dump > openapi/openapi.json
 
-# the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop)
+# the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop),
+# then every sample of PyTorch's op database (tests/opdb; `make test` runs the first of each)
 SEEDS ?= 0:3000
 fuzz: $(VENV)/.test-installed
 	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
+	OPDB_LIMIT=all $(PY) -m pytest tests/opdb -q -s -p no:cacheprovider --timeout 3600
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py

@@ -56,9 +56,11 @@ class Results:
     ``flag``: ``count`` results (a tuple) when argument ``arg`` is true, else one
     (``max_pool2d(..., return_indices=True)``).
     ``flag_ndim``: one result per dim of ``input`` (at least one, a tuple) when ``arg``
-    is true, else one (``nonzero(x, as_tuple=True)``)."""
+    is true, else one (``nonzero(x, as_tuple=True)``).
+    ``sections``: ``arg`` results when it is a number (or a 0-d tensor), one more than
+    its length when it lists indices (``tensor_split``)."""
 
-    kind: str  # "given" | "dim_size" | "split" | "chunk" | "flag" | "flag_ndim"
+    kind: str  # "given" | "dim_size" | "split" | "chunk" | "flag" | "flag_ndim" | "sections"
     arg: str = ""
     dim: str = "dim"
     count: int = 2
@@ -67,7 +69,7 @@ class Results:
         out: dict[str, Any] = {"rule": self.kind, "dim": self.dim}
         if self.kind in ("given", "flag"):
             return {"rule": self.kind, "arg": self.arg, "count": self.count}
-        if self.kind == "flag_ndim":
+        if self.kind in ("flag_ndim", "sections"):
             return {"rule": self.kind, "arg": self.arg}
         if self.arg:
             out["arg"] = self.arg
@@ -99,6 +101,11 @@ def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, 
         return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
     if kind == "flag_ndim":
         return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
+    if kind == "sections":
+        cuts = bound[rule["arg"]]
+        if is_tensor(cuts):
+            return (int(cuts.shape[0]) + 1, True) if len(cuts.shape) else (int(cuts.item()), True)
+        return (len(cuts) + 1, True) if isinstance(cuts, list | tuple) else (int(cuts), True)
     size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
     if kind == "dim_size":
         return int(size), True

@@ -28,3 +28,4 @@ from . import activations
 from . import aliases
 from . import composites
 from . import gamma
+from . import splits
