@@ -29,3 +29,4 @@ from . import aliases
 from . import composites
 from . import gamma
 from . import splits
+from . import composed
