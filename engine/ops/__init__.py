@@ -30,3 +30,4 @@ from . import composites
 from . import gamma
 from . import splits
 from . import composed
+from . import copies
