@@ -11,9 +11,10 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError
-from ..registry import Const, register, sample
+from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._composite import composite
 from ._util import as_tensor
 
 
@@ -183,3 +184,187 @@ def multi_dot(tensors: Any) -> Tensor:
     if last_1d:
         shape = shape[:-1]
     return out.view(shape)  # PyTorch ends in a view whatever the ends (``ViewBackward0``)
+
+
+# -- products and assemblies PyTorch records as one node ---------------------------------------
+
+
+def _addr_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 3, 4), S.rand(rng, 3), S.rand(rng, 4)),
+        sample(
+            S.rand(rng, 4), S.rand(rng, 3), S.rand(rng, 4), beta=0.5, alpha=2.0, note="broadcast"
+        ),
+    ]
+
+
+@register(samples=_addr_samples)
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta·input + alpha·outer(vec1, vec2)`` (``input`` ignored when ``beta`` is 0)."""
+    a, u, v = as_tensor(input), as_tensor(vec1), as_tensor(vec2)
+    for name, t in (("vec1", u), ("vec2", v)):
+        if t.ndim != 1:
+            raise BadArgumentsError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+
+    alpha, beta = _scalars(alpha, beta, a, u, v)
+
+    def body(a: Tensor, u: Tensor, v: Tensor) -> Tensor:
+        prod = u.outer(v) * alpha if alpha != 1 else u.outer(v)
+        if beta == 0:
+            return prod.clone()
+        return a * beta + prod if beta != 1 else a + prod
+
+    return _as(composite("AddrBackward0", body, a, u, v), a, u, v)
+
+
+def _addbmm_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 3, 4), S.rand(rng, 2, 3, 5), S.rand(rng, 2, 5, 4)),
+        sample(S.rand(rng, 4), S.rand(rng, 2, 3, 5), S.rand(rng, 2, 5, 4), beta=0.5, alpha=2.0),
+    ]
+
+
+@register(samples=_addbmm_samples)
+def addbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta·input + alpha·Σ_b batch1[b] @ batch2[b]`` (``input`` ignored when ``beta`` is 0)."""
+    a, b1, b2 = as_tensor(input), as_tensor(batch1), as_tensor(batch2)
+    for name, t in (("batch1", b1), ("batch2", b2)):
+        if t.ndim != 3:
+            raise BadArgumentsError(f"{name} must be a 3D tensor")
+
+    alpha, beta = _scalars(alpha, beta, a, b1, b2)
+
+    def body(a: Tensor, b1: Tensor, b2: Tensor) -> Tensor:
+        prod = b1.bmm(b2).sum(0)
+        prod = prod * alpha if alpha != 1 else prod
+        if beta == 0:
+            return prod.clone()
+        return a * beta + prod if beta != 1 else a + prod
+
+    return _as(composite("AddbmmBackward0", body, a, b1, b2), a, b1, b2)
+
+
+def _scalars(alpha: Any, beta: Any, *inputs: Tensor) -> tuple[Any, Any]:
+    """PyTorch casts ``alpha`` and ``beta`` to an integer result's type (0.6 is 0)."""
+    if all(not dtypes.is_floating(t.dtype) for t in inputs):
+        return int(alpha), int(beta)
+    return alpha, beta
+
+
+def _as(out: Tensor, *inputs: Tensor) -> Tensor:
+    """The result in the inputs' promoted dtype (integer and bool products keep theirs)."""
+    dtype = inputs[0].dtype
+    for t in inputs[1:]:
+        dtype = dtypes.promote(dtype, t.dtype) or dtype
+    return out if out.dtype == dtype else out.to(dtype)
+
+
+def _block_diag_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), S.rand(rng, 1, 2)),
+        sample(S.rand(rng), S.rand(rng, 3), S.rand(rng, 2, 2), note="0-d, 1-d, 2-d"),
+    ]
+
+
+@register(samples=_block_diag_samples, method=False, estimate=None)
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block-diagonal matrix of the inputs (a 0-d is 1×1, a vector one row)."""
+    ts = [as_tensor(t) for t in tensors]
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise BadArgumentsError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                f"{t.ndim} dimensions"
+            )
+    if not ts:
+        return Tensor._make(np.zeros((1, 0), np.float32))
+    dtype = ts[0].dtype
+    for t in ts[1:]:
+        dtype = dtypes.promote(dtype, t.dtype) or dtype
+
+    def body(*ts: Tensor) -> Tensor:
+        mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in ts]
+        mats = [m if m.dtype == dtype else m.to(dtype) for m in mats]
+        width = sum(m.shape[1] for m in mats)
+        rows, left = [], 0
+        for m in mats:
+            right = width - left - m.shape[1]
+            parts = [m.new_zeros((m.shape[0], left)), m, m.new_zeros((m.shape[0], right))]
+            rows.append(OPS["cat"].fn(parts, 1))
+            left += m.shape[1]
+        return OPS["cat"].fn(rows, 0)
+
+    return composite("BlockDiagBackward0", body, *ts)
+
+
+@register(
+    samples=lambda rng: [
+        sample(S.rand(rng, 2), S.rand(rng, 3)),
+        sample(S.rand(rng, 3), note="one"),
+    ],
+    method=False,
+)
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of the inputs' elements, one row each (a single input itself)."""
+    ts = [as_tensor(t) for t in tensors]
+    for t in ts:
+        if t.ndim != 1:
+            raise BadArgumentsError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    grid = tuple(t.shape[0] for t in ts)
+    cols = []
+    for k, t in enumerate(ts):
+        shape = [1] * len(ts)
+        shape[k] = grid[k]
+        cols.append(t.reshape(shape).expand(grid).reshape(-1))
+    return OPS["stack"].fn(cols, 1)
+
+
+def _fill_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 2, 3), 1.5),
+        sample(S.rand(rng, 2, 3), S.rand(rng), note="a 0-d value"),
+    ]
+
+
+@register(samples=_fill_samples)
+def fill(input: Tensor, value: Any) -> Tensor:
+    """A tensor like ``input`` holding ``value`` everywhere (a number or a 0-d tensor)."""
+    a = as_tensor(input)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise BadArgumentsError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        return composite("FillBackward1", _filled, a, value)
+    return composite("FillBackward0", lambda a: _filled(a, a.new_full((), value)), a)
+
+
+def _filled(a: Tensor, v: Tensor) -> Tensor:
+    # ``where`` keeps ``a`` in the graph with an exact zero gradient (inf - inf is no zero)
+    everywhere = Tensor._make(np.ones(a.shape, bool))
+    return OPS["where"].fn(everywhere, v.to(a.dtype), a)
+
+
+@register(
+    samples=lambda rng: [sample(2.5), sample(3, dtype="float64")],
+    method=False,
+    differentiable=False,
+)
+def scalar_tensor(
+    s: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A 0-d tensor holding ``s``, of the default float dtype unless ``dtype`` is given."""
+    target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.float32
+    value = s.item() if isinstance(s, Tensor) else s
+    return Tensor._make(np.asarray(value, dtype=target)).requires_grad_(bool(requires_grad))
