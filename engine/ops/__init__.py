@@ -31,3 +31,4 @@ from . import gamma
 from . import splits
 from . import composed
 from . import copies
+from . import fft

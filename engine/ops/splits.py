@@ -11,10 +11,11 @@ import numpy as np
 from .. import dtypes
 from ..errors import ArgumentTypeError, BadArgumentsError
 from ..primitives import SliceBackward0, slice_key
-from ..registry import Const, Results, register, sample
+from ..registry import OPS, Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor, normalize_dim
+from .shape import SplitBackward0
 
 _SIGNATURES = (
     "received an invalid combination of arguments - got ({got}), but expected one of:\n"
@@ -141,3 +142,59 @@ def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     """``tensor_split`` along dim 2 of a tensor of at least 3 dims; sections must divide it."""
     return _directional("dsplit", as_tensor(input), indices_or_sections, 2, 3)
+
+
+# -- split's other spellings ------------------------------------------------------------------
+
+
+class UnsafeSplitBackward0(SplitBackward0):
+    """``unsafe_split``/``unsafe_chunk``: pieces autograd does not track as views."""
+
+    name = "UnsafeSplitBackward0"
+    is_view = False
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
+        ctx.dim = dim
+        bounds = np.cumsum(sizes)[:-1].tolist()
+        return tuple(p.copy() for p in np.split(a._data, bounds, axis=dim))
+
+
+def _with_sizes_samples(rng: np.random.Generator) -> list[Any]:
+    return [sample(S.rand(rng, 5, 2), [2, 3]), sample(S.rand(rng, 2, 6), [1, 0, 5], dim=1)]
+
+
+@register(samples=_with_sizes_samples, results=Results("split", arg="split_sizes"))
+def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of the given sizes along ``dim`` (they must add up to its size)."""
+    if not isinstance(split_sizes, list | tuple):
+        raise ArgumentTypeError(
+            "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+            f"{type(split_sizes).__name__}"
+        )
+    return OPS["split"].fn(input, list(split_sizes), dim)
+
+
+@register(
+    samples=lambda rng: [sample(S.rand(rng, 5, 2), 2), sample(S.rand(rng, 2, 6), 3, 1)],
+    results=Results("split", arg="split_size"),
+)
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``split`` whose pieces autograd does not track as views of ``input``."""
+    pieces = OPS["split"].fn(input, split_size, dim)  # split's checks and messages
+    a = as_tensor(input)
+    d = normalize_dim(dim, a.ndim)
+    sizes = tuple(p.shape[d] for p in pieces)
+    return UnsafeSplitBackward0.apply(a, sizes=sizes, dim=d)
+
+
+@register(
+    samples=lambda rng: [sample(S.rand(rng, 6, 2), 3), sample(S.rand(rng, 2, 5), 3, 1)],
+    results=Results("chunk", arg="chunks"),
+)
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``chunk`` whose pieces autograd does not track as views of ``input``."""
+    pieces = OPS["chunk"].fn(input, chunks, dim)
+    a = as_tensor(input)
+    d = normalize_dim(dim, a.ndim)
+    return UnsafeSplitBackward0.apply(a, sizes=tuple(p.shape[d] for p in pieces), dim=d)
