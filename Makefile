@@ -41,11 +41,13 @@ openapi: $(VENV)/.serve-installed
 	$(PY) -m service.openapi_dump > openapi/openapi.json
 
 # the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop),
-# and every op of the catalogue called with wrong kinds of arguments (a sample in `make test`)
+# every op of the catalogue called with wrong kinds of arguments (a sample in `make test`)
+# and every sample of PyTorch's op database (tests/opdb; `make test` runs the first of each)
 SEEDS ?= 0:3000
 fuzz: $(VENV)/.test-installed
 	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
 	GRADSERVE_WRONG_KINDS=all $(PY) -m pytest -q tests/service/test_wrong_kinds.py
+	OPDB_LIMIT=all $(PY) -m pytest tests/opdb -q -s -p no:cacheprovider --timeout 3600
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py

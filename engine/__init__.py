@@ -31,6 +31,7 @@ from .version import __version__
 
 _methods.bind()
 globals().update({name: spec.fn for name, spec in OPS.items() if name not in globals()})
+from . import fft as fft  # noqa: E402 - torch.fft (its real-valued part)
 from . import func as func  # noqa: E402 - torch.func (grad, vjp, jacrev, vmap, ...)
 from . import linalg as linalg  # noqa: E402 - torch.linalg (after the registry is full)
 from . import nn as nn  # noqa: E402 - torch.nn.functional

@@ -59,9 +59,11 @@ class Results:
     ``flag``: ``count`` results (a tuple) when argument ``arg`` is true, else one
     (``max_pool2d(..., return_indices=True)``).
     ``flag_ndim``: one result per dim of ``input`` (at least one, a tuple) when ``arg``
-    is true, else one (``nonzero(x, as_tuple=True)``)."""
+    is true, else one (``nonzero(x, as_tuple=True)``).
+    ``sections``: ``arg`` results when it is a number (or a 0-d tensor), one more than
+    its length when it lists indices (``tensor_split``)."""
 
-    kind: str  # "given" | "dim_size" | "split" | "chunk" | "flag" | "flag_ndim"
+    kind: str  # "given" | "dim_size" | "split" | "chunk" | "flag" | "flag_ndim" | "sections"
     arg: str = ""
     dim: str = "dim"
     count: int = 2
@@ -70,7 +72,7 @@ class Results:
         out: dict[str, Any] = {"rule": self.kind, "dim": self.dim}
         if self.kind in ("given", "flag"):
             return {"rule": self.kind, "arg": self.arg, "count": self.count}
-        if self.kind == "flag_ndim":
+        if self.kind in ("flag_ndim", "sections"):
             return {"rule": self.kind, "arg": self.arg}
         if self.arg:
             out["arg"] = self.arg

@@ -27,6 +27,11 @@ def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, 
         return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
     if kind == "flag_ndim":
         return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
+    if kind == "sections":
+        cuts = bound[rule["arg"]]
+        if is_tensor(cuts):
+            return (int(cuts.shape[0]) + 1, True) if len(cuts.shape) else (int(cuts.item()), True)
+        return (len(cuts) + 1, True) if isinstance(cuts, list | tuple) else (int(cuts), True)
     size = bound["input"].shape[int(bound.get(rule["dim"]) or 0)]
     if kind == "dim_size":
         return int(size), True

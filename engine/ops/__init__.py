@@ -28,3 +28,7 @@ from . import activations
 from . import aliases
 from . import composites
 from . import gamma
+from . import splits
+from . import composed
+from . import copies
+from . import fft

@@ -207,7 +207,9 @@ class OpOut(BaseModel):
             "'dim'} (ceil(size / arg), or len(arg) for a list); {'rule': 'chunk', 'arg', "
             "'dim'} (torch.chunk's count); {'rule': 'flag', 'arg', 'count'} (count results when "
             "arg is true, else one); {'rule': 'flag_ndim', 'arg'} (input.ndim results, at "
-            "least one, when arg is true, else one). Rules always return a tuple except "
+            "least one, when arg is true, else one); {'rule': 'sections', 'arg'} (arg results "
+            "for a number, len(arg) + 1 for a list of indices: tensor_split). Rules always "
+            "return a tuple except "
             "'given' and the flags with one result."
         )
     )

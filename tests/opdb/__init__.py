@@ -1,0 +1,1 @@
+"""PyTorch's OpInfo database run against the engine (see ``harness``)."""
