@@ -12,7 +12,10 @@ A differentiable ``Function`` declares its forward rule beside its backward rule
 (explicit), ``LINEAR`` (the op is linear in its float inputs: the rule is the op
 applied to the tangents), ``MULTILINEAR`` (linear in each float input with the others
 fixed, as matmul and conv are, plus an additive bias at ``Function.jvp_bias``: the rule
-is the sum of the op applied with one input replaced by its tangent), ``SELF_ADJOINT`` (the Jacobian is symmetric, as for
+is the sum of the op applied with one input replaced by its tangent), ``REDUCTION``
+(each result element reads its own slice of the input, along ``ctx.dims``: the row of
+the Jacobian is the backward rule applied to ones, summed against the tangent over the
+slice), ``SELF_ADJOINT`` (the Jacobian is symmetric, as for
 elementwise unary ops: the rule is the backward rule applied to the tangent) or
 ``FROM_BACKWARD`` (the generic fallback: the backward rule differentiated again).
 """
@@ -41,6 +44,7 @@ class Rule:
 
 LINEAR = Rule("LINEAR")
 MULTILINEAR = Rule("MULTILINEAR")
+REDUCTION = Rule("REDUCTION")
 SELF_ADJOINT = Rule("SELF_ADJOINT")
 FROM_BACKWARD = Rule("FROM_BACKWARD")
 

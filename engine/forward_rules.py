@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import dual
-from .dual import FROM_BACKWARD, LINEAR, LIVE, MULTILINEAR, SELF_ADJOINT, Level
+from .dual import FROM_BACKWARD, LINEAR, LIVE, MULTILINEAR, REDUCTION, SELF_ADJOINT, Level
 from .errors import BadArgumentsError, InternalVJPError
 from .function import Function, Node
 from .primitives import ViewBackward0, cast, expand, sum_to
@@ -121,6 +121,8 @@ def _run(
         return cls.apply(*args, **{**params, **cls.jvp_params})
     if rule is MULTILINEAR:
         return _multilinear(cls, inputs, tangents, params)
+    if rule is REDUCTION:
+        return _reduction(cls, node, tangents, results[0])
     if rule is SELF_ADJOINT:
         return _self_adjoint(cls, node, tangents, results[0])
     if rule is FROM_BACKWARD:
@@ -150,6 +152,22 @@ def _multilinear(
         part = cls.apply(*args, **params)
         total = part if total is None else total + part
     return total
+
+
+def _reduction(
+    cls: type[Function], node: Any, tangents: tuple[Tensor | None, ...], out: Tensor
+) -> Tensor | None:
+    """``out_j = f(x[slice_j])``: ``J t = sum over slice_j of (J^T 1) * t``."""
+    tan = tangents[0]
+    if tan is None:
+        return None
+    grads = cls.backward(node, Tensor._make(np.ones(out._data.shape, out._data.dtype)))
+    row = grads[0] if type(grads) is tuple else grads
+    dims = getattr(node, "dims", None)
+    prod = row * tan
+    if dims is None:
+        return prod.sum()
+    return prod.sum(dims, bool(getattr(node, "keepdim", False)))
 
 
 def _self_adjoint(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..dual import FROM_BACKWARD, needs_derivative
+from ..dual import FROM_BACKWARD, LINEAR, needs_derivative
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
@@ -283,7 +283,7 @@ def _divide(x: Any, total: float) -> Any:
 
 class NllLossBackward0(Function):
     name = "NllLossBackward0"
-    jvp = FROM_BACKWARD
+    jvp = LINEAR  # picks and weighs entries (weights are constants)
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, plan: _NllPlan) -> np.ndarray:
@@ -331,7 +331,7 @@ class NllLossBackwardBackward0(Function):
     input zeros. Taking the input keeps a second derivative defined (zero), not an error."""
 
     name = "NllLossBackwardBackward0"
-    jvp = FROM_BACKWARD
+    jvp = LINEAR  # picks and weighs entries (weights are constants)
 
     @staticmethod
     def forward(ctx: Any, g: Tensor, a: Tensor, *, plan: _NllPlan) -> np.ndarray:

@@ -386,7 +386,7 @@ def _divisors(
 
 class AvgPool2DBackward0(Function):
     name = "AvgPool2DBackward0"
-    jvp = FROM_BACKWARD
+    jvp = LINEAR  # an average of windows
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, geo: Blocks, divisor: np.ndarray) -> np.ndarray:
@@ -549,7 +549,7 @@ class AdaptiveAvgPool2DBackward0(Function):
     """``A_h · x · A_wᵀ`` with one averaging matrix per spatial dim."""
 
     name = "AdaptiveAvgPool2DBackward0"
-    jvp = FROM_BACKWARD
+    jvp = LINEAR  # an average of windows
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, *, mh: np.ndarray, mw: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import dtypes
-from ..dual import FROM_BACKWARD, LINEAR
+from ..dual import FROM_BACKWARD, LINEAR, REDUCTION
 from ..errors import (
     ArgumentTypeError,
     BadArgumentsError,
@@ -500,7 +500,7 @@ class MaxBackward1(Function):
     """``max()`` of the whole tensor."""
 
     name = "MaxBackward1"
-    jvp = FROM_BACKWARD
+    jvp = REDUCTION  # max(): one result reads every element
     _np = staticmethod(np.ndarray.max)
 
     @classmethod
@@ -659,7 +659,7 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 class AmaxBackward0(Function):
     name = "AmaxBackward0"
-    jvp = FROM_BACKWARD
+    jvp = REDUCTION  # each result reads its own slice
     _np = staticmethod(np.ndarray.max)
 
     @classmethod
@@ -992,7 +992,7 @@ def _var_grad(
 
 class VarBackward0(Function):
     name = "VarBackward0"
-    jvp = FROM_BACKWARD
+    jvp = REDUCTION  # each result reads its own slice
 
     @staticmethod
     def forward(
@@ -1010,7 +1010,7 @@ class VarBackward0(Function):
 
 class StdBackward0(Function):
     name = "StdBackward0"
-    jvp = FROM_BACKWARD
+    jvp = REDUCTION  # each result reads its own slice
 
     @staticmethod
     def forward(
@@ -1130,7 +1130,7 @@ def _shifted(x: np.ndarray, axis: tuple[int, ...] | None) -> tuple[np.ndarray, n
 
 class LogsumexpBackward0(Function):
     name = "LogsumexpBackward0"
-    jvp = FROM_BACKWARD
+    jvp = REDUCTION  # each result reads its own slice
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:

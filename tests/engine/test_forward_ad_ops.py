@@ -21,7 +21,7 @@ import pytest
 
 import engine
 from engine import Tensor
-from engine.dual import FROM_BACKWARD, LINEAR, MULTILINEAR, SELF_ADJOINT
+from engine.dual import FROM_BACKWARD, LINEAR, MULTILINEAR, REDUCTION, SELF_ADJOINT
 from engine.function import Function
 from tests.engine.test_op_database import CASES, Case, _flat
 from tests.engine.torch_oracle import torch_function, torch_inputs
@@ -115,7 +115,7 @@ def test_every_function_declares_a_forward_rule() -> None:
 
 
 def test_rule_kinds_are_the_known_ones() -> None:
-    kinds = {LINEAR, MULTILINEAR, SELF_ADJOINT, FROM_BACKWARD}
+    kinds = {LINEAR, MULTILINEAR, REDUCTION, SELF_ADJOINT, FROM_BACKWARD}
     odd = [
         f.name
         for f in _functions()
