@@ -26,8 +26,8 @@ serve: $(VENV)/.serve-installed
 	$(VENV)/bin/gradserve serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.test-installed
-	$(VENV)/bin/ruff check gradcore engine service client tests bench
-	$(VENV)/bin/ruff format --check gradcore engine service client tests bench
+	$(VENV)/bin/ruff check gradcore engine service client tests bench examples
+	$(VENV)/bin/ruff format --check gradcore engine service client tests bench examples
 
 typecheck: $(VENV)/.test-installed
 	$(VENV)/bin/mypy

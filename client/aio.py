@@ -423,14 +423,9 @@ class AsyncSession(SessionBase):
         body = self.steps.zero_grad_body(set_to_none, tensors)
         if self.programs:
             last = self._actions[-1] if self._actions else None
-            merged = last.get("zero_grad") if isinstance(last, dict) else None
-            if (
-                merged is not None
-                and "tensors" in merged
-                and "tensors" in body
-                and merged.get("set_to_none") == body.get("set_to_none")
+            if self._merge_zero_grad(
+                last.get("zero_grad") if isinstance(last, dict) else None, body
             ):
-                merged["tensors"] = list(dict.fromkeys(merged["tensors"] + body["tensors"]))
                 return
             self._actions.append({"zero_grad": body})
         else:

@@ -168,6 +168,17 @@ class SessionBase:
             return self.binary is True, None
         return wire.use_binary(self.binary, math.prod(meta["shape"])), meta
 
+    @staticmethod
+    def _merge_zero_grad(last: Any, body: dict[str, Any]) -> bool:
+        """``x.grad.zero_(); w.grad.zero_()``: one item. Whether ``body`` joined ``last``
+        (a zero_grad body, or anything else)."""
+        if not isinstance(last, dict) or "tensors" not in last or "tensors" not in body:
+            return False
+        if last.get("set_to_none") != body.get("set_to_none"):
+            return False
+        last["tensors"] = list(dict.fromkeys(last["tensors"] + body["tensors"]))
+        return True
+
     # --- grad mode -------------------------------------------------------------------------------
 
     def is_grad_enabled(self) -> bool:

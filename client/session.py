@@ -427,22 +427,12 @@ class Session(SessionBase):
         body = self.steps.zero_grad_body(set_to_none, tensors)
         if self.programs:
             last = self._queue[-1] if self._queue else {}
-            merged = last.get("zero_grad")
-            if (
-                merged is not None
-                and "tensors" in merged
-                and "tensors" in body
-                and (merged.get("set_to_none") == body.get("set_to_none"))
-            ):  # x.grad.zero_(); w.grad.zero_(): one item
-                merged["tensors"] = list(dict.fromkeys(merged["tensors"] + body["tensors"]))
+            if self._merge_zero_grad(last.get("zero_grad"), body):
                 return
             self._enqueue({"zero_grad": body}, [])
             return
-        if self.batch and self._zeroes and "tensors" in body and "tensors" in self._zeroes[-1]:
-            last = self._zeroes[-1]
-            if last.get("set_to_none") == body.get("set_to_none"):
-                last["tensors"] = list(dict.fromkeys(last["tensors"] + body["tensors"]))
-                return
+        if self.batch and self._zeroes and self._merge_zero_grad(self._zeroes[-1], body):
+            return
         if self.batch:
             # deferred: queued steps that read grads run first (they are in the batch before it),
             # later steps that read a grad flush it first; so it rides along with the next flush

@@ -114,7 +114,7 @@ HINTS: dict[str, str] = {
 _OPTIONAL = re.compile(r"\[([^\]]*)\]")
 
 
-def hint_for(code: str, **fields: Any) -> str | None:
+def hint_for(code: str, /, **fields: Any) -> str | None:
     """The ``HINTS`` entry of ``code`` with ``fields`` filled in (None: no hint)."""
     template = HINTS.get(code)
     if template is None:

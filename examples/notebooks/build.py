@@ -28,8 +28,7 @@ from pathlib import Path
 
 ROOT = Path.cwd().resolve().parents[1]  # examples/notebooks -> the checkout
 sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "tutorials")]
-from _runner import grad_fn  # noqa: E402  (grad_fn's name, as the seed prints it)
-from client import LocalServer, Session, Tensor, errors  # noqa: E402
+{runner}from client import LocalServer, Session, Tensor, errors  # noqa: E402
 
 url = os.environ.get("GRADSERVE_URL")
 if url is None:  # no server given: start one from this checkout
@@ -44,6 +43,9 @@ def draw(t):
     return s.graph([t]) if isinstance(t, Tensor) and t.requires_grad else None
 '''
 
+# the tutorials' helper for grad_fn's name, as the seed prints it (where one uses it)
+RUNNER = "from _runner import grad_fn  # noqa: E402\n\n"
+
 RETAIN_MD = """\
 ## `retain_graph`, and the error of a second backward
 
@@ -53,7 +55,7 @@ the server answers PyTorch's error as a problem, with a hint that names the fix.
 
 RETAIN = """\
 x = T.tensor([1.0, 2.0], requires_grad=True)
-y = (x ** 2).sum()
+y = (x**2).sum()
 y.backward(retain_graph=True)
 y.backward()  # the graph was retained: this works, and the grads accumulate
 print(x.grad)
@@ -126,7 +128,7 @@ def notebook(script: Path) -> nbformat.NotebookNode:
             "like the `torch` module. Each step prints what the seed prints and draws the "
             "backward graph it built."
         ),
-        new_code_cell(SETUP),
+        new_code_cell(SETUP.replace("{runner}", RUNNER if "grad_fn(" in source else "")),
     ]
     drawn = None
     for code, last in steps(source):
@@ -140,6 +142,8 @@ def notebook(script: Path) -> nbformat.NotebookNode:
         new_code_cell(SECOND),
         new_code_cell(CLOSE),
     ]
+    for cell in cells:
+        cell.source = cell.source.rstrip("\n")  # as ruff formats a cell
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {
         "name": "python3",
