@@ -445,3 +445,23 @@ def test_ravel_views_exactly_when_torch_does(make: Any) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([[np.nan, 1.0]], [[0.0, 1.0]]),
+        ([[np.inf, 1.0]], [[np.inf, 1.0]]),
+        ([[np.inf, 1.0]], [[0.0, 1.0]]),
+        ([[1.0, 2.0], [3.0, 3.0]], [[1.0, 0.0]]),
+    ],
+)
+def test_cdist_p0_is_nan_where_a_difference_is_nan(a: Any, b: Any) -> None:
+    """torch's p=0 kernel sums min(ceil(|d|), 1): NaN in, NaN out (inf - inf too)."""
+
+    def scenario(T: Any) -> Any:
+        r = T.cdist(_t(T, a, True), _t(T, b), p=0)
+        return r, fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
