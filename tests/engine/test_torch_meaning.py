@@ -465,3 +465,17 @@ def test_cdist_p0_is_nan_where_a_difference_is_nan(a: Any, b: Any) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def test_tensor_of_python_floats_with_a_dtype_parses_at_that_dtype() -> None:
+    """tensor([0.3], dtype=float64) is 0.3 in float64, not float32's 0.3 widened (what
+    made polygamma look 1e-7 off in float64)."""
+
+    def scenario(T: Any) -> Any:
+        x = T.tensor([0.3, 1.7, 12.5, 40.0, 0.1], dtype=T.float64)
+        return x, T.polygamma(2, x), T.polygamma(3, x), x.tolist()
+
+    ours, ref = both(scenario)
+    assert ours[3] == ref[3]
+    assert_close(ours, ref)
+    np.testing.assert_allclose(ours[1].numpy(), ref[1].numpy(), rtol=1e-13)
