@@ -12,7 +12,7 @@ from .errors import InvalidTensorError
 from .tensor import Tensor
 
 
-def _infer(data: Any) -> np.ndarray:
+def _infer(data: Any, dtype: np.dtype | None = None) -> np.ndarray:
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, np.ndarray):
@@ -23,8 +23,8 @@ def _infer(data: Any) -> np.ndarray:
         raise InvalidTensorError(f"could not build a tensor: {exc}") from None
     if arr.dtype == object:
         raise InvalidTensorError("ragged nested sequence: every row must have the same length")
-    if arr.dtype.kind == "f":
-        return arr.astype(dtypes.DEFAULT_FLOAT)
+    if arr.dtype.kind == "f":  # Python floats straight to the asked dtype (0.3 as float64)
+        return arr.astype(dtypes.DEFAULT_FLOAT if dtype is None else dtype)
     if arr.dtype.kind in "iu":
         return arr.astype(dtypes.int64)
     if arr.dtype.kind == "b":
@@ -37,7 +37,8 @@ def tensor(
 ) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (``torch.tensor``; ``device`` the CPU)."""
     cpu_device(device)
-    arr = _infer(data)
-    if dtype is not None:
-        arr = arr.astype(dtypes.to_dtype(dtype))
+    target = None if dtype is None else dtypes.to_dtype(dtype)
+    arr = _infer(data, target)
+    if target is not None:
+        arr = arr.astype(target)
     return Tensor(arr, requires_grad=requires_grad)

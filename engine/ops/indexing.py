@@ -289,7 +289,10 @@ def _getitem_samples(rng: np.random.Generator) -> list[Any]:
     estimate=estimates.getitem,
 )
 def getitem(input: Tensor, index: Any) -> Tensor:
-    """``input[index]``: ints, slices, None, Ellipsis, bools, integer arrays and masks."""
+    """``input[index]``: ints, slices, None, Ellipsis, bools, integer arrays and masks
+    (a multi-result call's tuple, ``svd(A)[1]`` in an expression, indexes as a tuple)."""
+    if isinstance(input, tuple) and isinstance(index, (int, slice)):
+        return input[index]  # type: ignore[return-value]
     t = input if type(input) is Tensor else as_tensor(input)
     if type(index) is int:  # the common case, first
         return _select(t, 0, index, 0)

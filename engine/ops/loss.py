@@ -1310,7 +1310,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 def _cdist_body(a: Tensor, b: Tensor, *, p: float) -> Tensor:
     d = OPS["unsqueeze"].fn(a, -2) - OPS["unsqueeze"].fn(b, -3)
-    return OPS["norm"].fn(d, p, -1)
+    out: Tensor = OPS["norm"].fn(d, p, -1)
+    if p == 0:  # torch's kernel sums min(ceil(|d|), 1): a NaN difference makes NaN
+        spoiled = np.isnan(d._data).any(-1)
+        if spoiled.any():
+            out = where(Tensor._make(spoiled), float("nan"), out)
+    return out
 
 
 def _cdist_samples(rng: np.random.Generator) -> list[Any]:

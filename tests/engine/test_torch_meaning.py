@@ -445,3 +445,37 @@ def test_ravel_views_exactly_when_torch_does(make: Any) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([[np.nan, 1.0]], [[0.0, 1.0]]),
+        ([[np.inf, 1.0]], [[np.inf, 1.0]]),
+        ([[np.inf, 1.0]], [[0.0, 1.0]]),
+        ([[1.0, 2.0], [3.0, 3.0]], [[1.0, 0.0]]),
+    ],
+)
+def test_cdist_p0_is_nan_where_a_difference_is_nan(a: Any, b: Any) -> None:
+    """torch's p=0 kernel sums min(ceil(|d|), 1): NaN in, NaN out (inf - inf too)."""
+
+    def scenario(T: Any) -> Any:
+        r = T.cdist(_t(T, a, True), _t(T, b), p=0)
+        return r, fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_tensor_of_python_floats_with_a_dtype_parses_at_that_dtype() -> None:
+    """tensor([0.3], dtype=float64) is 0.3 in float64, not float32's 0.3 widened (what
+    made polygamma look 1e-7 off in float64)."""
+
+    def scenario(T: Any) -> Any:
+        x = T.tensor([0.3, 1.7, 12.5, 40.0, 0.1], dtype=T.float64)
+        return x, T.polygamma(2, x), T.polygamma(3, x), x.tolist()
+
+    ours, ref = both(scenario)
+    assert ours[3] == ref[3]
+    assert_close(ours, ref)
+    np.testing.assert_allclose(ours[1].numpy(), ref[1].numpy(), rtol=1e-13)

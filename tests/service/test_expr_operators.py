@@ -143,3 +143,27 @@ def test_inplace_method_in_a_failing_batch_is_rolled_back(nb: SyncClient) -> Non
     assert_problem(nb.post(f"{S}/batch", json=body), 422, "unknown_op")
     after = nb.get(f"{S}/tensors/y").json()
     assert after["data"]["data"] == [5.0, 0.0, -2.0] and after["version"] == 0
+
+
+@pytest.mark.parametrize(
+    "text", ["svd(A)[1]", "svd(A)[0][:, 0].abs()", "A.max(dim=0)[1]", "svd(A)[-1].shape"]
+)
+def test_indexing_a_multi_result_call(
+    client: SyncClient, session: str, torch: Any, text: str
+) -> None:
+    """``svd(A)[1]``: a call that returns several results indexes as PyTorch's tuple."""
+    data = [[3.0, 1.0], [1.0, 2.0], [0.5, -1.0]]
+    put(client, session, "A", data, dtype="float64", requires_grad=True)
+    r = client.post(f"/v1/sessions/{session}/ops", json={"out": "r", "expr": text})
+    want = eval(
+        text,
+        {"__builtins__": {}},
+        {"A": torch.tensor(data, dtype=torch.float64, requires_grad=True), "svd": torch.svd},
+    )
+    if text.endswith(".shape"):
+        assert r.status_code in (201, 422), r.text  # a shape is not a tensor result
+        return
+    assert r.status_code == 201, r.text
+    got = r.json()
+    assert got["shape"] == list(want.shape)
+    np.testing.assert_allclose(np.array(got["data"]["data"]), want.detach().numpy(), atol=1e-12)
