@@ -76,7 +76,8 @@ def test_types_have_the_spec_names(api: Any) -> None:
     models = importlib.import_module(f"{PACKAGE}.models")
     assert all(hasattr(models, name) for name in NAMED)
     enums = {n for n in models.__all__ if isinstance(getattr(models, n), EnumMeta)}
-    assert enums == {"Dtype", "Encoding", "GraphFormat", "JacobianMode", "NonFinite"}  # one per enum
+    # one per enum
+    assert enums == {"Dtype", "Encoding", "GraphFormat", "JacobianMode", "NonFinite"}
     assert not [n for n in models.__all__ if re.search(r"Type\d|Item", n)]  # no inline unions
     for source in (Path(api.__file__).parent / "api").rglob("*.py"):
         assert "client: AuthenticatedClient," not in source.read_text(), source
