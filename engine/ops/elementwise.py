@@ -377,6 +377,20 @@ TanhBackwardBackward0 = _grad_function(
 )
 
 
+def _relu_array(x: np.ndarray) -> np.ndarray:
+    """``where(x < 0, 0, x)``, keeping -0.0 and NaN as PyTorch does: for floats the bits
+    of x and-ed with an all-ones mask where ``x >= 0`` or NaN (about half the time of
+    ``np.where`` with a broadcast zero, and no second float array)."""
+    ints = _SAME_SIZE_INT.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
+    if ints is None or x.ndim == 0:
+        return np.asarray(np.where(x < 0, np.zeros((), x.dtype), x))
+    out = np.empty(x.shape, x.dtype)
+    bits = out.view(ints)
+    np.subtract(np.less(x, 0), 1, out=bits, dtype=ints)  # drop: 0, keep: -1 (all ones)
+    np.bitwise_and(x.view(ints), bits, out=bits)
+    return out
+
+
 class ReluBackward0(Function):
     name = "ReluBackward0"
     jvp = SELF_ADJOINT
@@ -384,8 +398,7 @@ class ReluBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_result()
-        x = a._data
-        return np.where(x < 0, np.zeros((), x.dtype), x)  # keeps -0.0 and NaN, as PyTorch
+        return _relu_array(a._data)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
