@@ -609,6 +609,14 @@ class GeluBackward0(Function):
         a = ctx.saved_tensors[0]
         return GeluBackwardBackward0.apply(g, a, approximate=ctx.approximate)
 
+    vjp_row = "block"  # the twin reuses the forward's saved cdf: erf is most of gelu's cost
+
+    @staticmethod
+    def vjp(ctx: Any, g: np.ndarray) -> Any:
+        saved = ctx.saved_tensors
+        cdf = saved[1] if len(saved) > 1 else None
+        return _gelu_kernel(g, saved[0]._data, approximate=ctx.approximate, cdf=cdf)
+
 
 @register(
     samples=lambda rng: [

@@ -282,13 +282,6 @@ class NllLossBackward0(Function):
         a, plan = ctx.saved_tensors
         return NllLossBackwardBackward0.apply(g, a, plan=plan)
 
-    vjp_row = "mlp"  # the numpy twin below earns its place on this bench row
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        _, plan = ctx.saved_tensors
-        return _nll_adjoint(g, plan)
-
 
 def _nll_adjoint(g: np.ndarray, plan: _NllPlan) -> np.ndarray:
     """Zeros with ``-weight * g`` (over the total weight for a mean) at each row's target;
