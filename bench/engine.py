@@ -62,6 +62,11 @@ except ImportError:  # pragma: no cover
     threadpoolctl = None
 
 
+# The rows, by the keys the docstring gives them: a Function's numpy twin of its backward
+# (``vjp``) names the row that earns it (``vjp_row``; tests/engine/test_twins.py).
+ROWS = ("per-op", "mlp", "sum-sq", "cnn", "block")
+
+
 # -- timing -------------------------------------------------------------------------
 
 

@@ -4,8 +4,9 @@
 as PyTorch does, with its deprecation warning when it held elements), refused with
 PyTorch's message when autograd would have to record. ``axis=``/``keepdims=``:
 numpy's names for ``dim``/``keepdim``, which PyTorch's argument parser accepts for
-every op that has a ``dim``. The registry wraps each op's function with ``calls``;
-the common call (no ``out``, no alias) costs one dict check.
+every op that has a ``dim``. The registry wraps each op's function with ``calls``,
+which also asks the vmap hook first (``dispatch``): one wrapper frame per call, and
+the common call (no ``out``, no alias) costs one list read and one dict check.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .dispatch import OPEN, ask, hooked
 from .errors import ArgumentTypeError, BadArgumentsError, DtypeMismatchError
 from .grad_mode import _enabled
 from .tensor import Tensor
@@ -65,10 +67,9 @@ def calls(
     )
     limit = len(positional) if packs else 1 << 30
     if not special and not packs:
-        return fn
+        return hooked(name, fn)
 
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def plain(*args: Any, **kwargs: Any) -> Any:
         if len(args) > limit or (packs and len(args) == 2 and isinstance(args[1], int)):
             args = (args[0], tuple(args[1:]))
         if not kwargs or special.isdisjoint(kwargs):
@@ -88,6 +89,16 @@ def calls(
         if out is None:
             return fn(*args, **kwargs)
         return _into(name, fn, out, args, kwargs)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        # one frame for both jobs: the vmap hook (dispatch.py) and the call forms above,
+        # with the commonest call (positional arguments, nothing to pack) straight through
+        if OPEN[0]:
+            return ask(name, plain, args, kwargs)
+        if not kwargs and not packs:
+            return fn(*args)
+        return plain(*args, **kwargs)
 
     return call
 

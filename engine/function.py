@@ -280,9 +280,11 @@ class Function:
     gradient of the wrong shape is an engine bug and fails loudly.
 
     A hot op may also define ``vjp(ctx, *grads)`` on ndarrays, used when no
-    graph of the backward pass is wanted; the op database checks it against
-    ``backward`` and PyTorch. A ``vjp`` must never write into an incoming
-    gradient: it may be a read-only broadcast view, or shared with another edge.
+    graph of the backward pass is wanted, but only where a row of
+    ``bench/engine.py`` earns it: ``vjp_row`` beside the twin names that row, and
+    tests/engine/test_twins.py checks the names, the count (ten at most) and that
+    both forms agree. A ``vjp`` must never write into an incoming gradient: it may
+    be a read-only broadcast view, or shared with another edge.
     """
 
     name: ClassVar[str] = "Function"
@@ -290,6 +292,7 @@ class Function:
     # Optional numpy twin of ``backward`` (arrays in, arrays out) for the hot
     # path without create_graph; ``backward`` stays the reference rule.
     vjp: ClassVar[Callable[..., Any] | None] = None
+    vjp_row: ClassVar[str] = ""  # the bench/engine.py row (``ROWS``) that earns the twin
     # The forward returns a numpy view of input 0: the result shares its memory
     # and version counter, so writes through either are seen by saved-tensor checks.
     is_view: ClassVar[bool] = False
@@ -658,10 +661,6 @@ class AsStridedBackward0(Function):
         storage = scatter.apply(zeros, g, index=index)
         whole = np.arange(storage._data.size).reshape(ctx.in_shape)
         return AsStridedBackward0.apply(storage, index=whole)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _scatter_add(g, ctx.index, ctx.in_shape)
 
 
 class AsStridedScatterBackward0(Function):

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import backward
-from .dispatch import batching
+from .dispatch import OPEN, ask
 from .errors import DtypeMismatchError, ShapeMismatchError
 from .grad_mode import _enabled
 from .ops._util import broadcast_message
@@ -45,9 +45,8 @@ def _inplace(name: str) -> Any:
     ufunc = _UFUNCS.get(name)
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        dispatch = batching.get()
-        if dispatch is not None:  # inside vmap: the in-place rule decides (dispatch.py)
-            return dispatch(name + "_", run, (self, *args), kwargs)
+        if OPEN[0]:  # some vmap is open: its in-place rule may decide (dispatch.py)
+            return ask(name + "_", run, (self, *args), kwargs)
         return run(self, *args, **kwargs)
 
     def run(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:

@@ -76,10 +76,6 @@ class SumToSize(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return expand(g, ctx.in_shape)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(g, ctx.in_shape)
-
 
 class SumAll(Function):
     """Reduce a broadcast gradient to a 0-d input's shape (``sum()``, as PyTorch's
@@ -96,10 +92,6 @@ class SumAll(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return expand(g, ctx.in_shape)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(g, ctx.in_shape)
 
 
 class DivBackward1(Function):
@@ -156,10 +148,6 @@ class ExpandBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return sum_to(g, ctx.in_shape)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g if g.shape == ctx.in_shape else sum_to_array(g, ctx.in_shape)
-
 
 class ViewBackward0(Function):
     name = "ViewBackward0"
@@ -174,10 +162,6 @@ class ViewBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return reshape(g, ctx.in_shape)  # PyTorch's rule: grad.reshape(self.sizes())
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.reshape(ctx.in_shape)
 
 
 class ReshapeAliasBackward0(ViewBackward0):
@@ -206,10 +190,6 @@ class CloneBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return g
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g
-
 
 class ToCopyBackward0(Function):
     name = "ToCopyBackward0"
@@ -223,10 +203,6 @@ class ToCopyBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return cast(g, ctx.in_dtype)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.astype(ctx.in_dtype)
 
 
 class WhereBackward0(Function):
@@ -295,10 +271,6 @@ class SelectBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return SelectBackwardBackward0.apply(g, shape=ctx.in_shape, dim=ctx.dim, index=ctx.index)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return place(g, ctx.in_shape, prefix(ctx.dim, ctx.index))
-
 
 class SelectBackwardBackward0(Function):
     """The adjoint of select: ``g`` placed at ``index`` in zeros."""
@@ -336,10 +308,6 @@ class SliceBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return SliceBackwardBackward0.apply(g, shape=ctx.in_shape, key=ctx.key)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return place(g, ctx.in_shape, ctx.key)
 
 
 class SliceBackwardBackward0(Function):

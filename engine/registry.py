@@ -17,7 +17,6 @@ import numpy as np
 from gradcore.results import evaluate_results as evaluate_results  # Results.evaluate; tests
 
 from .compat import calls
-from .dispatch import hooked
 
 
 @dataclass(frozen=True)
@@ -189,10 +188,7 @@ def register(
             name=key,
             # with ``out=``, the ``axis=`` alias and sizes one by one (compat.py)
             # and asking vmap first while one runs (dispatch.py)
-            fn=hooked(
-                key,
-                calls(key, fn, sig, numpy_names=numpy_names, sizes_one_by_one=sizes_one_by_one),
-            ),
+            fn=calls(key, fn, sig, numpy_names=numpy_names, sizes_one_by_one=sizes_one_by_one),
             signature=sig,
             doc=(inspect.getdoc(fn) or "").splitlines()[0] if fn.__doc__ else "",
             differentiable=differentiable,

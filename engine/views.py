@@ -34,7 +34,6 @@ from .function import (
     AsStridedBackward0,
     Function,
     Node,
-    _gather,
     _NoCtx,
     edge_of,
     set_history,
@@ -161,23 +160,6 @@ class CopySlices(Function):
         if r0 is not None and r0.dtype != ctx.view_dtype:
             r0 = Tensor._make(r0._data.astype(ctx.view_dtype))
         return (_ReplaceRegion.apply(g, r0, index=index), *res[1:])
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[Any, ...]:
-        index, inner = ctx.index, ctx.inner
-        g_slice = _gather(g, index)
-        if inner is None:
-            return _replace(g, index, None), g_slice.reshape(ctx.view_shape)
-        fn = inner.fn
-        if fn.vjp is not None:
-            res = _as_tuple(fn.vjp(inner, g_slice))
-        else:
-            res = tuple(
-                None if r is None else r._data
-                for r in _as_tuple(fn.backward(inner, Tensor._make(g_slice)))
-            )
-        r0 = res[0]
-        return (_replace(g, index, None if r0 is None else np.asarray(r0)), *res[1:])
 
 
 # -- the in-place writes themselves, recorded as PyTorch records them ---------

@@ -61,10 +61,6 @@ class AliasBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return g
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g
-
 
 class IndexBackward0(Function):
     """Advanced indexing; ``index`` is a NumPy index of full slices and integer arrays."""
@@ -82,11 +78,6 @@ class IndexBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (index,) = ctx.saved_tensors
         return IndexPutImplBackward0.apply(g, shape=ctx.in_shape, index=index)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (index,) = ctx.saved_tensors
-        return _scatter_add(ctx.in_shape, index, g)
 
 
 def _scatter_add(shape: tuple[int, ...], index: tuple[Any, ...], values: np.ndarray) -> np.ndarray:
@@ -389,18 +380,6 @@ class IndexPutBackward0(Function):
             gv = IndexBackward0.apply(g, index=index)
         return ga, gv
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        (index,) = ctx.saved_tensors
-        need_a, need_v = ctx.needs_input_grad
-        ga = gv = None
-        if need_a:
-            ga = np.array(g, copy=True)
-            ga[index] = 0
-        if need_v:
-            gv = g[index]
-        return ga, gv
-
 
 def setitem(input: Tensor, index: Any, value: Any) -> None:
     """``input[index] = value``, recorded as PyTorch records it: basic indices make a view
@@ -490,11 +469,6 @@ class GatherBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         _, key = ctx.saved_tensors
         return ScatterAddBackward0.apply(g, key=key, shape=ctx.in_shape)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        _, key = ctx.saved_tensors
-        return _scatter_gather(g, key, ctx.in_shape)
 
 
 def _scatter_gather(
@@ -589,11 +563,6 @@ class IndexSelectBackward0(Function):
         (index,) = ctx.saved_tensors
         return IndexAddBackward0.apply(g, dim=ctx.dim, index=index, shape=ctx.in_shape)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (index,) = ctx.saved_tensors
-        return _index_add(g, ctx.dim, index, ctx.in_shape)
-
 
 def _index_add(g: np.ndarray, dim: int, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if not shape:
@@ -675,11 +644,6 @@ class MaskedFillBackward0(Function):
         (mask,) = ctx.saved_tensors
         return masked_fill(g, mask, 0.0), None
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray, None]:
-        (mask,) = ctx.saved_tensors
-        return np.where(mask._data, 0, g).astype(g.dtype, copy=False), None
-
 
 class MaskedFillBackward1(Function):
     """``masked_fill`` with a 0-d tensor value, which receives the filled positions' gradient."""
@@ -699,15 +663,6 @@ class MaskedFillBackward1(Function):
         need_a, _, need_v = ctx.needs_input_grad
         ga = masked_fill(g, mask, 0.0) if need_a else None
         gv = sum_(where(mask, g, 0.0)) if need_v else None
-        return ga, None, gv
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, None, np.ndarray | None]:
-        (mask,) = ctx.saved_tensors
-        need_a, _, need_v = ctx.needs_input_grad
-        m = mask._data
-        ga = np.where(m, 0, g).astype(g.dtype, copy=False) if need_a else None
-        gv = np.asarray(np.where(m, g, 0).sum(), g.dtype) if need_v else None
         return ga, None, gv
 
 

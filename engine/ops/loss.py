@@ -139,14 +139,6 @@ class MseLossBackward0(Function):
         ga = (a - t) * (_grad_scale(g, ctx.reduction, a._data.size) * 2.0)
         return (ga if need_a else None), (-ga if need_t else None)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, t = ctx.saved_tensors
-        need_a, need_t = ctx.needs_input_grad
-        ga = np.subtract(a._data, t._data, dtype=g.dtype)
-        ga *= _grad_scale(g, ctx.reduction, a._data.size) * 2.0
-        return (ga if need_a else None), (-ga if need_t else None)
-
 
 @register(samples=_pair_samples, method=False, torch="nn.functional.mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -205,15 +197,6 @@ class SmoothL1LossBackward0(Function):
         d = a - t
         slope = where(Tensor._make(np.abs(d._data) < ctx.beta), d / ctx.beta, sign(d))
         ga = slope * _grad_scale(g, ctx.reduction, a._data.size)
-        return (ga if need_a else None), (-ga if need_t else None)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        a, t = ctx.saved_tensors
-        need_a, need_t = ctx.needs_input_grad
-        d = np.subtract(a._data, t._data, dtype=g.dtype)
-        slope = np.where(np.abs(d) < ctx.beta, d / ctx.beta, np.sign(d))
-        ga = (slope * _grad_scale(g, ctx.reduction, a._data.size)).astype(g.dtype, copy=False)
         return (ga if need_a else None), (-ga if need_t else None)
 
 
@@ -304,11 +287,6 @@ class NllLossBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         a, plan = ctx.saved_tensors
         return NllLossBackwardBackward0.apply(g, a, plan=plan)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        _, plan = ctx.saved_tensors
-        return _nll_adjoint(g, plan)
 
 
 def _nll_adjoint(g: np.ndarray, plan: _NllPlan) -> np.ndarray:
@@ -711,22 +689,6 @@ class BinaryCrossEntropyBackward0(Function):
             gt = (log(1.0 - p) - log(p)) * gs
         return gp, gt
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        p, t, w = ctx.saved_tensors
-        need_p, need_t = ctx.needs_input_grad
-        x, y = p._data, t._data
-        gs = _grad_scale(g, ctx.reduction, x.size)
-        if w is not None:
-            gs = gs * w._data
-        gp = gt = None
-        if need_p:
-            gp = (x - y) / np.maximum((1 - x) * x, _BCE_EPSILON) * gs
-        if need_t:
-            with np.errstate(divide="ignore"):
-                gt = (np.log1p(-x) - np.log(x)) * gs
-        return gp, gt
-
 
 def _bce_samples(rng: np.random.Generator) -> list[Any]:
     def prob(*shape: int) -> np.ndarray:
@@ -814,29 +776,6 @@ class BinaryCrossEntropyWithLogitsBackward0(Function):
                 gt = -x * gs
             else:  # log_sigmoid(-x) - pos_weight * log_sigmoid(x), log_sigmoid(z) = -softplus(-z)
                 gt = (pw * softplus(-x) - softplus(x)) * gs
-        return gx, gt
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        x, t, w, pw = ctx.saved_tensors
-        need_x, need_t = ctx.needs_input_grad
-        xd, y = x._data.astype(g.dtype, copy=False), t._data
-        gs = _grad_scale(g, ctx.reduction, xd.size)
-        if w is not None:
-            gs = gs * w._data
-        gx = gt = None
-        if need_x:
-            sig = np.exp(-np.logaddexp(0, -xd))
-            if pw is None:
-                gx = (sig - y) * gs
-            else:
-                pt = pw._data * y
-                gx = ((pt + 1 - y) * sig - pt) * gs
-        if need_t:
-            if pw is None:
-                gt = -xd * gs
-            else:
-                gt = (pw._data * np.logaddexp(0, -xd) - np.logaddexp(0, xd)) * gs
         return gx, gt
 
 

@@ -106,12 +106,6 @@ def expand_back(
     return expand(_restore(g, in_shape, dims, keepdim), in_shape)
 
 
-def _expand_back_np(
-    g: np.ndarray, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
-) -> np.ndarray:
-    return np.broadcast_to(_restore_np(g, in_shape, dims, keepdim), in_shape)
-
-
 def _sum_dtype(dt: np.dtype) -> np.dtype:
     return dt if dtypes.is_floating(dt) else dtypes.int64
 
@@ -160,10 +154,6 @@ class SumBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return expand_back(g, ctx.in_shape, (), True)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(g, ctx.in_shape)
-
 
 class SumBackward1(Function):
     name = "SumBackward1"
@@ -180,10 +170,6 @@ class SumBackward1(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _expand_back_np(g, ctx.in_shape, ctx.dims, ctx.keepdim)
 
 
 def _reduce_samples(rng: np.random.Generator) -> list[Any]:
@@ -259,12 +245,6 @@ class MeanBackward0(Function):
             expand_back(g, ctx.in_shape, (), True), by=math.prod(ctx.in_shape)
         )
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        n = math.prod(ctx.in_shape)
-        # dense, as PyTorch's expand-then-divide (a write into the gradient is allowed)
-        return np.broadcast_to(g, ctx.in_shape) / n if n else np.broadcast_to(g, ctx.in_shape)
-
 
 class MeanBackward1(Function):
     name = "MeanBackward1"
@@ -279,14 +259,6 @@ class MeanBackward1(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         n = _count(ctx.in_shape, ctx.dims)
         return DivBackward1.apply(expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim), by=n)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        n = _count(ctx.in_shape, ctx.dims)
-        if n == 0:  # an empty input: its gradient is empty too
-            return np.zeros(ctx.in_shape, g.dtype)
-        # dense, as PyTorch's expand-then-divide (a write into the gradient is allowed)
-        return _expand_back_np(g, ctx.in_shape, ctx.dims, ctx.keepdim) / n
 
 
 def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:
@@ -491,11 +463,6 @@ def _evenly(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
     return where(Tensor._make(mask), g / int(mask.sum()), 0.0)
 
 
-def _evenly_np(g: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    mask = _tie_mask(x, out)
-    return np.where(mask, g / mask.sum(dtype=np.int64), np.zeros((), g.dtype)).astype(g.dtype)
-
-
 class MaxBackward1(Function):
     """``max()`` of the whole tensor."""
 
@@ -513,11 +480,6 @@ class MaxBackward1(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
         return _evenly(g, a, ctx.result)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (a,) = ctx.saved_tensors
-        return _evenly_np(g, a._data, ctx.result._data)
 
 
 class MinBackward1(MaxBackward1):
@@ -564,18 +526,6 @@ class MaxBackward0(Function):
         src = g if ctx.keepdim else unsqueeze(g, ctx.dim)
         # (through the registry: the scatter family imports this module)
         return OPS["scatter"].fn(zeros, ctx.dim, Tensor._make(idx), src)
-
-    @classmethod
-    def vjp(cls, ctx: Any, g: np.ndarray, _g_indices: Any = None) -> np.ndarray:  # type: ignore[override]
-        if not ctx.in_shape:
-            ctx.saved_tensors  # noqa: B018
-            return g
-        out = np.zeros(ctx.in_shape, g.dtype)
-        (idx,) = ctx.saved_tensors
-        np.put_along_axis(
-            out, idx, _restore_np(g, ctx.in_shape, (ctx.dim,), ctx.keepdim), axis=ctx.dim
-        )
-        return out
 
 
 class MinBackward0(MaxBackward0):
@@ -679,15 +629,6 @@ class AmaxBackward0(Function):
         count = mask.sum(axis=dims, keepdims=True)
         dt = g._data.dtype
         return (_restore(g, shape, dims, keepdim) / _const(count, dt)) * _const(mask, dt)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (a,) = ctx.saved_tensors
-        shape, dims, keepdim = a._data.shape, ctx.dims, ctx.keepdim
-        mask = a._data == _restore_np(ctx.result._data, shape, dims, keepdim)
-        count = mask.sum(axis=dims, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (_restore_np(g, shape, dims, keepdim) / count.astype(g.dtype)) * mask
 
 
 class AminBackward0(AmaxBackward0):
@@ -1153,19 +1094,6 @@ class LogsumexpBackward0(Function):
         out = _restore(ctx.result, shape, ctx.dims, ctx.keepdim)
         return _restore(g, shape, ctx.dims, ctx.keepdim) * exp(a - out)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        (a,) = ctx.saved_tensors
-        shape = a._data.shape
-        out = _restore_np(ctx.result._data, shape, ctx.dims, ctx.keepdim)
-        g = _restore_np(g, shape, ctx.dims, ctx.keepdim)
-        if _all_finite(out):
-            e = np.asarray(np.subtract(a._data, out))
-            np.exp(e, out=e)
-            return e * g
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.exp(np.subtract(a._data, out)) * g
-
 
 @register(
     samples=lambda rng: [
@@ -1220,13 +1148,6 @@ class SoftmaxBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return SoftmaxBackwardDataBackward0.apply(g, ctx.result, dim=ctx.dim)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        out = ctx.result._data
-        gy = np.asarray(g * out)
-        gy -= out * gy.sum(axis=ctx.dim, keepdims=True)
-        return gy
-
 
 class LogSoftmaxBackward0(Function):
     name = "LogSoftmaxBackward0"
@@ -1251,6 +1172,8 @@ class LogSoftmaxBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return LogSoftmaxBackwardDataBackward0.apply(g, ctx.result, dim=ctx.dim)
+
+    vjp_row = "mlp"  # the numpy twin below earns its place on this bench row
 
     @staticmethod
     def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:

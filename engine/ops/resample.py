@@ -68,10 +68,6 @@ class _Map(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return ctx.fn.transposed.apply(g, maps=tuple(a.T for a in ctx.maps))
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _apply_maps(g, tuple(a.T.astype(g.dtype, copy=False) for a in ctx.maps))
-
 
 def _map_pair(name: str) -> type[_Map]:
     """The forward map named as PyTorch names the op, and its transpose (the node a
@@ -153,10 +149,6 @@ class ConstantPadNdBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return ConstantPadNdBackward0.apply(g, pads=tuple((-a, -b) for a, b in ctx.pads), value=0)
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return _constant_pad(g, tuple((-a, -b) for a, b in ctx.pads), 0)
 
 
 _NON_CONSTANT_MESSAGE = (

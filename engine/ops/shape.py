@@ -179,10 +179,6 @@ class SqueezeBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return _unsqueeze_dims(g, ctx.dims)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.reshape(ctx.in_shape)
-
 
 class SqueezeBackward1(SqueezeBackward0):
     """``squeeze(dim)``."""
@@ -240,10 +236,6 @@ class UnsqueezeBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return SqueezeBackward1.apply(g, dims=(ctx.dim,))
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.squeeze(axis=ctx.dim)
-
 
 @register(
     samples=lambda rng: [
@@ -273,10 +265,6 @@ class PermuteBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         return PermuteBackward0.apply(g, dims=_inverse(ctx.dims))
-
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> np.ndarray:
-        return g.transpose(_inverse(ctx.dims))
 
 
 def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -493,18 +481,6 @@ class CatBackward0(Function):
             offset += size
         return tuple(out)
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        out: list[np.ndarray | None] = []
-        offset, lead = 0, (slice(None),) * ctx.dim
-        for size, need in zip(ctx.sizes, ctx.needs_input_grad):
-            if size < 0:
-                out.append(np.zeros((0,), g.dtype) if need else None)
-                continue
-            out.append(g[lead + (slice(offset, offset + size),)] if need else None)
-            offset += size
-        return tuple(out)
-
 
 def _cat_samples(rng: np.random.Generator) -> list[Any]:
     return [
@@ -570,13 +546,6 @@ class StackBackward0(Function):
             for i, need in enumerate(ctx.needs_input_grad)
         )
 
-    @staticmethod
-    def vjp(ctx: Any, g: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        lead = (slice(None),) * ctx.dim
-        return tuple(
-            g[lead + (i, Ellipsis)] if need else None for i, need in enumerate(ctx.needs_input_grad)
-        )
-
 
 def _stack_samples(rng: np.random.Generator) -> list[Any]:
     return [
@@ -622,10 +591,6 @@ class SplitBackward0(Function):
         if len(grads) == 1:
             return grads[0]
         return CatBackward0.apply(*grads, dim=ctx.dim, dtype=grads[0].dtype)
-
-    @staticmethod
-    def vjp(ctx: Any, *grads: np.ndarray) -> np.ndarray:
-        return grads[0] if len(grads) == 1 else np.concatenate(grads, axis=ctx.dim)
 
 
 class SplitWithSizesBackward0(SplitBackward0):
