@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .ops.polynomials import POLYNOMIALS
 from .registry import OPS
 
 _NAMES = {
@@ -32,5 +33,6 @@ _NAMES = {
     "log_ndtr": "log_ndtr",
     "erfcx": "erfcx",
 }
+_NAMES.update({name: name for name in POLYNOMIALS})
 globals().update({name: OPS[op].fn for name, op in _NAMES.items() if op in OPS})
 __all__ = [name for name, op in _NAMES.items() if op in OPS]

@@ -245,7 +245,38 @@ if not hasattr(Tensor, "unique"):
     Tensor.unique = unique  # type: ignore[attr-defined]
 
 
+def _tensor_arg(op: str, value: Any, position: builtins.int, name: str) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise ArgumentTypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
+            f"{type(value).__name__}"
+        )
+    return value
+
+
+def equal(input: Tensor, other: Tensor) -> builtins.bool:
+    """True when both have the same shape and the same values (NaN equals nothing)."""
+    a = _tensor_arg("equal", input, 1, "input")
+    b = _tensor_arg("equal", other, 2, "other")
+    return a.shape == b.shape and builtins.bool(np.array_equal(a._data, b._data))
+
+
+def allclose(
+    input: Tensor,
+    other: Tensor,
+    rtol: builtins.float = 1e-05,
+    atol: builtins.float = 1e-08,
+    equal_nan: builtins.bool = False,
+) -> builtins.bool:
+    """True when ``isclose`` holds everywhere (same dtype, broadcast shapes)."""
+    a = _tensor_arg("allclose", input, 1, "input")
+    b = _tensor_arg("allclose", other, 2, "other")
+    return builtins.bool(OPS["isclose"].fn(a, b, rtol, atol, equal_nan).all().item())
+
+
 __all__ = [
+    "allclose",
+    "equal",
     "broadcast_shapes",
     "broadcast_tensors",
     "device",

@@ -162,3 +162,22 @@ def _build() -> dict[str, Callable[..., Any]]:
 
 
 globals().update(_build())
+
+
+def _deprecated_upsample(name: str, mode: str, align_corners: bool | None) -> Callable[..., Any]:
+    """``upsample_nearest``/``upsample_bilinear``: ``interpolate`` with PyTorch's warning."""
+
+    def upsample(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+        warnings.warn(
+            f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return OPS["interpolate"].fn(input, size, scale_factor, mode, align_corners)
+
+    upsample.__name__ = upsample.__qualname__ = name
+    return upsample
+
+
+upsample_nearest = _deprecated_upsample("upsample_nearest", "nearest", None)
+upsample_bilinear = _deprecated_upsample("upsample_bilinear", "bilinear", True)

@@ -32,3 +32,4 @@ from . import splits
 from . import composed
 from . import copies
 from . import fft
+from . import polynomials

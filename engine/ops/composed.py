@@ -368,3 +368,80 @@ def scalar_tensor(
     target = dtypes.to_dtype(dtype) if dtype is not None else dtypes.float32
     value = s.item() if isinstance(s, Tensor) else s
     return Tensor._make(np.asarray(value, dtype=target)).requires_grad_(bool(requires_grad))
+
+
+# -- the trapezoidal rule ----------------------------------------------------------------------
+
+
+def _trapezoid_parts(y: Any, x: Any, dim: int) -> tuple[Tensor, Tensor | None, int]:
+    a = as_tensor(y)
+    if not dtypes.is_floating(a.dtype):
+        a = a.to(dtypes.float32)
+    d = dim % a.ndim if a.ndim else 0
+    if x is None:
+        return a, None, d
+    t = as_tensor(x)
+    if t.ndim == 1 and t.shape[0] != a.shape[d]:
+        raise BadArgumentsError("trapezoid: There must be one `x` value for each sample point")
+    return a, t, d
+
+
+def _spacing(x: Tensor, y: Tensor, d: int) -> Tensor:
+    """The gaps between sample points, shaped to broadcast against ``y``'s pairs."""
+    if x.ndim == 1:
+        gaps = x.diff()
+        return gaps.reshape([-1 if k == d else 1 for k in range(y.ndim)])
+    return x.diff(dim=d)
+
+
+def _pairs(y: Tensor, d: int) -> Tensor:
+    n = y.shape[d]
+    return y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+
+
+def _trapezoid_samples(rng: np.random.Generator) -> list[Any]:
+    return [
+        sample(S.rand(rng, 3, 4)),
+        sample(S.rand(rng, 3, 4), dx=0.5, dim=0, note="dx"),
+        sample(S.rand(rng, 3, 4), np.sort(S.rand(rng, 4)), note="x"),
+    ]
+
+
+@register(samples=_trapezoid_samples, method=False)
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at points ``x`` or a
+    spacing of ``dx`` (1 by default)."""
+    a, t, d = _trapezoid_parts(y, x, dim)
+    if a.shape[d] == 0:
+        return a.new_zeros(tuple(s for k, s in enumerate(a.shape) if k != d))
+    if t is None:
+        step = 1.0 if dx is None else dx
+
+        def body(a: Tensor) -> Tensor:
+            ends = a.select(d, 0) + a.select(d, -1)
+            return (a.sum(d) - ends * 0.5) * step
+
+        return composite("MulBackward1", body, a)
+    return composite(
+        "DivBackward1", lambda a, t: (_spacing(t, a, d) * _pairs(a, d)).sum(d) / 2.0, a, t
+    )
+
+
+@register(samples=_trapezoid_samples, method=False)
+def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """``trapezoid``'s older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+@register(samples=_trapezoid_samples, method=False)
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running trapezoidal integral of ``y`` along ``dim`` (one element fewer)."""
+    a, t, d = _trapezoid_parts(y, x, dim)
+    if a.shape[d] == 0:
+        return a.new_zeros(a.shape)
+    if t is None:
+        step = 1.0 if dx is None else dx
+        return (_pairs(a, d) * (step / 2.0)).cumsum(d)
+    return composite(
+        "DivBackward1", lambda a, t: (_spacing(t, a, d) * _pairs(a, d)).cumsum(d) / 2.0, a, t
+    )

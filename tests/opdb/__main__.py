@@ -27,7 +27,7 @@ def main() -> int:
     print(summary(results, verbose=ns.verbose or bool(ns.only)))
     print(f"{time.perf_counter() - start:.0f} s")
     if ns.write_baseline:
-        write_baseline(results)
+        write_baseline(results, ns.limit)
     return 0
 
 

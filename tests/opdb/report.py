@@ -43,16 +43,24 @@ def summary(results: list[EntryResult], verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-def load_baseline() -> dict[str, list[str]]:
+def _key(limit: int | None) -> str:
+    return "all samples" if limit is None else f"first {limit} per dtype"
+
+
+def load_baseline(limit: int | None) -> dict[str, list[str]] | None:
+    """The floor recorded for runs of this ``limit`` (None: none recorded yet)."""
     if not BASELINE.exists():
-        return {"passing": [], "error_inputs": []}
-    return json.loads(BASELINE.read_text())
+        return None
+    data: dict[str, dict[str, list[str]]] = json.loads(BASELINE.read_text())
+    return data.get(_key(limit))
 
 
-def write_baseline(results: list[EntryResult]) -> None:
-    data = {
+def write_baseline(results: list[EntryResult], limit: int | None) -> None:
+    """Record this run as the floor for runs of its ``limit`` (others kept)."""
+    data = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
+    data[_key(limit)] = {
+        "figures": figures(results),
         "passing": sorted(r.name for r in results if r.full_pass),
         "error_inputs": sorted(f"{r.name}#{k}" for r in results for k in r.errors_matched),
-        "figures": figures(results),
     }
     BASELINE.write_text(json.dumps(data, indent=1) + "\n")
