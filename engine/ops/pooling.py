@@ -581,6 +581,18 @@ def _adaptive_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | N
     return 2 * math.prod(shape[:-2]) * math.prod(max(d, 0) for d in dims)
 
 
+def _adaptive_estimate_1d(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The result's elements: the leading dims times the output length."""
+    x = args[0] if args else kwargs.get("input")
+    size: Any = args[1] if len(args) > 1 else kwargs.get("output_size")
+    shape = getattr(x, "shape", None)
+    if isinstance(size, (list, tuple)) and len(size) == 1:
+        size = size[0]
+    if shape is None or len(shape) < 1 or not isinstance(size, int):
+        return None
+    return 2 * math.prod(shape[:-1]) * max(size, 0)
+
+
 def _adaptive_input(x: Tensor, op: str) -> None:
     if x.ndim not in (3, 4):
         raise ShapeMismatchError(f"{op}(): Expected 3D or 4D tensor, but got {sizes(x.shape)}")
@@ -649,6 +661,7 @@ def _adaptive_avg_pool1d_samples(rng: np.random.Generator) -> list[Any]:
     samples=_adaptive_avg_pool1d_samples,
     method=False,
     torch="nn.functional.adaptive_avg_pool1d",
+    estimate=lambda args, kwargs: _adaptive_estimate_1d(args, kwargs),
 )
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling of ``(N, C, L)`` or ``(C, L)`` to ``output_size`` elements."""

@@ -684,7 +684,7 @@ def _chunk_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_chunk_samples, results=Results("chunk", arg="chunks"))
+@register(samples=_chunk_samples, results=Results("chunk", arg="chunks"), estimate=estimates.chunk)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` nearly equal pieces along ``dim`` (there may be fewer)."""
     a = as_tensor(input)
