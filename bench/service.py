@@ -184,15 +184,16 @@ class Server:
         port: int,
         ready_path: str,
         extra_env: dict[str, str] | None = None,
+        root: str = ROOT,
     ) -> None:
         self.name, self.port = name, port
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRADSERVE_")}
-        env.update(GRADSERVE_LOG_LEVEL="warning", PYTHONPATH=ROOT)
+        env.update(GRADSERVE_LOG_LEVEL="warning", PYTHONPATH=root)
         env.update(extra_env or {})
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs
         self.proc = subprocess.Popen(
             argv,
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -232,7 +233,7 @@ class Server:
         self.log.close()
 
 
-def start_gradserve(profile_to: str | None = None) -> Server:
+def start_gradserve(profile_to: str | None = None, root: str = ROOT) -> Server:
     port = free_port()
     if profile_to:
         argv = [
@@ -247,7 +248,7 @@ def start_gradserve(profile_to: str | None = None) -> Server:
     # profiled: all work on the event loop's thread, where cProfile sees it (a worker
     # thread's calls would be missing from the profile)
     env = {"GRADSERVE_OFFLOAD_ELEMENTS": str(2**62)} if profile_to else None
-    return Server("gradserve", argv, port, "/healthz", env)
+    return Server("gradserve", argv, port, "/healthz", env, root=root)
 
 
 def serve_profiled(port: int, out: str) -> None:
@@ -513,6 +514,7 @@ async def run_cases(
     rows: list[Result],
     only: set[str] | None = None,
     profile: bool = False,
+    server_cpu: bool = False,
 ) -> None:
     """Every group of cases (or the cases in ``only``), appending to ``rows``. The cases
     of a group are measured in turn, ``cfg.rounds`` times, so that load from elsewhere on
@@ -533,7 +535,9 @@ async def run_cases(
                     min_units=c.min_units,
                     setup=c.setup,
                     profile_pid=gs.proc.pid if profile and c.port == G else None,
-                    cpu_pid={"server": gs.proc.pid, "self": 0}.get(c.cpu or ""),
+                    cpu_pid=gs.proc.pid
+                    if server_cpu and c.port == G
+                    else {"server": gs.proc.pid, "self": 0}.get(c.cpu or ""),
                 )
                 r = results[c.label]
                 r.units += units
@@ -1035,6 +1039,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated case labels to measure (e.g. 'bare step,/ops step'); "
         "'store' runs only the durable-store section",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also serve gradserve from DIR (an older checkout) and compare the single "
+        "step and the training iteration, before (DIR) against after (this tree)",
+    )
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument(
         "--serve-profiled", nargs=2, metavar=("PORT", "OUT"), help=argparse.SUPPRESS
@@ -1049,6 +1059,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.only == "store":
         return store_bench(args.quick)
+    if args.baseline:
+        return baseline_bench(args.baseline, QUICK if args.quick else FULL)
     cfg = QUICK if args.quick else FULL
     if args.connections:
         cfg.connections = args.connections
@@ -1081,6 +1093,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         runner.close()
     print_report(cfg, rows, extra)
     print(f"\n(run took {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+# --- before and after (--baseline DIR) -----------------------------------------------------------
+
+BASELINE_CASES = ("/ops step", "/batch train")
+
+
+def baseline_bench(before_root: str, cfg: Config) -> int:
+    """The single step and the training iteration on two servers, an older checkout's
+    (``before_root``) and this tree's, measured in turn round after round (so load from
+    elsewhere shifts both alike); prints after/before ratios of the rates and of the
+    server's CPU time per request (steadier than rates on a loaded machine)."""
+    runner = asyncio.Runner(loop_factory=_loop_factory())
+    bare = start_bare()
+    servers = [bare]
+    totals: dict[tuple[str, str], Result] = {}
+    try:
+        pair = {"before": start_gradserve(root=os.path.abspath(before_root))}
+        servers.append(pair["before"])
+        pair["after"] = start_gradserve()
+        servers.append(pair["after"])
+        one = Config(**{**cfg.__dict__, "rounds": 1})
+        for _ in range(max(cfg.rounds * 2, 6)):
+            for tag, server in pair.items():
+                rows: list[Result] = []
+                cases = set(BASELINE_CASES)
+                runner.run(run_cases(one, server, bare, rows, only=cases, server_cpu=True))
+                for r in rows:
+                    t = totals.setdefault((tag, r.label), Result(r.label))
+                    t.units += r.units
+                    t.seconds += r.seconds
+                    t.cpu += r.cpu
+    finally:
+        for srv in servers:
+            srv.stop()
+        runner.close()
+    print()
+    for label in BASELINE_CASES:
+        before, after = totals.get(("before", label)), totals.get(("after", label))
+        if before is None or after is None or not before.rate:
+            continue
+        ratio = after.rate / before.rate
+        print(f"{label:<14} rate    before {before.rate:9.1f}/s  after {after.rate:9.1f}/s  "
+              f"after/before {ratio:.3f}")  # fmt: skip
+        if before.cpu_per_unit and after.cpu_per_unit:
+            cpu = after.cpu_per_unit / before.cpu_per_unit
+            print(f"{label:<14} server CPU per request  before {before.cpu_per_unit * 1e6:8.1f} us"
+                  f"  after {after.cpu_per_unit * 1e6:8.1f} us  after/before {cpu:.3f}  "
+                  f"({'met' if cpu <= 1.05 else 'MISSED'} <= 1.05)")  # fmt: skip
     return 0
 
 

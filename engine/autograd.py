@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import custom_function as function  # noqa: F401 - torch.autograd.function
-from . import dtypes, fpstate
+from . import dtypes, fpstate, interrupt
 from .custom_function import Function as Function
 from .custom_function import FunctionCtx as FunctionCtx
 from .custom_function import once_differentiable as once_differentiable
@@ -252,6 +252,7 @@ def _run(
     several_roots = len(outputs) > 1
 
     executed: list[Node] = []
+    check = interrupt.current()  # a caller's deadline: called before each node runs
     user_fp = fpstate.current()  # hooks are user code: the user's numpy state
     quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
     try:
@@ -297,6 +298,8 @@ def _run(
                     ]
                 if node.freed:
                     node._check_alive()
+                if check is not None:
+                    check()
                 fn = node.fn
                 if not raw:
                     in_grads = fn.backward(node, *grads)

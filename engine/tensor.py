@@ -326,8 +326,8 @@ class Tensor:
         return self._data.shape if dim is None else self._data.shape[dim]
 
     def item(self) -> Any:
-        if self._data.size != 1:
-            raise RuntimeError(
+        if self._data.size != 1:  # a RuntimeError, as PyTorch's
+            raise BadArgumentsError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
         return self._data.reshape(()).item()

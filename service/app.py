@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, params
@@ -20,7 +19,6 @@ from .bodies import Payload
 from .deps import SESSION_CALL_PARAMETERS, session_call
 from .docs import mount_docs
 from .errors import install_handlers
-from .journal import Journal
 from .observability import (
     BodyLimitMiddleware,
     Metrics,
@@ -29,7 +27,8 @@ from .observability import (
 )
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
-from .sessions import SessionStore
+from .session.journal import Journal
+from .session.state import SessionStore
 from .settings import Settings, get_settings
 
 log = logging.getLogger("gradserve")
@@ -62,8 +61,6 @@ def create_app(
     app.state.settings = settings
     app.state.store = SessionStore(settings)
     app.state.journal = Journal.from_settings(settings, app.state)
-    app.state.journal.install(app)  # opens the store at startup (GRADSERVE_STORE)
-    app.state.swept = 0  # sweeps done by the background task (sweep_forever)
     app.state.metrics = Metrics(lambda: len(app.state.store))
     install_handlers(app)
     for router in ROUTERS:  # first: the router tries routes in order
@@ -94,25 +91,10 @@ def create_app(
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """While the app serves: a background task evicts idle sessions, without traffic."""
-    task = asyncio.create_task(sweep_forever(app), name="gradserve-sweep")
-    try:
+    """While the app serves: the session store open (``GRADSERVE_STORE``) and a background
+    task that evicts idle sessions, without traffic."""
+    async with app.state.journal.running():
         yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
-
-
-async def sweep_forever(app: FastAPI) -> None:
-    """``store.sweep()`` every ``sweep_seconds``; ``app.state.swept`` counts the rounds."""
-    while True:
-        await asyncio.sleep(app.state.settings.sweep_seconds)
-        try:
-            app.state.store.sweep()
-        except Exception:  # a sweep that fails must not end the sweeping
-            log.exception("session sweep failed")
-        app.state.swept += 1
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:

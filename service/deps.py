@@ -13,9 +13,9 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .errors import UnauthorizedError
-from .journal import Journal
 from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
-from .sessions import Session, SessionStore, owner_of
+from .session.journal import Journal
+from .session.state import Session, SessionStore, owner_of
 from .settings import Settings
 
 SESSION_DESCRIPTION = "Session name: letters, digits, '_', '.', '-' (1-64)."

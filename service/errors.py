@@ -11,7 +11,7 @@ ever yields a bare 500 or a non-problem body.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from engine.errors import EngineError
 
@@ -62,11 +63,13 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "leaf_inplace": (409, "In-place operation on a leaf that requires grad"),
     "version_mismatch": (409, "Saved tensor modified in place"),
     "inplace_view": (409, "Tensor modified in place through a view"),
-    # durable stores (GRADSERVE_STORE, service/journal.py)
+    # durable stores (GRADSERVE_STORE, service/session/journal.py)
     "store_unavailable": (503, "Session store unavailable"),
     "session_moved": (503, "Session taken over by another replica"),
     "session_corrupt": (409, "Session journal cannot be replayed"),
     "graph_lost": (409, "Graph not kept by the session store"),
+    # time (GRADSERVE_REQUEST_SECONDS)
+    "deadline_exceeded": (503, "Request deadline exceeded"),
     # bugs: answered as problems too, but no test may ever reach them
     "internal_vjp_error": (500, "Internal error in a backward rule"),
     "engine_error": (500, "Internal engine error"),
@@ -175,6 +178,16 @@ class SessionCorruptError(ServiceError):
 
 class GraphLostError(ServiceError):
     code = "graph_lost"
+
+
+class DeadlineExceededError(ServiceError):
+    """503 with ``Retry-After``: the work passed the request's deadline and was rolled back."""
+
+    code = "deadline_exceeded"
+
+    def __init__(self, detail: str, **kw: Any) -> None:
+        kw.setdefault("hint", "the change was not kept; send smaller work, or retry later")
+        super().__init__(detail, headers={"Retry-After": "1"}, **kw)
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -307,7 +320,31 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"no route {request.method} {request.url.path}"
     elif exc.status_code == 405:
         detail = f"method {request.method} not allowed on {request.url.path}"
+        # Starlette's Allow names the first matching route's methods; a path served by
+        # several routes (GET, PUT, PATCH, DELETE of a tensor) allows all of theirs
+        allowed = _allowed_methods(request)
+        if allowed:
+            exc.headers = {**(exc.headers or {}), "Allow": ", ".join(allowed)}
     return _http_problem(exc, detail)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in _routes(request.app.router.routes):
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
+
+
+def _routes(routes: Any) -> Iterator[Any]:
+    """Every route, through the routers FastAPI includes lazily (``original_router``)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from _routes(included.routes)
+        else:
+            yield route
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:

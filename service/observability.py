@@ -117,15 +117,28 @@ class RequestContextMiddleware:
         status = 500
         header = (b"x-request-id", rid.encode("latin-1"))
 
+        started = False
+
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started
             if message["type"] == "http.response.start":
                 status = message["status"]
+                started = True
                 message["headers"] = [*message.get("headers", []), header]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            if started:  # half an answer is out: the server closes the connection
+                raise
+            # a bug: answered as a problem here, not re-raised, so the server keeps the
+            # keep-alive connection (re-raised, it would drop it without a word)
+            access_log.error("unhandled %s: %s", type(exc).__name__, exc, exc_info=exc)
+            response = problem(
+                "internal_error", "unexpected server error; this is a bug, please report it"
+            )
+            await response(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - start
             route = getattr(scope.get("route"), "path", None) or "unmatched"

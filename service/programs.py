@@ -18,9 +18,9 @@ from engine.errors import EngineError
 
 from . import verbs
 from .errors import ServiceError
-from .quotas import bytes_after_steps, refuse_bytes
 from .schemas import BackwardStepIn, GradStepIn, SeedStepIn, ZeroGradStepIn
-from .sessions import Session, Transaction, bindings_bytes, grad_of
+from .session.quotas import bytes_after_steps, refuse_bytes
+from .session.state import Session, Transaction, bindings_bytes, grad_of
 from .settings import Settings
 from .steps import Executor
 

@@ -22,6 +22,18 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     max_sessions: int = Field(default=1000, ge=1, description="sessions held at once (429 beyond)")
+    key_max_sessions: int = Field(
+        default=100,
+        ge=1,
+        description="sessions one API key may hold at once (429 beyond), so "
+        "one key cannot lock out another (with GRADSERVE_API_KEYS)",
+    )
+    request_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="a request's deadline: work past it stops at the next "
+        "op, is rolled back and answers 503 deadline_exceeded",
+    )
     max_tensor_elements: int = Field(
         default=16_000_000,
         ge=1,
@@ -36,6 +48,12 @@ class Settings(BaseSettings):
         description="bytes of named tensors and grads over all sessions together (507)",
     )
     max_body_bytes: int = Field(default=64 * 2**20, ge=1, description="request body size (413)")
+    max_json_values: int = Field(
+        default=2_000_000,
+        ge=1,
+        description="values (numbers, strings, lists) in one JSON body, counted before it is "
+        "parsed (413): parsed JSON costs ~30x its size; large tensors go as base64 or bytes",
+    )
     max_batch_steps: int = Field(default=10_000, ge=1, description="steps in one batch (413)")
     max_expr_length: int = Field(
         default=4096, ge=1, description="characters in one expression (422)"
@@ -56,6 +74,18 @@ class Settings(BaseSettings):
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
     access_log: bool = False
+    read_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="time a client has to send a whole request, from "
+        "connecting or from the previous answer (slow and half-open clients are cut)",
+    )
+    keep_alive_seconds: float = Field(
+        default=5.0, gt=0, description="idle time after which a keep-alive connection is closed"
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, description="connections and requests served at once (503 beyond)"
+    )
     offload_elements: int = Field(
         default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )

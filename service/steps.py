@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from engine import OPS, Tensor, no_grad
+from engine import OPS, Tensor, interrupt, no_grad
 from engine.errors import (
     EngineError,
     ShapeMismatchError,
@@ -30,13 +30,13 @@ from .errors import (
     ServiceError,
     UnknownOpError,
 )
-from .limits import estimate_elements
 from .schemas import (
     PlainCall,
     StepIn,
     TensorIn,
 )
-from .sessions import Session, Transaction, grad_of
+from .session.limits import estimate_elements
+from .session.state import Session, Transaction, grad_of
 from .settings import Settings
 
 log = logging.getLogger("gradserve")
@@ -64,6 +64,7 @@ class Executor:
         # size limits checked: not when replaying a journal, whose records passed them
         # when they were acknowledged (limits lowered since must not make them fail)
         self.checked = checked
+        self.check = interrupt.current()  # the request's deadline, called before each op
 
     # -- values ------------------------------------------------------------------------------
     def lookup(self, name: str) -> Tensor:
@@ -186,6 +187,8 @@ class Executor:
     ) -> Any:
         """``fn`` (op's function, its arguments already checked), errors in the service's
         terms; counts and size-checks what it made."""
+        if self.check is not None:
+            self.check()
         try:
             result = fn(*args, **kwargs)
         except (EngineError, ServiceError):
@@ -197,7 +200,15 @@ class Executor:
                 raise BadArgumentsError(f"{op}(): {exc}") from None
             log.warning("engine raised a bare ValueError in %s: %s", op, exc)
             raise ShapeMismatchError(f"{op}(): {exc}") from None
-        except (TypeError, IndexError, OverflowError, ZeroDivisionError) as exc:
+        except (
+            TypeError,
+            IndexError,
+            OverflowError,
+            ZeroDivisionError,
+            AttributeError,  # a string where a tensor is meant: x.type_as('x')
+            RuntimeError,  # (EngineError is one, answered above)
+            RecursionError,
+        ) as exc:
             log.warning("engine raised a bare %s in %s: %s", type(exc).__name__, op, exc)
             spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
             hint = None if spec is None else f"signature: {spec.name}{spec.signature}"

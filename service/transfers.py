@@ -17,15 +17,14 @@ import numpy as np
 import safetensors.numpy
 from fastapi import Response
 from pydantic import TypeAdapter, ValidationError
-from starlette.datastructures import QueryParams
 
 from engine import Tensor
 
 from . import codec
 from .errors import InvalidTensorError
 from .names import tensor_name_error
-from .quotas import check_bytes
-from .sessions import Session, grad_of
+from .session.quotas import check_bytes
+from .session.state import Session, grad_of
 from .settings import Settings
 
 BINARY = "application/octet-stream"
@@ -50,7 +49,28 @@ def wants_binary(accept: str | None) -> bool:
     return False
 
 
-def binary_leaf(query: QueryParams, raw: bytes, settings: Settings) -> tuple[np.ndarray, bool]:
+def binary_params(query: Mapping[str, str], headers: Mapping[str, str]) -> dict[str, str]:
+    """A binary upload's ``dtype`` and ``shape``: the query parameters, or the
+    ``Gradserve-Dtype`` and ``Gradserve-Shape`` headers a download carries (422 if both
+    are given and differ)."""
+    params = dict(query)
+    for key, header in (("dtype", DTYPE_HEADER), ("shape", SHAPE_HEADER)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        if key in params and params[key].replace(" ", "") != value.replace(" ", ""):
+            raise InvalidTensorError(
+                f"the {key} query parameter ({params[key][:40]!r}) and the {header} header "
+                f"({value[:40]!r}) disagree",
+                hint="give one of them",
+            )
+        params[key] = value
+    return params
+
+
+def binary_leaf(
+    query: Mapping[str, str], raw: bytes, settings: Settings
+) -> tuple[np.ndarray, bool]:
     """A binary upload's values, from the body and the ``dtype``, ``shape`` and
     ``requires_grad`` query parameters (the same rules as a ``b64`` value)."""
     shape = codec.shape_param(query.get("shape"))
@@ -95,7 +115,8 @@ def export_session(session: Session) -> bytes:
         g = grad_of(t)
         if g is not None:
             arrays[f"{name}.grad"] = np.ascontiguousarray(g._data)
-    metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(requires)}
+    # sorted: the same file for the same session, however its names were bound
+    metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(sorted(requires))}
     return bytes(safetensors.numpy.save(arrays, metadata=metadata))
 
 
@@ -117,7 +138,7 @@ def read_safetensors(raw: bytes, settings: Settings) -> dict[str, tuple[np.ndarr
         raise InvalidTensorError(f"the body is not a safetensors file: {exc}"[:300]) from None
     try:
         requires = json.loads(meta.get(REQUIRES_GRAD_KEY, "[]"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: lists nested 1,000 deep
         requires = None
     if not isinstance(requires, list) or not all(isinstance(n, str) for n in requires):
         raise InvalidTensorError(f"metadata {REQUIRES_GRAD_KEY!r} must be a JSON list of names")

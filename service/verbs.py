@@ -18,9 +18,9 @@ from engine.errors import EngineError, GraphFreedError, NoGradFnError, VersionMi
 from . import codec
 from .errors import BadArgumentsError, InvalidNameError
 from .names import check_tensor_name
-from .quotas import bytes_ahead, check_bytes, refuse_bytes
 from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, TensorIn, ZeroGradIn
-from .sessions import Session, bindings_bytes, grad_of
+from .session.quotas import bytes_ahead, check_bytes, refuse_bytes
+from .session.state import Session, bindings_bytes, grad_of
 from .settings import Settings
 from .steps import Executor
 

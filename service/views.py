@@ -8,7 +8,7 @@ from engine import Tensor
 
 from . import codec
 from .deps import Output
-from .sessions import Session, grad_of, iso
+from .session.state import Session, grad_of, iso
 
 
 def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:

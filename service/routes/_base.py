@@ -32,6 +32,7 @@ def documented(*codes: str, limits: tuple[int, ...] = ()) -> dict[int | str, dic
 
 
 BODY = ("invalid_json", "unsupported_media_type")
-STORE = ("store_unavailable", "session_moved")  # with GRADSERVE_STORE set (service/journal.py)
+# with GRADSERVE_STORE set (service/session/journal.py)
+STORE = ("store_unavailable", "session_moved")
 SESSION = ("invalid_name", "session_not_found", *STORE, "session_corrupt")
 TENSOR = (*SESSION, "tensor_not_found")

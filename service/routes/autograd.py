@@ -5,13 +5,15 @@ from typing import Annotated, Any, Literal
 from fastapi import Query, Response
 from starlette.concurrency import run_in_threadpool
 
-from .. import graph, graph_svg, journal, offload, verbs, views
+from .. import graph, graph_svg, views
 from ..bodies import Payload
 from ..deps import CallDep, SessionDep
 from ..http import JSONBody
 from ..names import check_tensor_name
 from ..schemas import BackwardIn, BackwardOut, GradIn, GradResultOut, GraphFormat, GraphOut
-from ..sessions import Session
+from ..session import changes
+from ..session.mutate import mutate
+from ..session.state import Session
 from ._base import BODY, TENSOR, documented, v1_router
 
 BACKWARD = Payload[BackwardIn](BackwardIn, "BackwardIn")
@@ -44,13 +46,14 @@ async def run_backward(call: CallDep) -> Response:
     """`torch.autograd.backward`: accumulate into `.grad`; returns the grads it changed."""
     body = await BACKWARD.read(call.request)
     assert body is not None
-    session, out, settings = call.session, call.out, call.settings
-    names = [body.tensors] if isinstance(body.tensors, str) else body.tensors
-    async with session.lock:
-        weight = offload.graph_weight(session, names)
-        grads = await offload.run(settings, weight, verbs.run_backward, session, body, settings)
-        await journal.record(session, "backward", body)
-        return JSONBody({"grads": {n: views.value(g, out) for n, g in grads.items()}})
+    out = call.out
+    return await mutate(
+        call.session,
+        changes.BACKWARD,
+        body,
+        call.settings,
+        lambda grads: JSONBody({"grads": {n: views.value(g, out) for n, g in grads.items()}}),
+    )
 
 
 @router.post(
@@ -64,13 +67,14 @@ async def run_grad(call: CallDep) -> Response:
     """`torch.autograd.grad`: gradients of outputs w.r.t. inputs, `.grad` untouched."""
     body = await GRAD.read(call.request)
     assert body is not None
-    session, out, settings = call.session, call.out, call.settings
-    names = [body.outputs] if isinstance(body.outputs, str) else body.outputs
-    async with session.lock:
-        weight = offload.graph_weight(session, names)
-        grads = await offload.run(settings, weight, verbs.run_grad, session, body, settings)
-        await journal.record(session, "grad", body)
-        return JSONBody({"grads": [views.value(g, out) for g in grads]})
+    out = call.out
+    return await mutate(
+        call.session,
+        changes.GRAD,
+        body,
+        call.settings,
+        lambda grads: JSONBody({"grads": [views.value(g, out) for g in grads]}),
+    )
 
 
 GRAPH_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/vnd.mermaid", "svg": "image/svg+xml"}

@@ -7,11 +7,12 @@ from fastapi import Request, Response
 
 from engine import Tensor
 
-from .. import offload, programs, quotas, verbs, views
+from .. import programs, verbs, views
 from ..deps import OutputDep, SettingsDep
 from ..http import JSONBody
 from ..schemas import GradientIn, GradientOut
-from ..sessions import Session, grad_of
+from ..session import offload, quotas
+from ..session.state import Session, grad_of
 from ..settings import Settings
 from ._base import documented, v1_router
 from .autograd import AUTOGRAD_PROBLEMS

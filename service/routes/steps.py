@@ -4,11 +4,13 @@ from typing import Any
 
 from fastapi import Response
 
-from .. import journal, offload, programs, quotas, views
+from .. import programs, views
 from ..bodies import Payload
 from ..deps import CallDep
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, BatchOut, StepIn, TensorListOut, TensorOut
+from ..session import changes, quotas
+from ..session.mutate import mutate
 from ._base import BODY, TENSOR, documented, v1_router
 
 STEP = Payload[StepIn](StepIn, "StepIn", examples=STEP_EXAMPLES)
@@ -51,14 +53,14 @@ async def run_op(call: CallDep) -> Response:
     """Run one step and bind its result; returns the tensor (a list for several results)."""
     step = await STEP.read(call.request)
     assert step is not None
-    session, out, settings = call.session, call.out, call.settings
-    async with session.lock:
-        weight = offload.steps_weight(session, [step])
-        names = await offload.run(settings, weight, programs.run_steps, session, [step], settings)
-        await journal.record(session, "steps", [step])
-        tensors = [views.tensor(n, session.tensors[n], out) for n in names]
-    body = tensors[0] if isinstance(step.out, str) else {"tensors": tensors}
-    return JSONBody(body, status_code=201)
+    session, out = call.session, call.out
+
+    def view(result: programs.ProgramResult) -> Response:
+        tensors = [views.tensor(n, session.tensors[n], out) for n in result.bound]
+        body = tensors[0] if isinstance(step.out, str) else {"tensors": tensors}
+        return JSONBody(body, status_code=201)
+
+    return await mutate(session, changes.STEPS, changes.Program([step]), call.settings, view)
 
 
 @router.post(
@@ -75,15 +77,14 @@ async def run_batch(call: CallDep) -> Response:
     assert batch is not None
     session, out, settings = call.session, call.out, call.settings
     quotas.check_steps(len(batch.steps), settings)
-    async with session.lock:
-        weight = offload.steps_weight(session, batch.steps)
-        result = await offload.run(
-            settings, weight, programs.run_program, session, batch.steps, settings, batch.fetch
-        )
-        await journal.record(session, "steps", batch.steps)
+
+    def view(result: programs.ProgramResult) -> Response:
         body: dict[str, Any] = {
             "tensors": [views.tensor(n, session.tensors[n], out) for n in result.bound]
         }
         if result.values is not None:
             body["values"] = {k: views.value(v, out) for k, v in result.values.items()}
         return JSONBody(body)
+
+    program = changes.Program(batch.steps, batch.fetch)
+    return await mutate(session, changes.STEPS, program, settings, view)

@@ -4,11 +4,11 @@ from typing import Annotated, Any
 
 from fastapi import Body, Response
 
-from engine import NONLEAF_GRAD_WARNING
+from engine import NONLEAF_GRAD_WARNING, Tensor
 
-from .. import journal, offload, transfers, verbs, views
+from .. import transfers, views
 from ..bodies import Payload
-from ..deps import CallDep, SessionDep, TensorNameDep
+from ..deps import CallDep, SessionDep, SettingsDep, TensorNameDep
 from ..http import JSONBody
 from ..schemas import (
     LEAF_EXAMPLES,
@@ -19,7 +19,9 @@ from ..schemas import (
     ZeroGradIn,
     ZeroGradOut,
 )
-from ..sessions import grad_of
+from ..session import changes
+from ..session.mutate import mutate
+from ..session.state import grad_of
 from ._base import BODY, SESSION, TENSOR, documented, v1_router
 
 router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True)
@@ -95,25 +97,22 @@ async def put_tensor(call: CallDep, name: TensorNameDep) -> Response:
     """Create or rebind a leaf tensor (201 when the name is new, 200 when rebound): JSON,
     or raw bytes with `Content-Type: application/octet-stream` and `dtype`, `shape`,
     `requires_grad` as query parameters."""
-    session, out, settings, request = call.session, call.out, call.settings, call.request
-    weight = int(request.headers.get("content-length") or 0) // 4
+    out, request = call.out, call.request
+    size = int(request.headers.get("content-length") or 0)
     if transfers.is_binary(request.headers.get("content-type")):
-        raw = await request.body()
-        arr, requires_grad = await offload.run(
-            settings, weight, transfers.binary_leaf, request.query_params, raw, settings
-        )
-        async with session.lock:
-            t, created = verbs.bind_leaf(session, name, arr, requires_grad, settings)
-            await journal.record(session, "put", name, t)
-            return JSONBody(views.tensor(name, t, out), status_code=201 if created else 200)
-    leaf = await LEAF.read(request)
-    assert leaf is not None
-    async with session.lock:
-        t, created = await offload.run(
-            settings, weight, verbs.put_tensor, session, name, leaf, settings
-        )
-        await journal.record(session, "put", name, t)
+        query = transfers.binary_params(request.query_params, request.headers)
+        put = changes.PutLeaf(name, raw=await request.body(), query=query)
+    else:
+        leaf = await LEAF.read(request)
+        assert leaf is not None  # a required body
+        put = changes.PutLeaf(name, leaf=leaf)
+    put.size = size
+
+    def view(result: tuple[Tensor, bool]) -> Response:
+        t, created = result
         return JSONBody(views.tensor(name, t, out), status_code=201 if created else 200)
+
+    return await mutate(call.session, changes.PUT, put, call.settings, view)
 
 
 @router.get(
@@ -141,11 +140,14 @@ async def get_tensor(call: CallDep, name: TensorNameDep) -> Response:
 )
 async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) -> Response:
     """`requires_grad_(flag)` and/or `retain_grad()`."""
-    session, out = call.session, call.out
-    async with session.lock:
-        t = verbs.patch_tensor(session, name, body)
-        await journal.record(session, "patch", name, body)
-        return JSONBody(views.tensor(name, t, out))
+    patch = changes.Patch(name, body)
+    return await mutate(
+        call.session,
+        changes.PATCH,
+        patch,
+        call.settings,
+        lambda t: JSONBody(views.tensor(name, t, call.out)),
+    )
 
 
 @router.delete(
@@ -154,13 +156,11 @@ async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) 
     status_code=204,
     responses=documented(*TENSOR),
 )
-async def delete_tensor(session: SessionDep, name: TensorNameDep) -> Response:
+async def delete_tensor(
+    session: SessionDep, settings: SettingsDep, name: TensorNameDep
+) -> Response:
     """Unbind the name (nodes that saved the tensor keep it alive)."""
-    async with session.lock:
-        session.lookup(name)
-        del session.tensors[name]
-        await journal.record(session, "del_tensor", name)
-    return Response(status_code=204)
+    return await mutate(session, changes.DEL_TENSOR, name, settings, _no_content)
 
 
 @router.get(
@@ -194,13 +194,12 @@ async def get_grad(call: CallDep, name: TensorNameDep) -> Response:
     status_code=204,
     responses=documented(*TENSOR),
 )
-async def delete_grad(session: SessionDep, name: TensorNameDep) -> Response:
+async def delete_grad(session: SessionDep, settings: SettingsDep, name: TensorNameDep) -> Response:
     """Set `.grad` to None."""
-    async with session.lock:
-        t = session.lookup(name)
-        if t.is_leaf or t.retains_grad:
-            t.grad = None
-        await journal.record(session, "del_grad", name)
+    return await mutate(session, changes.DEL_GRAD, name, settings, _no_content)
+
+
+def _no_content(_: object) -> Response:
     return Response(status_code=204)
 
 
@@ -211,10 +210,13 @@ async def delete_grad(session: SessionDep, name: TensorNameDep) -> Response:
     responses=documented(*BODY, *TENSOR),
 )
 async def zero_grad(
-    session: SessionDep, body: Annotated[ZeroGradIn | None, Body()] = None
+    session: SessionDep, settings: SettingsDep, body: Annotated[ZeroGradIn | None, Body()] = None
 ) -> Response:
     """Zero in place (or set to None) the grads of the named tensors, or of every leaf."""
-    async with session.lock:
-        done = verbs.zero_grad(session, body or ZeroGradIn())
-        await journal.record(session, "zero_grad", body or ZeroGradIn())
-    return JSONBody({"tensors": done})
+    return await mutate(
+        session,
+        changes.ZERO_GRAD,
+        body or ZeroGradIn(),
+        settings,
+        lambda done: JSONBody({"tensors": done}),
+    )

@@ -2,11 +2,13 @@
 
 from fastapi import Response
 
-from .. import journal, offload, transfers, views
+from .. import transfers, views
 from ..deps import CallDep
 from ..errors import UnsupportedMediaTypeError
 from ..http import JSONBody
 from ..schemas import TensorListOut
+from ..session import changes, offload
+from ..session.mutate import mutate
 from ._base import SESSION, documented, v1_router
 
 router = v1_router("tensors", "/v1/sessions/{session}", session_routes=True, declared_bodies=False)
@@ -67,10 +69,8 @@ async def import_session(call: CallDep) -> Response:
             hint="send the safetensors file with 'Content-Type: application/octet-stream'",
         )
     raw = await request.body()
-    async with session.lock:
-        names = await offload.run(
-            call.settings, len(raw) // 4, transfers.import_session, session, raw, call.settings
-        )
-        await journal.record(session, "import", raw)
-        tensors = [views.tensor(n, session.tensors[n], call.out) for n in names]
-    return JSONBody({"tensors": tensors})
+
+    def view(names: list[str]) -> Response:
+        return JSONBody({"tensors": [views.tensor(n, session.tensors[n], call.out) for n in names]})
+
+    return await mutate(session, changes.IMPORT, raw, call.settings, view)

@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from svc_helpers import SyncClient, make_settings, put
 
 from service.app import create_app
-from service.sessions import SessionStore
+from service.session.state import SessionStore
 
 
 @pytest.fixture(scope="session")

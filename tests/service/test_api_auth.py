@@ -70,3 +70,29 @@ def test_key_a_cannot_reach_key_b(app_client: SyncClient) -> None:
     a = c.get(f"{NB}/tensors/x", headers=A).json()
     assert a["data"]["data"] == [1.0] and a["requires_grad"] is True
     assert [s["name"] for s in c.get("/v1/sessions", headers=A).json()["sessions"]] == ["nb"]
+
+
+def test_one_key_cannot_lock_out_another() -> None:
+    settings = make_settings(api_keys="key-a,key-b", key_max_sessions=3, max_sessions=10)
+    with SyncClient(create_app(settings)) as c:
+        for _ in range(3):
+            assert c.post("/v1/sessions", headers=A).status_code == 201
+        r = c.post("/v1/sessions", headers=A)
+        assert_problem(r, 429, "limit_exceeded")
+        assert "per key" in r.json()["detail"] and r.headers["retry-after"]
+        assert c.post("/v1/sessions", headers=B).status_code == 201  # B is not refused
+        first = c.get("/v1/sessions", headers=A).json()["sessions"][0]["name"]
+        assert c.delete(f"/v1/sessions/{first}", headers=A).status_code == 204
+        assert c.post("/v1/sessions", headers=A).status_code == 201  # a freed place is A's again
+
+
+def test_readyz_counts_only_the_callers_sessions(app_client: SyncClient) -> None:
+    app_client.post("/v1/sessions", headers=A)
+    app_client.post("/v1/sessions", headers=A)
+    app_client.post("/v1/sessions", headers=B)
+    assert app_client.get("/readyz").json() == {"status": "ready"}  # no key: no count
+    assert app_client.get("/readyz", headers={"Authorization": "Bearer nope"}).json() == {
+        "status": "ready"
+    }
+    assert app_client.get("/readyz", headers=A).json() == {"status": "ready", "sessions": 2}
+    assert app_client.get("/readyz", headers=B).json() == {"status": "ready", "sessions": 1}

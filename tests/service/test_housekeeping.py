@@ -6,8 +6,8 @@ import asyncio
 
 from svc_helpers import SyncClient, assert_problem, make_settings
 
-from service.app import create_app, sweep_forever
-from service.sessions import SessionStore
+from service.app import create_app
+from service.session.state import SessionStore
 
 ORIGIN = "https://notebook.example"
 PREFLIGHT = {
@@ -89,7 +89,7 @@ def test_the_sweeper_runs_with_the_app_lifespan() -> None:
         async with app.router.lifespan_context(app):
             app.state.store.create("idle", None)
             for _ in range(10_000):  # the task sweeps every millisecond
-                if app.state.swept >= 2 and len(app.state.store) == 0:
+                if app.state.journal.swept >= 2 and len(app.state.store) == 0:
                     break
                 await asyncio.sleep(0.001)
             assert len(app.state.store) == 0
@@ -110,7 +110,7 @@ def test_a_failing_sweep_does_not_stop_the_sweeper() -> None:
     app.state.store.sweep = broken
 
     async def scenario() -> None:
-        task = asyncio.create_task(sweep_forever(app))
+        task = asyncio.create_task(app.state.journal.sweep_forever())
         for _ in range(10_000):
             if len(calls) >= 2:
                 break

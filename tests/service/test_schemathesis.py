@@ -42,7 +42,7 @@ from svc_helpers import SyncClient, make_settings
 from service.app import create_app
 from service.errors import PROBLEMS
 from service.names import TENSOR_NAME_PATTERN
-from service.sessions import SessionStore
+from service.session.state import SessionStore
 
 TENSOR_NAME = re.compile(TENSOR_NAME_PATTERN)
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "20"))

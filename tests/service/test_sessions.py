@@ -13,7 +13,7 @@ from service.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from service.sessions import SessionStore, Transaction, bindings_bytes, owner_of
+from service.session.state import SessionStore, Transaction, bindings_bytes, owner_of
 
 
 class Clock:

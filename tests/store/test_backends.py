@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from service.store import Fenced, MemoryStore, Meta, Store, open_store
+from service.session.backends import Fenced, MemoryStore, Meta, Store, open_store
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])

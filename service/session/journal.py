@@ -13,7 +13,7 @@ friends fall through to the in-memory ``SessionStore``, and ``record`` returns
 at once (no session is tracked). With a shared store (Redis) a replica serves a
 session while it holds the session's lease; every request renews it and reads
 the journal's last ``seq``, so a replica whose copy is behind catches up before
-it answers, and appends are fenced by ``seq`` (see ``service.store``).
+it answers, and appends are fenced by ``seq`` (see ``service.session.backends``).
 
 A change the store does not keep is not acknowledged: the request answers 503
 (``store_unavailable`` or ``session_moved``) and the in-memory copy, which holds
@@ -23,30 +23,24 @@ the unkept change, is dropped, to be rebuilt from the store by the next request.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import gc
 import logging
-import math
 import secrets
-import struct
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-import orjson
-from fastapi import FastAPI
-from pydantic import BaseModel, TypeAdapter
 
 from engine import Tensor
 from engine.function import Function, Node
 
-from . import codec, programs, transfers, verbs
-from .errors import (
+from .. import codec
+from ..errors import (
     GraphLostError,
     SessionCorruptError,
     SessionExistsError,
@@ -54,128 +48,19 @@ from .errors import (
     SessionNotFoundError,
     StoreUnavailableError,
 )
-from .names import check_session_name
-from .schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
-from .sessions import Session, SessionStore, _buffer, grad_of, iso
-from .settings import Settings
-from .store import Fenced, Meta, Store, StoreError, open_store
+from ..names import check_session_name
+from ..settings import Settings
+from .backends import Fenced, Meta, Store, StoreError, open_store
+from .changes import VERBS, Verb, encode
+from .records import pack, unpack
+from .state import Session, SessionStore, _buffer, grad_of, iso
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 log = logging.getLogger("gradserve.journal")
 
 FORMAT = 1  # version of records and checkpoints
-
-# --- records: a JSON header and raw bytes ---------------------------------------------------
-
-
-def pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
-    """``<u32 header length><JSON header><raw bytes>``."""
-    head = orjson.dumps(header)
-    return struct.pack("<I", len(head)) + head + payload
-
-
-def unpack(blob: bytes) -> tuple[dict[str, Any], memoryview]:
-    (n,) = struct.unpack_from("<I", blob)
-    view = memoryview(blob)
-    return orjson.loads(view[4 : 4 + n]), view[4 + n :]
-
-
-def _dump(model: BaseModel) -> Any:
-    return model.model_dump(mode="json", exclude_unset=True, by_alias=True)
-
-
-def _plain(value: Any) -> bool:
-    """JSON-native all the way down (finite floats: orjson writes NaN as null)."""
-    t = type(value)
-    if t is str or t is int or t is bool or value is None:
-        return True
-    if t is float:
-        return math.isfinite(value)
-    if t is list or t is tuple:
-        return all(_plain(v) for v in value)
-    if t is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    return False
-
-
-def _dump_step(step: Any) -> Any:
-    """``_dump`` of a step; the fields as they are when they hold no model (the common
-    case, a fifth of pydantic's serializing cost)."""
-    fields = {name: getattr(step, name) for name in step.model_fields_set}
-    return fields if _plain(fields) else _dump(step)
-
-
-STEPS = TypeAdapter(list[BatchItem])  # steps, seeds and autograd verbs of a batch
-LEAF: TypeAdapter[Any] = TypeAdapter(LeafIn)
-
-
-def _encode(kind: str, args: tuple[Any, ...]) -> bytes:
-    """One record: what the route validated, in the form replay feeds back to the executor."""
-    if kind == "put":
-        name, t = args
-        arr = np.ascontiguousarray(t._data)
-        head = {"k": kind, "name": name, "dtype": codec.dtype_name(arr.dtype),
-                "shape": list(arr.shape), "requires_grad": t.requires_grad}  # fmt: skip
-        return pack(head, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes())
-    if kind == "steps":
-        return pack({"k": kind, "steps": [_dump_step(s) for s in args[0]]})
-    if kind in ("backward", "grad", "zero_grad"):
-        return pack({"k": kind, "body": _dump(args[0])})
-    if kind == "patch":
-        return pack({"k": kind, "name": args[0], "body": _dump(args[1])})
-    if kind in ("del_tensor", "del_grad"):
-        return pack({"k": kind, "name": args[0]})
-    if kind == "import":  # the safetensors file as it came, replayed through the import
-        return pack({"k": kind}, bytes(args[0]))
-    raise ValueError(f"unknown journal record kind {kind!r}")
-
-
-def _replay_put(s: Session, settings: Settings, head: dict[str, Any], raw: memoryview) -> None:
-    body = {"b64": base64.b64encode(raw).decode(), "dtype": head["dtype"],
-            "shape": head["shape"], "requires_grad": head["requires_grad"]}  # fmt: skip
-    verbs.put_tensor(s, head["name"], LEAF.validate_python(body), settings)
-
-
-def _replay_del_tensor(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
-    s.lookup(head["name"])
-    del s.tensors[head["name"]]
-
-
-def _replay_del_grad(s: Session, settings: Settings, head: dict[str, Any], _: memoryview) -> None:
-    t = s.lookup(head["name"])
-    if t.is_leaf or t.retains_grad:
-        t.grad = None
-
-
-_STEPS_SEEN: dict[bytes, list[Any]] = {}  # a training loop's records repeat the same steps
-
-
-def _replay_steps(s: Session, settings: Settings, head: dict[str, Any], raw: memoryview) -> None:
-    key = orjson.dumps(head["steps"])
-    steps = _STEPS_SEEN.get(key)
-    if steps is None:
-        if len(_STEPS_SEEN) >= 1024:
-            _STEPS_SEEN.clear()
-        steps = _STEPS_SEEN[key] = STEPS.validate_python(head["steps"])
-    # random ops draw from the session's generator, which the replay repeats draw for draw
-    programs.run_program(s, steps, settings, (), replay=True)
-
-
-Replay = Callable[[Session, Settings, dict[str, Any], memoryview], Any]
-
-#: kind -> how a record is applied again: the executor function its route calls.
-REPLAY: dict[str, Replay] = {
-    "put": _replay_put,
-    "steps": _replay_steps,
-    "backward": lambda s, st, h, _: verbs.run_backward(s, BackwardIn.model_validate(h["body"]), st),
-    "grad": lambda s, st, h, _: verbs.run_grad(s, GradIn.model_validate(h["body"]), st),
-    "zero_grad": lambda s, st, h, _: verbs.zero_grad(s, ZeroGradIn.model_validate(h["body"])),
-    "patch": lambda s, st, h, _: verbs.patch_tensor(
-        s, h["name"], PatchTensorIn.model_validate(h["body"])
-    ),
-    "import": lambda s, st, _, raw: transfers.import_session(s, bytes(raw), st),
-    "del_tensor": _replay_del_tensor,
-    "del_grad": _replay_del_grad,
-}
 
 # --- checkpoints ----------------------------------------------------------------------------
 
@@ -355,12 +240,13 @@ class Tracked:
 _TRACKED: weakref.WeakKeyDictionary[Session, Tracked] = weakref.WeakKeyDictionary()
 
 
-async def record(session: Session, kind: str, *args: Any) -> None:
-    """Append what a request changed (call under the session's lock, after the change and
-    before the answer). Free for untracked sessions (memory store, stateless calls)."""
+async def record(session: Session, verb: Verb[P, R], payload: P, result: R) -> None:
+    """Append what a request changed (``mutate`` calls it under the session's lock, after
+    the change and before the answer). Free for untracked sessions (memory store)."""
     tracked = _TRACKED.get(session)
     if tracked is not None:
-        await tracked.journal.append(session, tracked, kind, args)
+        blob = encode(verb, payload, result, tracked.seq + 1)
+        await tracked.journal.append(session, tracked, blob)
 
 
 class Journal:
@@ -376,6 +262,7 @@ class Journal:
         self._opened = False
         self._loading: dict[tuple[str | None, str], asyncio.Lock] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        self.swept = 0  # rounds of the background sweeper
 
     @classmethod
     def from_settings(cls, settings: Settings, sessions: SessionStore | Any) -> Journal:
@@ -392,7 +279,7 @@ class Journal:
         """Open the store (``StoreError`` if unreachable) and start the sweeper."""
         await self._ready()
         if self._sweeper is None:
-            self._sweeper = asyncio.create_task(self._sweep_forever(), name="gradserve-sweep")
+            self._sweeper = asyncio.create_task(self.sweep_forever(), name="gradserve-sweep")
 
     async def stop(self) -> None:
         if self._sweeper is not None:
@@ -404,25 +291,19 @@ class Journal:
             await self.store.close()
             self._opened = False
 
-    def install(self, app: FastAPI) -> None:
-        """Open the store when the app starts (a store unreachable at startup stops the
-        process with the reason), sweep in the background, close at shutdown."""
-        inner = app.router.lifespan_context
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app_: Any) -> AsyncIterator[Any]:
-            try:
-                await self.start()
-            except StoreError as exc:
-                log.critical("gradserve cannot start: %s", exc)
-                raise RuntimeError(f"gradserve cannot start: {exc}") from exc
-            try:
-                async with inner(app_) as state:
-                    yield state
-            finally:
-                await self.stop()
-
-        app.router.lifespan_context = lifespan
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While the app serves: the store open (one unreachable at startup stops the
+        process with the reason) and idle sessions swept in the background."""
+        try:
+            await self.start()
+        except StoreError as exc:
+            log.critical("gradserve cannot start: %s", exc)
+            raise RuntimeError(f"gradserve cannot start: {exc}") from exc
+        try:
+            yield
+        finally:
+            await self.stop()
 
     async def _ready(self) -> None:
         if not self._opened:
@@ -478,7 +359,7 @@ class Journal:
             if s is not None and tracked is not None and tracked.seq != seq:
                 async with s.lock:
                     if not tracked.dead and tracked.seq != seq:
-                        await self._catch_up(s, tracked)
+                        await self._catch_up(s, tracked, seq)
                 if tracked.dead:
                     s = None
         if s is None:
@@ -540,7 +421,7 @@ class Journal:
                 except Exception as exc:  # noqa: BLE001 - any failure means a bad checkpoint
                     raise self._corrupt(name, ck[0], exc) from exc
                 tracked.seq = ck[0]
-            await self._catch_up(s, tracked)
+            await self._catch_up(s, tracked, meta.seq)
             if not tracked.dead:
                 break
         else:
@@ -555,8 +436,10 @@ class Journal:
         )
         return s
 
-    async def _catch_up(self, s: Session, tracked: Tracked) -> None:
-        """Apply the records the in-memory copy lacks."""
+    async def _catch_up(self, s: Session, tracked: Tracked, acknowledged: int) -> None:
+        """Apply the records the in-memory copy lacks, through record ``acknowledged`` at
+        least (the store's last ``seq``): a journal that ends short of it lost a change
+        that was answered, and is corrupt, never served one change short."""
         records = await self.store.records(s.owner, s.name, tracked.seq)
         if records and records[0][0] != tracked.seq + 1:
             # a checkpoint passed our copy: start again from it
@@ -569,8 +452,13 @@ class Journal:
         try:
             for seq, blob in records:
                 try:
+                    if seq != tracked.seq + 1:
+                        raise ValueError(f"record {tracked.seq + 1} is missing")
                     head, raw = unpack(blob)
-                    REPLAY[head["k"]](s, self.settings, head, raw)
+                    if head.get("q", seq) != seq:
+                        raise ValueError(f"record {seq} says it is record {head['q']}")
+                    verb = VERBS[head["k"]]
+                    verb.apply(s, self.settings, verb.read(head, raw), True)
                 except Exception as exc:  # noqa: BLE001 - any failure means a bad journal
                     tracked.dead = True
                     raise self._corrupt(s.name, seq, exc) from exc
@@ -580,6 +468,10 @@ class Journal:
         finally:
             if collecting:
                 gc.enable()
+        if tracked.seq < acknowledged:
+            tracked.dead = True
+            missing = ValueError(f"the journal ends at record {tracked.seq}")
+            raise self._corrupt(s.name, tracked.seq + 1, missing)
 
     def _corrupt(self, name: str, seq: int, exc: BaseException) -> SessionCorruptError:
         log.error("session %r: journal record %d cannot be replayed: %r", name, seq, exc)
@@ -671,8 +563,7 @@ class Journal:
             self.sessions.forget(s)
 
     # -- appending ----------------------------------------------------------------------------
-    async def append(self, s: Session, tracked: Tracked, kind: str, args: tuple[Any, ...]) -> None:
-        blob = _encode(kind, args)
+    async def append(self, s: Session, tracked: Tracked, blob: bytes) -> None:
         if tracked.dead:
             raise SessionMovedError(f"session {s.name!r} was reloaded; the change was not kept")
         # bytes: the steps' upper bound when they kept one (walking every tensor per
@@ -746,7 +637,8 @@ class Journal:
                 self.sessions.forget(s)
         return dropped
 
-    async def _sweep_forever(self) -> None:
+    async def sweep_forever(self) -> None:
+        """``sweep()`` every ``sweep_seconds``; ``swept`` counts the rounds."""
         while True:
             await asyncio.sleep(self.settings.sweep_seconds)
             try:
@@ -755,6 +647,7 @@ class Journal:
                 log.error("sweep skipped, session store unavailable: %s", exc)
             except Exception:  # noqa: BLE001 - the sweeper must outlive one bad sweep
                 log.exception("sweep failed")
+            self.swept += 1
 
 
 def _not_found(name: str) -> SessionNotFoundError:
@@ -768,4 +661,4 @@ def _summary(s: Session) -> dict[str, Any]:
             "expires": iso(s.expires), "bytes": s.nbytes(), "tensor_count": len(s.tensors)}  # fmt: skip
 
 
-__all__ = ["REPLAY", "Journal", "checkpointable", "record", "restore", "snapshot"]
+__all__ = ["Journal", "checkpointable", "record", "restore", "snapshot"]

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 from engine import Tensor
 
-from .errors import LimitExceededError
-from .sessions import Session, Transaction, bindings_bytes, grad_of
-from .settings import Settings
+from ..errors import LimitExceededError
+from ..settings import Settings
+from .state import Session, Transaction, bindings_bytes, grad_of
 
 
 def check_steps(count: int, settings: Settings) -> None:

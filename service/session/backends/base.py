@@ -1,4 +1,4 @@
-"""The store interface and its records of sessions (see ``service.store``)."""
+"""The store interface and its records of sessions (see ``service.session.backends``)."""
 
 from __future__ import annotations
 

@@ -31,14 +31,14 @@ import numpy as np
 from engine import Generator, Tensor
 from engine.function import Node
 
-from .errors import (
+from ..errors import (
     LimitExceededError,
     SessionExistsError,
     SessionNotFoundError,
     TensorNotFoundError,
 )
-from .names import check_session_name
-from .settings import Settings
+from ..names import check_session_name
+from ..settings import Settings
 
 
 def grad_of(t: Tensor) -> Tensor | None:
@@ -243,6 +243,16 @@ class SessionStore:
                 hint="delete sessions you no longer need, or retry later",
                 headers={"Retry-After": "60"},
             )
+        if owner is not None:  # with API keys: one key cannot take every place
+            held = self.count(owner)
+            if held >= self.settings.key_max_sessions:
+                raise LimitExceededError(
+                    f"this API key holds {held} sessions; the limit per key is "
+                    f"{self.settings.key_max_sessions}",
+                    status=429,
+                    hint="delete sessions you no longer need (GRADSERVE_KEY_MAX_SESSIONS)",
+                    headers={"Retry-After": "60"},
+                )
         if name is None:
             name = self._fresh_name(owner)
         check_session_name(name)
@@ -255,6 +265,10 @@ class SessionStore:
         session.held_elsewhere = partial(self.bytes_held, session)
         self._sessions[(owner, name)] = session
         return session
+
+    def count(self, owner: str | None) -> int:
+        """Sessions held for ``owner``."""
+        return sum(1 for o, _ in self._sessions if o == owner)
 
     def _fresh_name(self, owner: str | None) -> str:
         while True:

@@ -1,0 +1,39 @@
+"""Stopping long work between ops: a caller sets a check (``checking(fn)``) that the
+engine calls at each op boundary of a backward pass, and the check raises to stop
+the work there. Context-local like grad mode, so concurrent callers (a server's
+requests, each with its own deadline) never see each other's check; the engine
+knows nothing of why a caller stops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+
+Check = Callable[[], None]
+
+_check: ContextVar[Check | None] = ContextVar("op_check", default=None)
+
+
+def current() -> Check | None:
+    """The check set by the caller, or None (read once per pass, called per op)."""
+    return _check.get()
+
+
+@contextmanager
+def checking(check: Check | None) -> Iterator[None]:
+    """Call ``check`` at each op boundary while the block runs."""
+    token = _check.set(check)
+    try:
+        yield
+    finally:
+        _check.reset(token)
+
+
+def install(check: Check | None) -> Token[Check | None]:
+    """``checking`` without the context manager, for a hot caller: undo with ``remove``."""
+    return _check.set(check)
+
+
+def remove(token: Token[Check | None]) -> None:
+    _check.reset(token)

@@ -1,0 +1,55 @@
+"""The one way a request changes a session: ``mutate(session, verb, payload, ...)``.
+
+In order: the session's lock (waited for at most until the request's deadline), the
+verb applied (on the event loop or in a worker thread, stopped at the next op past the
+deadline, all or nothing), the change journaled, then the answer built from the
+session while the lock is still held. Every route that changes a session calls it;
+the journal's replay applies the same verbs (``changes.VERBS``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from ..errors import DeadlineExceededError
+from ..settings import Settings
+from . import journal, offload
+from .changes import Verb
+from .state import Session
+
+P = TypeVar("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+async def mutate(
+    session: Session,
+    verb: Verb[P, R],
+    payload: P,
+    settings: Settings,
+    view: Callable[[R], T],
+) -> T:
+    """Apply ``verb`` to ``session`` for one request; ``view(result)`` is the answer."""
+    until = offload.deadline(settings)
+    lock = session.lock
+    if lock.locked():  # wait for the session's earlier requests, within the deadline
+        try:
+            await asyncio.wait_for(lock.acquire(), max(0.0, until - time.monotonic()))
+        except TimeoutError:
+            raise DeadlineExceededError(
+                f"session {session.name!r} stayed busy with earlier requests past this "
+                f"request's deadline of {settings.request_seconds:g} s"
+            ) from None
+    else:
+        await lock.acquire()
+    try:
+        weight = verb.weight(session, payload)
+        result = await offload.run(
+            settings, weight, verb.apply, session, settings, payload, False, until=until
+        )
+        await journal.record(session, verb, payload, result)
+        return view(result)
+    finally:
+        lock.release()
