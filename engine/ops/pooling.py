@@ -578,7 +578,12 @@ def _adaptive_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | N
         )
     except (TypeError, ValueError, IndexError):
         return None
-    return 2 * math.prod(shape[:-2]) * math.prod(max(d, 0) for d in dims)
+    lead = math.prod(shape[:-2])
+    if len(dims) != 2:  # the op reports the wrong size
+        return 2 * lead * math.prod(max(d, 0) for d in dims)
+    oh, ow = max(dims[0], 0), max(dims[1], 0)
+    # the result (twice for the indices), the averaging matrices, A_h · x
+    return 2 * lead * oh * ow + oh * shape[-2] + ow * shape[-1] + lead * oh * shape[-1]
 
 
 def _adaptive_estimate_1d(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
