@@ -220,10 +220,38 @@ def inner(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     return math.prod(a.shape[:-1]) * math.prod(b.shape[:-1]) + numel(a) + numel(b)
 
 
+# a result's own cost, empty or not (a Tensor object and its array header), in elements
+PER_RESULT = 64
+
+
 def chunk(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """``chunk(x, n)``: at most x's size, and n results (each counted, empty or not)."""
+    """``chunk(x, n)``: n results (empty ones too: ``x[0:0].chunk(10**7)``)."""
     x, n = arg(args, kwargs, 0, "input"), _int(arg(args, kwargs, 1, "chunks"))
-    return None if n is None else numel(x) + max(n, 0)
+    return None if n is None else numel(x) + PER_RESULT * max(n, 0)
+
+
+def _dim_size(x: Any, dim: Any) -> int | None:
+    d = _int(dim)
+    if not _is_tensor(x) or d is None or not x.shape or not -len(x.shape) <= d < len(x.shape):
+        return None
+    return int(x.shape[d])
+
+
+def split(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """``split(x, size)``: one result per piece (``split(x, 1)`` of a long x: many)."""
+    x, size = arg(args, kwargs, 0, "input"), arg(args, kwargs, 1, "split_size_or_sections")
+    n = _dim_size(x, arg(args, kwargs, 2, "dim") or 0)
+    if n is None:
+        return None
+    pieces = len(size) if isinstance(size, list | tuple) else -(-n // max(_int(size) or 1, 1))
+    return numel(x) + PER_RESULT * pieces
+
+
+def unbind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """``unbind(x, dim)``: one result per index along ``dim``."""
+    x = arg(args, kwargs, 0, "input")
+    n = _dim_size(x, arg(args, kwargs, 1, "dim") or 0)
+    return None if n is None else numel(x) + PER_RESULT * n
 
 
 def getitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:

@@ -640,6 +640,7 @@ def _split_samples(rng: np.random.Generator) -> list[Any]:
 @register(
     samples=_split_samples,
     results=Results("split", arg="split_size_or_sections"),
+    estimate=estimates.split,
     numpy_names=False,  # torch.functional.split: written in Python, no alias parsed
 )
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
