@@ -15,6 +15,7 @@ from typing import Any
 
 from engine import Tensor
 from engine.errors import EngineError
+from engine.function import clock
 
 from . import expr, verbs
 from .errors import ServiceError
@@ -53,6 +54,7 @@ def run_program(
     quotas it passed then are not checked again (the session's bytes are recounted)."""
     wanted = [verbs.check_fetch(key) for key in fetch]
     txn = Transaction(session)
+    since = next(clock)  # graph nodes made from here on are this request's
     ex = Executor(session, settings, txn.bindings, txn, checked=not replay, trees=trees)
     bound: dict[str, None] = {}
     verb_ran = False
@@ -94,7 +96,7 @@ def run_program(
             bytes_bound = bindings_bytes(txn.bindings.values())
             refuse_bytes(session, settings, bytes_bound)
         else:
-            bytes_bound = bytes_after_steps(session, settings, txn, bound)
+            bytes_bound = bytes_after_steps(session, settings, txn, bound, since)
     except BaseException:
         txn.rollback()
         raise

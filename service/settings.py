@@ -40,12 +40,20 @@ class Settings(BaseSettings):
         description="elements in one tensor, checked before allocation (413)",
     )
     max_session_bytes: int = Field(
-        default=512 * 2**20, ge=1, description="bytes of named tensors and grads per session (507)"
+        default=512 * 2**20,
+        ge=1,
+        description="bytes a session holds: tensors, grads and what its graph saved (507)",
+    )
+    key_max_bytes: int = Field(
+        default=2 * 2**30,
+        ge=1,
+        description="bytes the sessions of one API key hold together (507), so one key "
+        "cannot take the memory of another (with GRADSERVE_API_KEYS)",
     )
     max_total_bytes: int = Field(
         default=8 * 2**30,
         ge=1,
-        description="bytes of named tensors and grads over all sessions together (507)",
+        description="bytes all sessions hold together: tensors, grads, saved graphs (507)",
     )
     max_body_bytes: int = Field(default=64 * 2**20, ge=1, description="request body size (413)")
     max_json_values: int = Field(

@@ -38,7 +38,8 @@ from .schemas import (
     TensorIn,
 )
 from .session.limits import estimate_elements
-from .session.state import Session, Transaction, grad_of
+from .session.quotas import refuse_bytes
+from .session.state import Session, Transaction, bindings_bytes, grad_of
 from .settings import Settings
 
 log = logging.getLogger("gradserve")
@@ -69,6 +70,12 @@ class Executor:
         self.checked = checked
         # a stored program's parsed expressions (id(step) -> tree), compiled when it was stored
         self.trees = trees
+        # memory budgets: bytes the ops so far may have added (their estimates, results and
+        # saved tensors counted generously) against the room the budgets left at the start;
+        # past it, the exact count decides (``reserve``)
+        self.spent = 0
+        self.room: int | None = None
+        self.estimate: int | None = None  # the op's estimate in bytes, check_estimate to invoke
         self.check = interrupt.current()  # the request's deadline, called before each op
 
     # -- values ------------------------------------------------------------------------------
@@ -182,6 +189,37 @@ class Executor:
         estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
             codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
+        if estimate is not None:  # in bytes: at the widest of its tensors' item sizes
+            size = max((a._data.itemsize for a in args if type(a) is Tensor), default=8)
+            self.estimate = size * estimate
+
+    def reserve(self, args: list[Any]) -> None:
+        """Refuse (507) before an op allocates when what it makes (its estimate in bytes)
+        could take the session, its key or the server past a budget, beside what the ops
+        before it made (``spent``: their results, twice for those a graph records, as it
+        may save as much again). Cheap while far from every limit: a sum and a
+        comparison; near one, the exact count of the bindings (graphs included) decides,
+        and the exact count after the steps (``bytes_after_steps``) is the one kept."""
+        estimate, self.estimate = self.estimate, None
+        need = estimate or 0
+        if self.room is None:
+            self.room = self._room(self.session.bytes_bound)
+        if self.spent + need > self.room:
+            exact = bindings_bytes(self.bindings.values())
+            refuse_bytes(self.session, self.settings, exact + need, need)
+            self.room, self.spent = self._room(exact), 0
+
+    def _room(self, held: int | None) -> int:
+        """Bytes the budgets leave beside ``held`` (the session's count)."""
+        s = self.settings
+        held = self.session.nbytes() if held is None else held
+        others, same_key = (
+            self.session.held_elsewhere() if self.session.held_elsewhere is not None else (0, 0)
+        )
+        room = min(s.max_session_bytes - held, s.max_total_bytes - others - held)
+        if self.session.owner is not None:
+            room = min(room, s.key_max_bytes - same_key - held)
+        return room
 
     def invoke(
         self, op: str, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]
@@ -190,6 +228,8 @@ class Executor:
         terms; counts and size-checks what it made."""
         if self.check is not None:
             self.check()
+        if self.checked:
+            self.reserve(args)
         try:
             result = fn(*args, **kwargs)
         except (ShapeMismatchError, DtypeMismatchError) as exc:
@@ -221,6 +261,7 @@ class Executor:
             if isinstance(t, Tensor):
                 if self.checked:
                     codec.check_elements(t._data.size, self.settings.max_tensor_elements)
+                    self.spent += t._data.nbytes if t._grad_fn is None else 2 * t._data.nbytes
                 self.produced += t._data.size
         return result
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import (
     ArgumentTypeError,
     BadArgumentsError,
@@ -358,32 +358,32 @@ def atleast_3d(input: Tensor) -> Tensor:
     return _atleast_each(input, 3)
 
 
-@register(samples=_stack_samples, method=False)
+@register(samples=_stack_samples, method=False, estimate=estimates.total)
 def hstack(tensors: Any) -> Tensor:
     """Tensors joined column-wise (along dim 0 for vectors, else dim 1)."""
     ts = [_atleast(t, 1) for t in _seq(tensors, "hstack")]
     return _op("cat")(ts, 0 if ts and ts[0].ndim == 1 else 1)
 
 
-@register(samples=_vstack_samples, method=False)
+@register(samples=_vstack_samples, method=False, estimate=estimates.total)
 def vstack(tensors: Any) -> Tensor:
     """Tensors joined row-wise, vectors as rows."""
     return _op("cat")([_atleast(t, 2) for t in _seq(tensors, "vstack")], 0)
 
 
-@register(samples=_vstack_samples, method=False)
+@register(samples=_vstack_samples, method=False, estimate=estimates.total)
 def row_stack(tensors: Any) -> Tensor:
     """``vstack`` by its other name."""
     return vstack(tensors)
 
 
-@register(samples=_dstack_samples, method=False)
+@register(samples=_dstack_samples, method=False, estimate=estimates.total)
 def dstack(tensors: Any) -> Tensor:
     """Tensors joined depth-wise (along dim 2)."""
     return _op("cat")([_atleast(t, 3) for t in _seq(tensors, "dstack")], 2)
 
 
-@register(samples=_column_samples, method=False)
+@register(samples=_column_samples, method=False, estimate=estimates.total)
 def column_stack(tensors: Any) -> Tensor:
     """Tensors joined as columns: 0-d and vectors become ``(n, 1)`` columns."""
     ts = [
@@ -477,7 +477,7 @@ def _inner_body(a: Tensor, b: Tensor) -> Tensor:
     return _op("tensordot")(a, b, ([-1], [-1]))
 
 
-@register(samples=_inner_samples)
+@register(samples=_inner_samples, estimate=estimates.inner)
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sums of products over the last dims of both (``a @ b.mT`` for matrices)."""
     a, b = as_tensor(input), as_tensor(other)
@@ -788,13 +788,17 @@ def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype: Any) -> Te
     return Tensor._make(np.stack([rows, cols]).astype(dt).reshape(2, -1))
 
 
-@register(samples=_index_samples, differentiable=False, method=False)
+@register(
+    samples=_index_samples, differentiable=False, method=False, estimate=estimates.tri_indices
+)
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> Tensor:
     """The (row, column) indices of the upper triangle of a ``row x col`` matrix."""
     return _tri_indices(row, col, offset, True, dtype)
 
 
-@register(samples=_index_samples, differentiable=False, method=False)
+@register(
+    samples=_index_samples, differentiable=False, method=False, estimate=estimates.tri_indices
+)
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> Tensor:
     """The (row, column) indices of the lower triangle of a ``row x col`` matrix."""
     return _tri_indices(row, col, offset, False, dtype)
@@ -810,7 +814,9 @@ def _logspace_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_logspace_samples, differentiable=False, method=False)
+@register(
+    samples=_logspace_samples, differentiable=False, method=False, estimate=estimates.linspace
+)
 def logspace(
     start: Any,
     end: Any,
@@ -840,6 +846,7 @@ def _empty_samples(rng: np.random.Generator) -> list[Sample]:
     samples=_empty_samples,
     differentiable=False,
     method=False,
+    estimate=estimates.sized,
     torch=lambda torch, *a, **k: torch.zeros(*a, **k),  # its values are unspecified
 )
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -873,7 +880,7 @@ def _new(input: Tensor, size: Any, dtype: Any, fill: Any, requires_grad: bool) -
     return out.requires_grad_(True) if requires_grad else out
 
 
-@register(samples=_new_samples, differentiable=False, function=False)
+@register(samples=_new_samples, differentiable=False, function=False, estimate=estimates.new_sized)
 def new_zeros(
     input: Tensor, size: Any, *, dtype: Any = None, requires_grad: bool = False
 ) -> Tensor:
@@ -881,7 +888,7 @@ def new_zeros(
     return _new(input, size, dtype, 0, requires_grad)
 
 
-@register(samples=_new_samples, differentiable=False, function=False)
+@register(samples=_new_samples, differentiable=False, function=False, estimate=estimates.new_sized)
 def new_ones(input: Tensor, size: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Ones of ``size`` with ``input``'s dtype (unless given)."""
     return _new(input, size, dtype, 1, requires_grad)
@@ -891,6 +898,7 @@ def new_ones(input: Tensor, size: Any, *, dtype: Any = None, requires_grad: bool
     samples=_new_samples,
     differentiable=False,
     function=False,
+    estimate=estimates.new_sized,
     torch=lambda torch, x, *a, **k: x.new_zeros(*a, **k),  # its values are unspecified
 )
 def new_empty(
@@ -908,7 +916,9 @@ def _new_full_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_new_full_samples, differentiable=False, function=False)
+@register(
+    samples=_new_full_samples, differentiable=False, function=False, estimate=estimates.new_full
+)
 def new_full(
     input: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False
 ) -> Tensor:

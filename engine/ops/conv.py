@@ -629,6 +629,39 @@ def _conv_transpose_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> i
     return batch * channels * (out + kernel * math.prod(image))
 
 
+def _conv_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """A convolution's padded input, its im2col buffer (input channels x kernel x output
+    positions) and its output, from the shapes and the padding (huge padding grows all
+    three from a tiny input)."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    bound = dict(zip(names, args)) | kwargs
+    xs, ws = _shape(bound.get("input")), _shape(bound.get("weight"))
+    if xs is None or ws is None or len(ws) < 3:
+        return None
+    k = len(ws) - 2
+    padding = bound.get("padding", 0)
+    try:
+        st = int_tuple(bound.get("stride", 1), k, "stride", "conv")
+        dil = int_tuple(bound.get("dilation", 1), k, "dilation", "conv")
+        pad = (
+            tuple(d * (kk - 1) for d, kk in zip(dil, ws[2:]))
+            if padding == "same"
+            else (0,) * k
+            if padding == "valid"
+            else tuple(2 * p for p in int_tuple(padding, k, "padding", "conv"))
+        )
+    except (BadArgumentsError, TypeError, ValueError):
+        return None
+    batch = xs[0] if len(xs) == k + 2 else 1
+    padded = [max(i + p, 0) for i, p in zip(xs[-k:], pad)]
+    out = math.prod(
+        max((i - d * (kk - 1) - 1) // max(s, 1) + 1, 0)
+        for i, s, d, kk in zip(padded, st, dil, ws[2:])
+    )
+    channels = xs[-k - 1] if len(xs) > k else 1
+    return batch * (channels * math.prod(padded) + channels * math.prod(ws[2:]) * out + ws[0] * out)
+
+
 # -- samples -------------------------------------------------------------------------------------
 
 
@@ -716,7 +749,12 @@ def _conv_transpose_samples(dims: int):  # type: ignore[no-untyped-def]
 # -- the ops -------------------------------------------------------------------------------------
 
 
-@register(samples=_conv_samples(1), method=False, torch="nn.functional.conv1d")
+@register(
+    samples=_conv_samples(1),
+    method=False,
+    torch="nn.functional.conv1d",
+    estimate=_conv_estimate,
+)
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -730,7 +768,12 @@ def conv1d(
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@register(samples=_conv_samples(2), method=False, torch="nn.functional.conv2d")
+@register(
+    samples=_conv_samples(2),
+    method=False,
+    torch="nn.functional.conv2d",
+    estimate=_conv_estimate,
+)
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -744,7 +787,12 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-@register(samples=_conv_samples(3), method=False, torch="nn.functional.conv3d")
+@register(
+    samples=_conv_samples(3),
+    method=False,
+    torch="nn.functional.conv3d",
+    estimate=_conv_estimate,
+)
 def conv3d(
     input: Tensor,
     weight: Tensor,

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..function import Function
@@ -536,7 +536,7 @@ def _qr_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_qr_samples, torch="linalg.qr", method=False, results=2)
+@register(samples=_qr_samples, torch="linalg.qr", method=False, results=2, estimate=estimates.qr)
 def qr(A: Tensor, mode: str = "reduced") -> Any:
     """(Q, R) with orthonormal Q and upper-triangular R (``mode``: reduced or complete)."""
     a = _matrix(A, "linalg.qr", square=False)
@@ -714,7 +714,7 @@ def _svd_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     torch=_torch_svd,
     method=False,
     results=3,
-    estimate=_svd_estimate,
+    estimate=estimates.svd,
 )
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> Any:
     """(U, S, Vh) with ``A = U diag(S) Vh``; gradients need ``full_matrices=False`` when not square."""

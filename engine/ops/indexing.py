@@ -602,7 +602,7 @@ def _index_select_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_index_select_samples)
+@register(samples=_index_select_samples, estimate=estimates.index_select)
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a vector) along ``dim``."""
     a, idx_t = as_tensor(input), as_tensor(index)

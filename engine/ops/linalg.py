@@ -677,7 +677,12 @@ def _linear_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_linear_samples, method=False, torch="nn.functional.linear")
+@register(
+    samples=_linear_samples,
+    method=False,
+    torch="nn.functional.linear",
+    estimate=estimates.linear,
+)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` (torch.nn.functional.linear); one fused node with a bias."""
     x, w = as_tensor(input), as_tensor(weight)

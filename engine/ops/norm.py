@@ -544,7 +544,7 @@ def _one_hot_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | No
         return None
     if n == -1:
         n = int(data.max()) + 1 if data.size and data.dtype.kind in "iu" else 0
-    return data.size * max(int(n), 0)
+    return data.size * max(int(n), 0) + max(int(n), 0)  # and the classes' identity rows
 
 
 @register(

@@ -583,7 +583,24 @@ def _adaptive_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | N
         )
     except (TypeError, ValueError, IndexError):
         return None
-    return 2 * math.prod(shape[:-2]) * math.prod(max(d, 0) for d in dims)
+    lead = math.prod(shape[:-2])
+    if len(dims) != 2:  # the op reports the wrong size
+        return 2 * lead * math.prod(max(d, 0) for d in dims)
+    oh, ow = max(dims[0], 0), max(dims[1], 0)
+    # the result (twice for the indices), the averaging matrices, A_h · x
+    return 2 * lead * oh * ow + oh * shape[-2] + ow * shape[-1] + lead * oh * shape[-1]
+
+
+def _adaptive_estimate_1d(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The result's elements: the leading dims times the output length."""
+    x = args[0] if args else kwargs.get("input")
+    size: Any = args[1] if len(args) > 1 else kwargs.get("output_size")
+    shape = getattr(x, "shape", None)
+    if isinstance(size, (list, tuple)) and len(size) == 1:
+        size = size[0]
+    if shape is None or len(shape) < 1 or not isinstance(size, int):
+        return None
+    return 2 * math.prod(shape[:-1]) * max(size, 0)
 
 
 def _adaptive_input(x: Tensor, op: str) -> None:
@@ -654,6 +671,7 @@ def _adaptive_avg_pool1d_samples(rng: np.random.Generator) -> list[Any]:
     samples=_adaptive_avg_pool1d_samples,
     method=False,
     torch="nn.functional.adaptive_avg_pool1d",
+    estimate=lambda args, kwargs: _adaptive_estimate_1d(args, kwargs),
 )
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling of ``(N, C, L)`` or ``(C, L)`` to ``output_size`` elements."""

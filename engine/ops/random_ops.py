@@ -296,6 +296,7 @@ def _std_checked(std: float) -> float:
     differentiable=False,
     method=False,
     torch=_torch_call("normal"),
+    estimate=estimates.normal,
 )
 def normal(
     mean: Any,

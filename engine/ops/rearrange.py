@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..dual import LINEAR
 from ..errors import BadArgumentsError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
@@ -435,6 +435,7 @@ class UnbindBackward0(Function):
         sample(S.rand(rng, 2, 3, 2), -2, note="negative dim"),
     ],
     results=Results("dim_size"),
+    estimate=estimates.unbind,
 )
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dim."""

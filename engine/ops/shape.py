@@ -615,6 +615,7 @@ def _split_samples(rng: np.random.Generator) -> list[Any]:
 @register(
     samples=_split_samples,
     results=Results("split", arg="split_size_or_sections"),
+    estimate=estimates.split,
     numpy_names=False,  # torch.functional.split: written in Python, no alias parsed
 )
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -659,7 +660,7 @@ def _chunk_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_chunk_samples, results=Results("chunk", arg="chunks"))
+@register(samples=_chunk_samples, results=Results("chunk", arg="chunks"), estimate=estimates.chunk)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` nearly equal pieces along ``dim`` (there may be fewer)."""
     a = as_tensor(input)

@@ -53,17 +53,61 @@ def _buffer(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def bindings_bytes(tensors: Iterable[Tensor]) -> int:
-    """Bytes held by tensors and their grads; views and shared buffers count once."""
+def bindings_bytes(tensors: Iterable[Tensor], since: int = 0) -> int:
+    """Bytes held by tensors, their grads and the arrays their live graph nodes saved for
+    backward (freed nodes hold none), each buffer once however many names, views or
+    nodes share it. With ``since`` (a node clock reading), only nodes created since are
+    walked: older ones were counted before, so a step's count does not grow with the
+    graph behind it."""
     held: dict[int, int] = {}  # id(buffer) -> its bytes
+    nodes: list[Any] = []
     for t in tensors:
-        buf = _buffer(t._data)
-        held[id(buf)] = buf.nbytes
+        _hold(held, t._data)
         g = grad_of(t)
         if g is not None:
-            buf = _buffer(g._data)
-            held[id(buf)] = buf.nbytes
+            _hold(held, g._data)
+        fn = t._grad_fn
+        if fn is not None and fn.seq >= since:
+            nodes.append(fn)
+    if nodes:
+        _walk(held, nodes, since)
     return sum(held.values())
+
+
+def _hold(held: dict[int, int], arr: Any) -> None:
+    if type(arr) is np.ndarray:
+        buf = _buffer(arr)
+        held[id(buf)] = buf.nbytes
+
+
+def _walk(held: dict[int, int], nodes: list[Any], since: int) -> None:
+    """The saved arrays of ``nodes`` and the nodes behind them (created since ``since``),
+    and the leaves their edges reach (kept alive by the graph, named or not)."""
+    seen: set[int] = set()
+    while nodes:
+        node = nodes.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for item in getattr(node, "_saved", None) or ():
+            _hold(held, item._data if type(item) is Tensor else item)
+        for data, _vc, _version in getattr(node, "_result", None) or ():
+            _hold(held, data)
+        extra = getattr(node, "__dict__", None)  # arrays a rule keeps on ctx (ctx.mask = ...)
+        if extra:
+            for value in extra.values():
+                _hold(held, value._data if type(value) is Tensor else value)
+        inner = getattr(node, "inner", None)
+        if inner is not None:
+            nodes.append(inner)
+        for edge in node.next_edges:
+            if edge is None:
+                continue
+            target = edge[0]
+            if type(target) is Tensor:
+                _hold(held, target._data)
+            elif getattr(target, "seq", -1) >= since:
+                nodes.append(target)
 
 
 def iso(ts: float) -> str:
@@ -86,8 +130,9 @@ class Session:
     bytes_bound: int | None = None
     # The session's random source: a manual_seed step seeds it, random ops draw from it.
     generator: Generator = field(default_factory=Generator, repr=False)
-    # Bytes the store's other sessions hold (for GRADSERVE_MAX_TOTAL_BYTES); None outside a store.
-    held_elsewhere: Callable[[], int] | None = field(default=None, repr=False)
+    # Bytes the store's other sessions hold, all of them and those of this session's key
+    # (GRADSERVE_MAX_TOTAL_BYTES, GRADSERVE_KEY_MAX_BYTES); None outside a store.
+    held_elsewhere: Callable[[], tuple[int, int]] | None = field(default=None, repr=False)
     # Stored programs by name (``service.compiled.Program``), compiled when stored.
     programs: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -219,15 +264,20 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def bytes_held(self, exclude: Session | None = None) -> int:
-        """Bytes held by every session but ``exclude``: each one's bound when it has one,
-        else its exact count (read without its lock: a snapshot, good enough for a quota)."""
-        total = 0
+    def bytes_held(self, exclude: Session | None = None) -> tuple[int, int]:
+        """Bytes held by every session but ``exclude``, and by those of ``exclude``'s key:
+        each one's bound when it has one, else its exact count (read without its lock: a
+        snapshot, good enough for a quota)."""
+        total = same_key = 0
+        owner = exclude.owner if exclude is not None else None
         for s in list(self._sessions.values()):
             if s is not exclude:
                 bound = s.bytes_bound
-                total += bound if bound is not None else bindings_bytes(list(s.tensors.values()))
-        return total
+                held = bound if bound is not None else bindings_bytes(list(s.tensors.values()))
+                total += held
+                if s.owner == owner:
+                    same_key += held
+        return total, same_key
 
     def sweep(self) -> int:
         """Drop every expired session that no request holds; returns how many."""

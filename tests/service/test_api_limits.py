@@ -94,7 +94,8 @@ def test_session_bytes_across_many_steps(small: SyncClient) -> None:
     assert_problem(r, 507, "limit_exceeded")
     assert small.get(f"{NB}").json()["bytes"] == 1616
     small.delete(f"{NB}/tensors/c")
-    assert small.post(f"{NB}/ops", json={"out": "e", "expr": "(x * w[0])[0:1]"}).status_code == 201
+    r = small.post(f"{NB}/ops", json={"out": "e", "expr": "(x * w[0])[0:1]"})
+    assert r.status_code == 201, r.text
     assert small.get(f"{NB}").json()["bytes"] == 1616
 
 
