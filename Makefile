@@ -40,10 +40,12 @@ test: lint typecheck unit
 openapi: $(VENV)/.serve-installed
 	$(PY) -m service.openapi_dump > openapi/openapi.json
 
-# the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop)
+# the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop),
+# and every op of the catalogue called with wrong kinds of arguments (a sample in `make test`)
 SEEDS ?= 0:3000
 fuzz: $(VENV)/.test-installed
 	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
+	GRADSERVE_WRONG_KINDS=all $(PY) -m pytest -q tests/service/test_wrong_kinds.py
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py

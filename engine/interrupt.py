@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 
 Check = Callable[[], None]
 
@@ -28,3 +28,12 @@ def checking(check: Check | None) -> Iterator[None]:
         yield
     finally:
         _check.reset(token)
+
+
+def install(check: Check | None) -> Token[Check | None]:
+    """``checking`` without the context manager, for a hot caller: undo with ``remove``."""
+    return _check.set(check)
+
+
+def remove(token: Token[Check | None]) -> None:
+    _check.reset(token)

@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import UnsupportedMediaTypeError
-from .http import LARGE_BODY, is_json, parse_large_json
+from .http import LARGE_BODY, check_json_values, is_json, parse_large_json
 
 T = TypeVar("T")
 
@@ -72,6 +72,7 @@ class Payload(Generic[T]):
             )
         try:
             if len(body) > LARGE_BODY:
+                check_json_values(body, request.app.state.settings.max_json_values)
                 parsed = await anyio.to_thread.run_sync(parse_large_json, body)
             else:
                 parsed = orjson.loads(body)

@@ -41,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from .app import create_app
         from .observability import configure_logging
+        from .protocol import bounded_protocol
         from .settings import get_settings
     except ImportError as exc:
         parser.exit(
@@ -55,12 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(log_level)
     app = create_app(settings)
     tune_gc()
+    has_httptools = importlib.util.find_spec("httptools") is not None
     uvicorn.run(
         app,
         host=host,
         port=port,
         loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
-        http="httptools" if importlib.util.find_spec("httptools") else "h11",
+        # slow and half-open clients: a bound on reading each request (h11: uvicorn's own)
+        http=bounded_protocol(settings.read_seconds) if has_httptools else "h11",
+        timeout_keep_alive=max(1, round(settings.keep_alive_seconds)),
+        limit_concurrency=settings.max_connections,
         access_log=False,  # our middleware logs requests (GRADSERVE_ACCESS_LOG=true)
         log_config=None,  # configure_logging: JSON lines
         log_level=log_level,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from engine.errors import EngineError
 
@@ -379,23 +380,6 @@ def _http_problem(
     return problem(code, detail, status=exc.status_code, headers=headers, hint=hint)
 
 
-def _allowed_methods(request: Request) -> str | None:
-    """Every method some route serves at this path (one route per method in FastAPI, so
-    Starlette's own ``Allow`` names only the first route it matched)."""
-    methods: set[str] = set()
-    path = request.url.path
-    routes = list(request.app.router.routes)
-    while routes:
-        route = routes.pop()
-        regex = getattr(route, "path_regex", None)
-        if regex is not None and regex.match(path):
-            methods |= set(getattr(route, "methods", None) or ())
-        included = getattr(route, "original_router", None)  # an included router's routes
-        if included is not None:
-            routes.extend(included.routes)
-    return ", ".join(sorted(methods)) or None
-
-
 async def _known_error(request: Request, exc: Exception) -> Response:
     response = known_error_response(exc)
     assert response is not None
@@ -414,10 +398,32 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"no route {request.method} {request.url.path}"
     elif exc.status_code == 405:
         detail = f"method {request.method} not allowed on {request.url.path}"
-        allow = _allowed_methods(request)
-        if allow:
-            return _http_problem(exc, detail, {**(exc.headers or {}), "Allow": allow})
+        # Starlette's Allow names the first matching route's methods; a path served by
+        # several routes (GET, PUT, PATCH, DELETE of a tensor) allows all of theirs
+        allowed = _allowed_methods(request)
+        if allowed:
+            headers = {**(exc.headers or {}), "Allow": ", ".join(allowed)}
+            return _http_problem(exc, detail, headers)
     return _http_problem(exc, detail)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in _routes(request.app.router.routes):
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
+
+
+def _routes(routes: Any) -> Iterator[Any]:
+    """Every route, through the routers FastAPI includes lazily (``original_router``)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from _routes(included.routes)
+        else:
+            yield route
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:

@@ -48,6 +48,12 @@ class Settings(BaseSettings):
         description="bytes of named tensors and grads over all sessions together (507)",
     )
     max_body_bytes: int = Field(default=64 * 2**20, ge=1, description="request body size (413)")
+    max_json_values: int = Field(
+        default=2_000_000,
+        ge=1,
+        description="values (numbers, strings, lists) in one JSON body, counted before it is "
+        "parsed (413): parsed JSON costs ~30x its size; large tensors go as base64 or bytes",
+    )
     max_batch_steps: int = Field(default=10_000, ge=1, description="steps in one batch (413)")
     max_repeat: int = Field(
         default=100_000, ge=1, description="iterations of one program run (413 beyond)"
@@ -74,6 +80,18 @@ class Settings(BaseSettings):
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
     access_log: bool = False
+    read_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="time a client has to send a whole request, from "
+        "connecting or from the previous answer (slow and half-open clients are cut)",
+    )
+    keep_alive_seconds: float = Field(
+        default=5.0, gt=0, description="idle time after which a keep-alive connection is closed"
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, description="connections and requests served at once (503 beyond)"
+    )
     offload_elements: int = Field(
         default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )

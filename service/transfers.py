@@ -49,6 +49,25 @@ def wants_binary(accept: str | None) -> bool:
     return False
 
 
+def binary_params(query: Mapping[str, str], headers: Mapping[str, str]) -> dict[str, str]:
+    """A binary upload's ``dtype`` and ``shape``: the query parameters, or the
+    ``Gradserve-Dtype`` and ``Gradserve-Shape`` headers a download carries (422 if both
+    are given and differ)."""
+    params = dict(query)
+    for key, header in (("dtype", DTYPE_HEADER), ("shape", SHAPE_HEADER)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        if key in params and params[key].replace(" ", "") != value.replace(" ", ""):
+            raise InvalidTensorError(
+                f"the {key} query parameter ({params[key][:40]!r}) and the {header} header "
+                f"({value[:40]!r}) disagree",
+                hint="give one of them",
+            )
+        params[key] = value
+    return params
+
+
 def binary_leaf(
     query: Mapping[str, str], raw: bytes, settings: Settings
 ) -> tuple[np.ndarray, bool]:
@@ -96,7 +115,8 @@ def export_session(session: Session) -> bytes:
         g = grad_of(t)
         if g is not None:
             arrays[f"{name}.grad"] = np.ascontiguousarray(g._data)
-    metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(requires)}
+    # sorted: the same file for the same session, however its names were bound
+    metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(sorted(requires))}
     return bytes(safetensors.numpy.save(arrays, metadata=metadata))
 
 

@@ -102,7 +102,8 @@ async def put_tensor(call: CallDep, name: TensorNameDep) -> Response:
     out, request = call.out, call.request
     size = int(request.headers.get("content-length") or 0)
     if transfers.is_binary(request.headers.get("content-type")):
-        put = changes.PutLeaf(name, raw=await request.body(), query=request.query_params)
+        query = transfers.binary_params(request.query_params, request.headers)
+        put = changes.PutLeaf(name, raw=await request.body(), query=query)
     else:
         leaf = await LEAF.read(request)
         assert leaf is not None  # a required body

@@ -85,7 +85,7 @@ class LeafDataIn(TensorDataIn):
         }
     )
 
-    requires_grad: bool = False
+    requires_grad: StrictBool = False
 
 
 class LeafB64In(TensorB64In):
@@ -99,7 +99,7 @@ class LeafB64In(TensorB64In):
         }
     )
 
-    requires_grad: bool = False
+    requires_grad: StrictBool = False
 
 
 def _tensor_form(value: Any) -> str | None:
@@ -209,12 +209,12 @@ class _StepBase(_Form):
     out: NameOrNames = Field(
         description="Name(s) to bind the result to; a list for ops with several results."
     )
-    assign: bool = Field(
+    assign: StrictBool = Field(
         False,
         description="Write the result into the existing leaf `out`, in place, under no_grad "
         "(`out` must then be a single name).",
     )
-    no_grad: bool = Field(False, description="Run the step under no_grad.")
+    no_grad: StrictBool = Field(False, description="Run the step under no_grad.")
 
     @model_validator(mode="after")
     def _assign_one(self) -> _StepBase:
@@ -404,8 +404,8 @@ class BackwardIn(_Model):
     grad_tensors: list[GradArg] | None = Field(
         None, description="One gradient per tensor (null: implicit, for one-element outputs)."
     )
-    retain_graph: bool | None = Field(None, description="Defaults to create_graph.")
-    create_graph: bool = False
+    retain_graph: StrictBool | None = Field(None, description="Defaults to create_graph.")
+    create_graph: StrictBool = False
     inputs: Annotated[list[TensorName], Field(min_length=1)] | None = Field(
         None, description="Accumulate only into these (at least one)."
     )
@@ -427,9 +427,9 @@ class GradIn(_Model):
     outputs: NameOrNames
     inputs: NameOrNames
     grad_outputs: list[GradArg] | None = None
-    retain_graph: bool | None = None
-    create_graph: bool = False
-    allow_unused: bool = False
+    retain_graph: StrictBool | None = None
+    create_graph: StrictBool = False
+    allow_unused: StrictBool = False
     out: list[TensorName] | None = Field(
         None, description="Bind each gradient to a name, one per input (for higher order)."
     )
@@ -443,7 +443,7 @@ class ZeroGradIn(_Model):
     )
 
     tensors: list[TensorName] | None = None
-    set_to_none: bool = False
+    set_to_none: StrictBool = False
 
 
 class PatchTensorIn(_Model):
@@ -454,7 +454,7 @@ class PatchTensorIn(_Model):
         json_schema_extra={"examples": [{"requires_grad": True}, {"retain_grad": True}]},
     )
 
-    requires_grad: bool | None = None
+    requires_grad: StrictBool | None = None
     retain_grad: Literal[True] | None = None
 
 

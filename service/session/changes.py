@@ -249,8 +249,8 @@ VERBS: dict[str, Verb[Any, Any]] = {
 }
 
 
-def encode(verb: Verb[P, R], payload: P, result: R) -> bytes:
-    """The journal record of an applied change."""
+def encode(verb: Verb[P, R], payload: P, result: R, seq: int) -> bytes:
+    """The journal record ``seq`` of an applied change (``seq`` is checked on replay)."""
     written = verb.record(payload, result)
     head, raw = written if isinstance(written, tuple) else (written, b"")
-    return pack({"k": verb.kind, **head}, raw)
+    return pack({"k": verb.kind, "q": seq, **head}, raw)

@@ -249,7 +249,8 @@ async def record(session: Session, verb: Verb[P, R], payload: P, result: R) -> N
     the change and before the answer). Free for untracked sessions (memory store)."""
     tracked = _TRACKED.get(session)
     if tracked is not None:
-        await tracked.journal.append(session, tracked, encode(verb, payload, result))
+        blob = encode(verb, payload, result, tracked.seq + 1)
+        await tracked.journal.append(session, tracked, blob)
 
 
 class Journal:
@@ -362,7 +363,7 @@ class Journal:
             if s is not None and tracked is not None and tracked.seq != seq:
                 async with s.lock:
                     if not tracked.dead and tracked.seq != seq:
-                        await self._catch_up(s, tracked)
+                        await self._catch_up(s, tracked, seq)
                 if tracked.dead:
                     s = None
         if s is None:
@@ -424,7 +425,7 @@ class Journal:
                 except Exception as exc:  # noqa: BLE001 - any failure means a bad checkpoint
                     raise self._corrupt(name, ck[0], exc) from exc
                 tracked.seq = ck[0]
-            await self._catch_up(s, tracked)
+            await self._catch_up(s, tracked, meta.seq)
             if not tracked.dead:
                 break
         else:
@@ -439,8 +440,10 @@ class Journal:
         )
         return s
 
-    async def _catch_up(self, s: Session, tracked: Tracked) -> None:
-        """Apply the records the in-memory copy lacks."""
+    async def _catch_up(self, s: Session, tracked: Tracked, acknowledged: int) -> None:
+        """Apply the records the in-memory copy lacks, through record ``acknowledged`` at
+        least (the store's last ``seq``): a journal that ends short of it lost a change
+        that was answered, and is corrupt, never served one change short."""
         records = await self.store.records(s.owner, s.name, tracked.seq)
         if records and records[0][0] != tracked.seq + 1:
             # a checkpoint passed our copy: start again from it
@@ -453,7 +456,11 @@ class Journal:
         try:
             for seq, blob in records:
                 try:
+                    if seq != tracked.seq + 1:
+                        raise ValueError(f"record {tracked.seq + 1} is missing")
                     head, raw = unpack(blob)
+                    if head.get("q", seq) != seq:
+                        raise ValueError(f"record {seq} says it is record {head['q']}")
                     verb = VERBS[head["k"]]
                     verb.apply(s, self.settings, verb.read(head, raw), True)
                 except Exception as exc:  # noqa: BLE001 - any failure means a bad journal
@@ -465,6 +472,10 @@ class Journal:
         finally:
             if collecting:
                 gc.enable()
+        if tracked.seq < acknowledged:
+            tracked.dead = True
+            missing = ValueError(f"the journal ends at record {tracked.seq}")
+            raise self._corrupt(s.name, tracked.seq + 1, missing)
 
     def _corrupt(self, name: str, seq: int, exc: BaseException) -> SessionCorruptError:
         log.error("session %r: journal record %d cannot be replayed: %r", name, seq, exc)

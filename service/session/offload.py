@@ -57,8 +57,11 @@ def _stopper(at: float, seconds: float, inline_until: float | None = None) -> in
 
 
 def _run_checked(check: interrupt.Check, fn: Callable[..., T], *args: Any) -> T:
-    with interrupt.checking(check):
+    token = interrupt.install(check)  # (not ``checking``: a context manager costs more)
+    try:
         return fn(*args)
+    finally:
+        interrupt.remove(token)
 
 
 async def run(
@@ -71,14 +74,16 @@ async def run(
     The caller holds the session lock; a cancelled request still waits for its
     thread to finish, so the session is never touched by two threads at once."""
     at = deadline(settings) if until is None else until
-    check = _stopper(at, settings.request_seconds)
-    check()  # the time spent waiting for the lock counts
+    now = time.monotonic()
+    if now > at:  # the time spent waiting for the lock counts
+        _stopper(at, settings.request_seconds)()
     if weight <= settings.offload_elements:
-        inline = _stopper(at, settings.request_seconds, time.monotonic() + INLINE_SECONDS)
+        inline = _stopper(at, settings.request_seconds, now + INLINE_SECONDS)
         try:
             return _run_checked(inline, fn, *args)
         except _Heavy:
             pass  # rolled back: run again off the loop
+    check = _stopper(at, settings.request_seconds)
     return await anyio.to_thread.run_sync(partial(_run_checked, check, fn, *args))
 
 

@@ -1,26 +1,43 @@
 """Journal records and checkpoints on the wire: ``<u32 header length><JSON header><raw
-bytes>``, never a pickle; and the JSON of a validated request, as replay reads it back."""
+bytes><u32 CRC-32 of all before>``, never a pickle; and the JSON of a validated request,
+as replay reads it back. The checksum makes a torn or altered record an error, never a
+different change (records written before it, without ``"sum"`` in the header, still read)."""
 
 from __future__ import annotations
 
 import math
 import struct
+import zlib
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
 
+class TornRecordError(ValueError):
+    """A record or checkpoint whose bytes are not the ones written."""
+
+
 def pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
-    """``<u32 header length><JSON header><raw bytes>``."""
-    head = orjson.dumps(header)
-    return struct.pack("<I", len(head)) + head + payload
+    """``<u32 header length><JSON header><raw bytes><u32 CRC-32>``."""
+    head = orjson.dumps({**header, "sum": 1})
+    body = struct.pack("<I", len(head)) + head + payload
+    return body + struct.pack("<I", zlib.crc32(body))
 
 
 def unpack(blob: bytes) -> tuple[dict[str, Any], memoryview]:
+    """The header and the raw bytes (``TornRecordError`` if the checksum disagrees)."""
     (n,) = struct.unpack_from("<I", blob)
     view = memoryview(blob)
-    return orjson.loads(view[4 : 4 + n]), view[4 + n :]
+    head = orjson.loads(view[4 : 4 + n])
+    if not head.get("sum"):  # written before records had a checksum
+        return head, view[4 + n :]
+    if (
+        len(blob) < 8 + n
+        or zlib.crc32(view[:-4]) != struct.unpack_from("<I", blob, len(blob) - 4)[0]
+    ):
+        raise TornRecordError(f"a record of {len(blob)} bytes fails its checksum")
+    return head, view[4 + n : -4]
 
 
 def dump(model: BaseModel) -> Any:

@@ -3,6 +3,7 @@ a second app on the same SQLite file stands for the restarted process)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,42 @@ def test_replay_keeps_what_was_acknowledged_under_lowered_limits(tmp_path: Path)
     assert again[0] == (200, done[2][1])  # the 14,400-element graph is back, as it was
     assert again[1][0] == 507 and again[1][1]["code"] == "limit_exceeded", again[1]
     assert again[2][0] == 413 and again[2][1]["code"] == "limit_exceeded", again[2]
+
+
+def _damaged(tmp_path: Path, damage: str) -> Any:
+    """Three acknowledged puts on SQLite, the file damaged as ``damage`` says, then the
+    session read by a fresh process (app)."""
+
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    s = "/v1/sessions/nb"
+    steps: list[Any] = [("POST", "/v1/sessions", {"name": "nb"})]
+    steps += [("PUT", f"{s}/tensors/t{i}", {"data": [float(i)] * 4}) for i in range(3)]
+    assert all(status < 300 for status, _ in _run(_app(store=url), steps))
+    db = sqlite3.connect(tmp_path / "g.db")
+    if damage == "missing tail":
+        db.execute("DELETE FROM records WHERE seq = (SELECT max(seq) FROM records)")
+    elif damage in ("torn tail", "flipped byte"):
+        seq, body = db.execute("SELECT seq, body FROM records ORDER BY seq DESC").fetchone()
+        body = bytearray(body)
+        if damage == "torn tail":
+            del body[-9:]
+        else:
+            body[-6] ^= 0x01  # a bit of the payload
+        db.execute("UPDATE records SET body = ? WHERE seq = ?", (bytes(body), seq))
+    elif damage == "swapped records":
+        db.execute("UPDATE records SET seq = -seq WHERE seq IN (2, 3)")
+        db.execute("UPDATE records SET seq = CASE seq WHEN -2 THEN 3 ELSE 2 END WHERE seq < 0")
+    db.commit()
+    db.close()
+    return _run(_app(store=url), [("GET", s, None)])[0]
+
+
+@pytest.mark.parametrize("damage", ["missing tail", "torn tail", "flipped byte", "swapped records"])
+def test_a_damaged_journal_is_corrupt_never_served_short(tmp_path: Path, damage: str) -> None:
+    status, body = _damaged(tmp_path, damage)
+    assert status == 409 and body["code"] == "session_corrupt", body
+
+
+def test_an_undamaged_journal_serves_every_change(tmp_path: Path) -> None:
+    status, body = _damaged(tmp_path, "none")
+    assert status == 200 and [t["name"] for t in body["tensors"]] == ["t0", "t1", "t2"]
