@@ -35,7 +35,7 @@ def compute(body: GradientIn, settings: Settings) -> tuple[dict[str, Tensor | No
     asked = {k: getattr(body, k) for k in DERIVATIVES if getattr(body, k) is not None}
     if asked:  # the steps as a program, checked and compiled before anything runs
         stored = {"steps": [dump_step(s) for s in body.steps]}
-        function = compiled.compile_program("gradient", ProgramIn.model_validate(stored),
+        function = compiled.compile_program("gradient", ProgramIn.model_construct(steps=list(body.steps), fetch=[]),
                                             settings, stored)  # fmt: skip
     derived = {kind: _derive(session, function, settings, kind, b) for kind, b in asked.items()}
     programs.run_steps(session, body.steps, settings)

@@ -231,4 +231,6 @@ def test_generated_typescript_client_runs_the_tutorial(
     assert problem["code"] == "graph_freed"
     assert problem["detail"].startswith("Trying to backward through the graph a second time")
     assert "retain_graph" in problem["hint"]
+    assert seen["program"] == {"pure": True, "reads": ["x"], "binds": ["q"]}
+    assert seen["jacobian"] == [[2.0, 0.0], [0.0, 4.0]]  # x = [1, 2]
     assert seen["deleted"] == 204

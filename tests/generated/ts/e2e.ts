@@ -7,7 +7,8 @@
 // x = [1, 2] (requires grad); y = x ** 2; z = y ** 3 in one atomic batch;
 // z.backward([1, 1], retain_graph=True) twice -> x.grad [6, 192] then [12, 384];
 // y.grad is null with PyTorch's warning; zero_grad -> [0, 0]; a backward without
-// retain_graph, then another: the second is a typed problem (409 graph_freed).
+// retain_graph, then another: the second is a typed problem (409 graph_freed); a program
+// q = x * x stored and its Jacobian asked for (diag(2x)).
 
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
@@ -111,6 +112,20 @@ async function main(): Promise<void> {
     detail: problem.detail,
     hint: problem.hint,
   };
+
+  // a program stored once, differentiated as a function: d(x * x)/dx = diag(2x)
+  const stored = await api.PUT("/v1/sessions/{session}/programs/{program}", {
+    params: { path: { session, program: "square" } },
+    body: { steps: [{ out: "q", expr: "x * x" }] },
+  });
+  if (stored.error) fail("putProgram", stored.error);
+  seen.program = { pure: stored.data.pure, reads: stored.data.reads, binds: stored.data.binds };
+  const jac = await api.POST("/v1/sessions/{session}/programs/{program}/jacobian", {
+    params: { path: { session, program: "square" }, query: { encoding: "json" } },
+    body: { of: ["q"], wrt: ["x"] },
+  });
+  if (jac.error) fail("programJacobian", jac.error);
+  seen.jacobian = jac.data.jacobian["q"]["x"].data;
 
   const dropped = await api.DELETE("/v1/sessions/{session}", at);
   seen.deleted = dropped.response.status;
