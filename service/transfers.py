@@ -117,7 +117,18 @@ def export_session(session: Session) -> bytes:
             arrays[f"{name}.grad"] = np.ascontiguousarray(g._data)
     # sorted: the same file for the same session, however its names were bound
     metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(sorted(requires))}
-    return bytes(safetensors.numpy.save(arrays, metadata=metadata))
+    return _sorted_metadata(bytes(safetensors.numpy.save(arrays, metadata=metadata)))
+
+
+def _sorted_metadata(raw: bytes) -> bytes:
+    """The file with its ``__metadata__`` keys in sorted order: safetensors writes them
+    from a hash map, in an order that changes from one process to the next."""
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + length])
+    header["__metadata__"] = dict(sorted(header.get("__metadata__", {}).items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)  # the data stays 8-byte aligned, as safetensors pads
+    return struct.pack("<Q", len(text)) + text + raw[8 + length :]
 
 
 def _metadata(raw: bytes) -> Mapping[str, str]:
