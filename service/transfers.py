@@ -109,12 +109,12 @@ def export_session(session: Session) -> bytes:
     for name, t in session.tensors.items():
         if not t.is_leaf:
             continue
-        arrays[name] = np.ascontiguousarray(t._data)
+        arrays[name] = np.asarray(t._data, order="C")
         if t.requires_grad:
             requires.append(name)
         g = grad_of(t)
         if g is not None:
-            arrays[f"{name}.grad"] = np.ascontiguousarray(g._data)
+            arrays[f"{name}.grad"] = np.asarray(g._data, order="C")
     # sorted: the same file for the same session, however its names were bound
     metadata = {"format": "gradserve", REQUIRES_GRAD_KEY: json.dumps(sorted(requires))}
     return _sorted_metadata(bytes(safetensors.numpy.save(arrays, metadata=metadata)))

@@ -75,7 +75,7 @@ def _put(s: Session, settings: Settings, p: PutLeaf, replay: bool) -> tuple[Tens
 
 def _put_record(p: PutLeaf, result: tuple[Tensor, bool]) -> tuple[Head, bytes]:
     t = result[0]
-    arr = np.ascontiguousarray(t._data)
+    arr = np.asarray(t._data, order="C")  # (ascontiguousarray makes 0-d 1-d)
     head = {"name": p.name, "dtype": codec.dtype_name(arr.dtype), "shape": list(arr.shape),
             "requires_grad": t.requires_grad}  # fmt: skip
     return head, arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()

@@ -76,3 +76,17 @@ def test_an_export_is_the_same_after_a_restart(tmp_path: Path) -> None:
                 c.post(f"{NB}/backward", json={"tensors": "s"})
             exports.append(c.get(f"{NB}/export").content)
     assert exports[0] == exports[1]
+
+
+def test_a_0d_leaf_keeps_its_shape_through_a_restart_and_an_export(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    for run in range(2):
+        with SyncClient(create_app(make_settings(store=url))) as c:
+            if run == 0:
+                assert c.post("/v1/sessions", json={"name": "nb"}).status_code == 201
+                body = {"data": 0.5, "requires_grad": True}
+                assert c.put(f"{NB}/tensors/z", json=body).json()["shape"] == []
+            assert c.get(f"{NB}/tensors/z").json()["shape"] == []
+            raw = c.get(f"{NB}/export").content
+            (length,) = np.frombuffer(raw[:8], "<u8")
+            assert b'"z":{"dtype":"F32","shape":[]' in raw[8 : 8 + int(length)]
