@@ -75,6 +75,7 @@ class Executor:
         # past it, the exact count decides (``reserve``)
         self.spent = 0
         self.room: int | None = None
+        self.held = 0  # the session's bytes when the request began: a refusal's ``used``
         self.estimate: int | None = None  # the op's estimate in bytes, check_estimate to invoke
         self.check = interrupt.current()  # the request's deadline, called before each op
 
@@ -203,10 +204,15 @@ class Executor:
         estimate, self.estimate = self.estimate, None
         need = estimate or 0
         if self.room is None:
-            self.room = self._room(self.session.bytes_bound)
+            bound = self.session.bytes_bound
+            self.held = self.session.nbytes() if bound is None else bound
+            self.room = self._room(self.held)
         if self.spent + need > self.room:
             exact = bindings_bytes(self.bindings.values())
-            refuse_bytes(self.session, self.settings, exact + need, need)
+            # what this request's earlier steps made is requested, not held
+            refuse_bytes(
+                self.session, self.settings, exact + need, need + max(exact - self.held, 0)
+            )
             self.room, self.spent = self._room(exact), 0
 
     def _room(self, held: int | None) -> int:
