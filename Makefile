@@ -47,6 +47,7 @@ SEEDS ?= 0:3000
 fuzz: $(VENV)/.test-installed
 	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
 	GRADSERVE_WRONG_KINDS=all $(PY) -m pytest -q tests/service/test_wrong_kinds.py
+	GRADSERVE_ESTIMATES=all $(PY) -m pytest -q tests/engine/test_estimates.py
 	OPDB_LIMIT=all $(PY) -m pytest tests/opdb -q -s -p no:cacheprovider --timeout 3600
 
 bench: $(VENV)/.test-installed

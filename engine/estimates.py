@@ -247,6 +247,18 @@ def split(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     return numel(x) + PER_RESULT * pieces
 
 
+def sections(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """``tensor_split(x, n)``: n results; at given indices, one more than the indices."""
+    x, cuts = arg(args, kwargs, 0, "input"), arg(args, kwargs, 1, "indices_or_sections")
+    if isinstance(cuts, list | tuple):
+        pieces = len(cuts) + 1
+    elif _is_tensor(cuts):
+        pieces = (int(cuts.shape[0]) + 1) if cuts.shape else (_int(cuts.item()) or 1)
+    else:
+        pieces = _int(cuts) or 1
+    return numel(x) + PER_RESULT * max(pieces, 0)
+
+
 def unbind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     """``unbind(x, dim)``: one result per index along ``dim``."""
     x = arg(args, kwargs, 0, "input")

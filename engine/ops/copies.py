@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import estimates
 from ..errors import BadArgumentsError
 from ..registry import OPS, register, sample
 from ..tensor import Tensor
@@ -31,6 +32,7 @@ def _copy(grad_name: str, view: str, input: Any, *args: Any, **kwargs: Any) -> T
 @register(
     samples=lambda rng: [sample(S.rand(rng, 3, 1), (2, 3, 4)), sample(S.rand(rng), [2])],
     method=False,
+    estimate=estimates.expand,
 )
 def expand_copy(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
     """``expand`` into fresh memory."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..errors import ArgumentTypeError, BadArgumentsError
 from ..primitives import SliceBackward0, slice_key
 from ..registry import OPS, Const, Results, register, sample
@@ -83,7 +83,11 @@ def _split_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_split_samples, results=Results("sections", arg="indices_or_sections"))
+@register(
+    samples=_split_samples,
+    results=Results("sections", arg="indices_or_sections"),
+    estimate=estimates.sections,
+)
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Views cut into ``n`` near-equal sections (the first ``size % n`` one longer), or
     at the given indices, along ``dim``."""
