@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dual import LINEAR
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -26,6 +27,7 @@ class _Tie(Function):
     off, no gradient) to the inputs."""
 
     name = "Tie"
+    jvp = LINEAR  # the result's own tangent; the inputs add nothing
     refuses: str | None = None  # aten op PyTorch has no derivative for
     zero = True  # derivatives.yaml's zeros_like(self); else an undefined gradient
 

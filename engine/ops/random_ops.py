@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
 from ..random import Generator, default_generator
@@ -382,7 +383,12 @@ def _zero_gradient(name: str) -> type[Function]:
         )
         return zeros if len(zeros) > 1 else zeros[0]
 
-    attrs = {"name": name, "forward": staticmethod(forward), "backward": staticmethod(backward)}
+    attrs = {
+        "name": name,
+        "forward": staticmethod(forward),
+        "backward": staticmethod(backward),
+        "jvp": FROM_BACKWARD,  # the zero gradient: a zero tangent, as PyTorch's
+    }
     return type(name, (Function,), attrs)
 
 

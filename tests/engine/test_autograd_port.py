@@ -2526,7 +2526,6 @@ def test_anomaly_detect_nan(torch: Any) -> None:
     _both(torch, scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="no forward-mode AD (custom Function jvp, forward_ad)")
 def test_custom_function_forward_mode(torch: Any) -> None:
     def scenario(t: T) -> Any:
         class Square(t.lib.autograd.Function):

@@ -54,7 +54,7 @@ SYMMETRIC = {"cholesky", "eigh", "eigvalsh"}
 # the sample's result is normalized by the torch spelling through ``.data`` (the signs of
 # singular and eigen vectors, see ``_torch_svd``), which a tangent does not see: tangents
 # agree up to those signs
-GAUGE = {"svd", "eigh"}
+GAUGE = {"svd", "linalg_svd", "eigh"}
 # samples where PyTorch's forward AD answers differently on purpose or by a bug; finite
 # differences judge them where they are meaningful (``gradcheck=True``)
 TORCH_DIFFERS = {
