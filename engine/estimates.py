@@ -230,6 +230,11 @@ def chunk(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     return None if n is None else numel(x) + PER_RESULT * max(n, 0)
 
 
+def _or_zero(dim: Any) -> Any:
+    """A dim argument, 0 when absent (never ``dim or 0``: a tensor has no truth value)."""
+    return 0 if dim is None else dim
+
+
 def _dim_size(x: Any, dim: Any) -> int | None:
     d = _int(dim)
     if not _is_tensor(x) or d is None or not x.shape or not -len(x.shape) <= d < len(x.shape):
@@ -240,7 +245,7 @@ def _dim_size(x: Any, dim: Any) -> int | None:
 def split(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     """``split(x, size)``: one result per piece (``split(x, 1)`` of a long x: many)."""
     x, size = arg(args, kwargs, 0, "input"), arg(args, kwargs, 1, "split_size_or_sections")
-    n = _dim_size(x, arg(args, kwargs, 2, "dim") or 0)
+    n = _dim_size(x, _or_zero(arg(args, kwargs, 2, "dim")))
     if n is None:
         return None
     pieces = len(size) if isinstance(size, list | tuple) else -(-n // max(_int(size) or 1, 1))
@@ -262,7 +267,7 @@ def sections(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
 def unbind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     """``unbind(x, dim)``: one result per index along ``dim``."""
     x = arg(args, kwargs, 0, "input")
-    n = _dim_size(x, arg(args, kwargs, 1, "dim") or 0)
+    n = _dim_size(x, _or_zero(arg(args, kwargs, 1, "dim")))
     return None if n is None else numel(x) + PER_RESULT * n
 
 

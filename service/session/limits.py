@@ -49,5 +49,5 @@ def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int |
         if spec is not None and spec.estimate is not None:
             return spec.estimate(tuple(args), kwargs)
         return estimates.broadcast(estimates.tensors_in(list(args) + list(kwargs.values())))
-    except (ValueError, TypeError, IndexError):
-        return None
+    except (ValueError, TypeError, IndexError, RuntimeError, ArithmeticError):
+        return None  # arguments of the wrong kind: the op itself refuses them

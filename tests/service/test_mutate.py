@@ -60,5 +60,6 @@ def test_inline_work_that_runs_long_is_rerun_off_the_loop_once(
 
 def test_every_journal_kind_is_a_verb() -> None:
     assert set(changes.VERBS) == {"put", "steps", "backward", "grad", "zero_grad", "patch",
-                                  "del_tensor", "del_grad", "import"}  # fmt: skip
+                                  "del_tensor", "del_grad", "import",
+                                  "program", "program_del", "run"}  # fmt: skip
     assert all(v.kind == k for k, v in changes.VERBS.items())
