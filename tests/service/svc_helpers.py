@@ -91,3 +91,21 @@ def snapshot(client: SyncClient, s: str) -> dict[str, Any]:
         t["name"]: client.get(f"/v1/sessions/{s}/tensors/{t['name']}").json()
         for t in info["tensors"]
     }
+
+
+# one regression training iteration as batch-program items (DESIGN.md's example)
+TRAIN_ITERATION: list[dict[str, Any]] = [
+    {"out": "loss", "expr": "((X @ w - Y) ** 2).mean()"},
+    {"backward": {"tensors": "loss"}},
+    {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
+    {"zero_grad": {"tensors": ["w"]}},
+]
+
+
+def regression_session(client: SyncClient, s: str) -> None:
+    """Session ``s`` holding X (3x2), Y (3x1) and w (2x1, requires grad): what
+    ``TRAIN_ITERATION`` reads."""
+    assert client.post("/v1/sessions", json={"name": s}).status_code == 201
+    put(client, s, "X", [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    put(client, s, "Y", [[1.0], [2.0], [3.0]])
+    put(client, s, "w", [[0.5], [-0.5]], requires_grad=True)

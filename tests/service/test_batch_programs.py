@@ -5,23 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from svc_helpers import SyncClient, assert_problem, put, snapshot
+from svc_helpers import (
+    TRAIN_ITERATION,
+    SyncClient,
+    assert_problem,
+    put,
+    regression_session,
+    snapshot,
+)
 
 S = "/v1/sessions/nb"
-
-ITERATION: list[dict[str, Any]] = [
-    {"out": "loss", "expr": "((X @ w - Y) ** 2).mean()"},
-    {"backward": {"tensors": "loss"}},
-    {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
-    {"zero_grad": {"tensors": ["w"]}},
-]
-
-
-def _regression(client: SyncClient, s: str) -> None:
-    assert client.post("/v1/sessions", json={"name": s}).status_code == 201
-    put(client, s, "X", [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    put(client, s, "Y", [[1.0], [2.0], [3.0]])
-    put(client, s, "w", [[0.5], [-0.5]], requires_grad=True)
 
 
 def _batch(client: SyncClient, s: str, body: dict[str, Any], query: str = "") -> Any:
@@ -30,28 +23,33 @@ def _batch(client: SyncClient, s: str, body: dict[str, Any], query: str = "") ->
 
 def test_training_iteration_matches_separate_requests(client: SyncClient) -> None:
     """DESIGN's example: one request per iteration equals the four requests it replaces."""
-    _regression(client, "one")
-    _regression(client, "many")
+    regression_session(client, "one")
+    regression_session(client, "many")
     for _ in range(3):
-        r = _batch(client, "one", {"steps": ITERATION, "fetch": ["loss", "w.grad"]})
+        r = _batch(client, "one", {"steps": TRAIN_ITERATION, "fetch": ["loss", "w.grad"]})
         assert r.status_code == 200, r.text
         batch_loss = r.json()["values"]["loss"]
         assert r.json()["values"]["w.grad"] == {"data": [[0.0], [0.0]], "dtype": "float32"}
         assert [t["name"] for t in r.json()["tensors"]] == ["loss", "w"]
 
         many = "/v1/sessions/many"
-        loss = client.post(f"{many}/ops", json=ITERATION[0]).json()["data"]
-        assert client.post(f"{many}/backward", json=ITERATION[1]["backward"]).status_code == 200
-        assert client.post(f"{many}/ops", json=ITERATION[2]).status_code == 201
-        assert client.post(f"{many}/zero_grad", json=ITERATION[3]["zero_grad"]).status_code == 200
+        loss = client.post(f"{many}/ops", json=TRAIN_ITERATION[0]).json()["data"]
+        assert (
+            client.post(f"{many}/backward", json=TRAIN_ITERATION[1]["backward"]).status_code == 200
+        )
+        assert client.post(f"{many}/ops", json=TRAIN_ITERATION[2]).status_code == 201
+        assert (
+            client.post(f"{many}/zero_grad", json=TRAIN_ITERATION[3]["zero_grad"]).status_code
+            == 200
+        )
         assert batch_loss == loss
     assert snapshot(client, "one")["w"] == snapshot(client, "many")["w"]
 
 
 def test_fetch_comes_with_data_whatever_values_says(client: SyncClient) -> None:
     """A fetched value is asked for by name: ``?values=false`` drops only the steps' data."""
-    _regression(client, "one")
-    r = _batch(client, "one", {"steps": ITERATION[:2], "fetch": ["w.grad"]}, "?values=false")
+    regression_session(client, "one")
+    r = _batch(client, "one", {"steps": TRAIN_ITERATION[:2], "fetch": ["w.grad"]}, "?values=false")
     assert r.status_code == 200, r.text
     grad = r.json()["values"]["w.grad"]["data"]
     assert [g[0] for g in grad] == pytest.approx([-53 / 3, -68 / 3])
@@ -59,17 +57,17 @@ def test_fetch_comes_with_data_whatever_values_says(client: SyncClient) -> None:
 
 
 def test_fetch_present_omits_step_values_unless_asked(client: SyncClient) -> None:
-    _regression(client, "one")
-    r = _batch(client, "one", {"steps": ITERATION[:1], "fetch": ["loss"]})
+    regression_session(client, "one")
+    r = _batch(client, "one", {"steps": TRAIN_ITERATION[:1], "fetch": ["loss"]})
     assert r.status_code == 200, r.text
     loss = r.json()["values"]["loss"]["data"]
     assert "data" not in r.json()["tensors"][0] and r.json()["tensors"][0]["shape"] == []
-    r = _batch(client, "one", {"steps": ITERATION[:1], "fetch": ["loss"]}, "?values=true")
+    r = _batch(client, "one", {"steps": TRAIN_ITERATION[:1], "fetch": ["loss"]}, "?values=true")
     assert r.json()["tensors"][0]["data"]["data"] == loss
 
 
 def test_fetch_follows_encoding(client: SyncClient) -> None:
-    _regression(client, "one")
+    regression_session(client, "one")
     r = _batch(client, "one", {"steps": [], "fetch": ["w"]}, "?encoding=base64&values=false")
     assert r.status_code == 200, r.text
     assert r.json()["values"]["w"]["shape"] == [2, 1] and "b64" in r.json()["values"]["w"]

@@ -6,31 +6,24 @@ from typing import Any
 
 import orjson
 import pytest
-from svc_helpers import SyncClient, assert_problem, make_settings, put, snapshot
+from svc_helpers import (
+    TRAIN_ITERATION,
+    SyncClient,
+    assert_problem,
+    make_settings,
+    regression_session,
+    snapshot,
+)
 
 from service.app import create_app
 from service.session.state import SessionStore
 
 P = "/v1/sessions/one/programs"
 
-ITERATION: list[dict[str, Any]] = [
-    {"out": "loss", "expr": "((X @ w - Y) ** 2).mean()"},
-    {"backward": {"tensors": "loss"}},
-    {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
-    {"zero_grad": {"tensors": ["w"]}},
-]
-
-
-def _regression(client: SyncClient, s: str) -> None:
-    assert client.post("/v1/sessions", json={"name": s}).status_code == 201
-    put(client, s, "X", [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    put(client, s, "Y", [[1.0], [2.0], [3.0]])
-    put(client, s, "w", [[0.5], [-0.5]], requires_grad=True)
-
 
 @pytest.fixture
 def one(client: SyncClient) -> SyncClient:
-    _regression(client, "one")
+    regression_session(client, "one")
     return client
 
 
@@ -43,17 +36,17 @@ def _events(text: str) -> list[tuple[str, Any]]:
 
 
 def test_put_answers_reads_binds_pure(one: SyncClient) -> None:
-    r = one.put(f"{P}/train", json={"steps": ITERATION, "fetch": ["loss"]})
+    r = one.put(f"{P}/train", json={"steps": TRAIN_ITERATION, "fetch": ["loss"]})
     assert r.status_code == 201, r.text
     assert r.json() == {"name": "train", "steps": 4, "reads": ["X", "w", "Y"],
                         "binds": ["loss", "w"], "pure": False, "fetch": ["loss"]}  # fmt: skip
-    r = one.put(f"{P}/train", json={"steps": ITERATION[:1]})
+    r = one.put(f"{P}/train", json={"steps": TRAIN_ITERATION[:1]})
     assert r.status_code == 200 and r.json()["pure"] is True and r.json()["binds"] == ["loss"]
     info = one.get("/v1/sessions/one").json()
     assert [p["name"] for p in info["programs"]] == ["train"]
     assert one.get(P).json()["programs"][0]["steps"] == 1
     shown = one.get(f"{P}/train").json()
-    assert shown["items"] == ITERATION[:1]
+    assert shown["items"] == TRAIN_ITERATION[:1]
 
 
 @pytest.mark.parametrize(
@@ -78,10 +71,10 @@ def test_put_checks_every_item_now(
 
 
 def test_put_bad_fetch_and_body(one: SyncClient) -> None:
-    r = one.put(f"{P}/p", json={"steps": ITERATION, "fetch": ["w.data"]})
+    r = one.put(f"{P}/p", json={"steps": TRAIN_ITERATION, "fetch": ["w.data"]})
     assert_problem(r, 422, "invalid_name")
     assert_problem(one.put(f"{P}/p", json={"steps": []}), 422, "validation_error")
-    assert_problem(one.put(f"{P}/1bad", json={"steps": ITERATION}), 422, "invalid_name")
+    assert_problem(one.put(f"{P}/1bad", json={"steps": TRAIN_ITERATION}), 422, "invalid_name")
     assert_problem(one.get(f"{P}/nope"), 404, "program_not_found")
     assert_problem(one.delete(f"{P}/nope"), 404, "program_not_found")
     assert_problem(one.post(f"{P}/nope/run"), 404, "program_not_found")
@@ -89,14 +82,16 @@ def test_put_bad_fetch_and_body(one: SyncClient) -> None:
 
 def test_run_equals_batches(client: SyncClient) -> None:
     """repeat=n is n batches of the same items."""
-    _regression(client, "one")
-    _regression(client, "many")
-    assert client.put(f"{P}/train", json={"steps": ITERATION}).status_code == 201
+    regression_session(client, "one")
+    regression_session(client, "many")
+    assert client.put(f"{P}/train", json={"steps": TRAIN_ITERATION}).status_code == 201
     r = client.post(f"{P}/train/run", json={"repeat": 5, "fetch": ["loss", "w"]})
     assert r.status_code == 200, r.text
     assert r.json()["iterations"] == 5
     for _ in range(5):
-        b = client.post("/v1/sessions/many/batch", json={"steps": ITERATION, "fetch": ["loss"]})
+        b = client.post(
+            "/v1/sessions/many/batch", json={"steps": TRAIN_ITERATION, "fetch": ["loss"]}
+        )
         assert b.status_code == 200
     assert r.json()["values"]["loss"] == b.json()["values"]["loss"]
     assert snapshot(client, "one")["w"] == snapshot(client, "many")["w"]
@@ -104,7 +99,11 @@ def test_run_equals_batches(client: SyncClient) -> None:
 
 
 def test_run_history_every(one: SyncClient) -> None:
-    slow = [*ITERATION[:2], {"out": "w", "expr": "w - 0.01 * w.grad", "assign": True}, ITERATION[3]]
+    slow = [
+        *TRAIN_ITERATION[:2],
+        {"out": "w", "expr": "w - 0.01 * w.grad", "assign": True},
+        TRAIN_ITERATION[3],
+    ]
     one.put(f"{P}/train", json={"steps": slow, "fetch": ["loss"]})
     r = one.post(f"{P}/train/run", json={"repeat": 6, "every": 2})
     assert r.status_code == 200, r.text
@@ -114,7 +113,7 @@ def test_run_history_every(one: SyncClient) -> None:
 
 
 def test_run_default_and_values_options(one: SyncClient) -> None:
-    one.put(f"{P}/train", json={"steps": ITERATION, "fetch": ["loss"]})
+    one.put(f"{P}/train", json={"steps": TRAIN_ITERATION, "fetch": ["loss"]})
     r = one.post(f"{P}/train/run")
     assert r.status_code == 200 and r.json()["iterations"] == 1
     r = one.post(f"{P}/train/run?encoding=base64", json={"fetch": ["w.grad"]})
@@ -123,8 +122,8 @@ def test_run_default_and_values_options(one: SyncClient) -> None:
 
 def test_failing_iteration_keeps_the_earlier_ones(client: SyncClient) -> None:
     """Iteration 2 fails (w grew past the check): iterations 0-1 are kept, 2 rolled back."""
-    _regression(client, "one")
-    _regression(client, "many")
+    regression_session(client, "one")
+    regression_session(client, "many")
     steps = [
         {"out": "w", "expr": "w + 1", "assign": True},
         {"out": "ok", "expr": "w.sum() > 5"},
@@ -139,7 +138,7 @@ def test_failing_iteration_keeps_the_earlier_ones(client: SyncClient) -> None:
 
 
 def test_run_limits_and_fetch_checked_first(one: SyncClient) -> None:
-    one.put(f"{P}/train", json={"steps": ITERATION})
+    one.put(f"{P}/train", json={"steps": TRAIN_ITERATION})
     before = snapshot(one, "one")
     r = one.post(f"{P}/train/run", json={"repeat": 10**9})
     assert_problem(r, 413, "limit_exceeded")
@@ -162,13 +161,13 @@ def test_program_count_limit() -> None:
 
 
 def test_delete_program(one: SyncClient) -> None:
-    one.put(f"{P}/train", json={"steps": ITERATION})
+    one.put(f"{P}/train", json={"steps": TRAIN_ITERATION})
     assert one.delete(f"{P}/train").status_code == 204
     assert one.get(P).json()["programs"] == []
 
 
 def test_sse_progress_then_result(one: SyncClient) -> None:
-    one.put(f"{P}/train", json={"steps": ITERATION, "fetch": ["loss"]})
+    one.put(f"{P}/train", json={"steps": TRAIN_ITERATION, "fetch": ["loss"]})
     r = one.post(f"{P}/train/run", json={"repeat": 6, "every": 2},
                  headers={"Accept": "text/event-stream"})  # fmt: skip
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
@@ -204,15 +203,18 @@ def test_heavy_iterations_run_in_a_worker_thread() -> None:
     app = create_app(make_settings(offload_elements=0))
     app.state.store = SessionStore(app.state.settings)
     with SyncClient(app) as c:
-        _regression(c, "one")
-        _regression(c, "many")
-        c.put(f"{P}/train", json={"steps": ITERATION})
+        regression_session(c, "one")
+        regression_session(c, "many")
+        c.put(f"{P}/train", json={"steps": TRAIN_ITERATION})
         r = c.post(f"{P}/train/run", json={"repeat": 4, "every": 2, "fetch": ["w"]})
         assert r.status_code == 200 and len(r.json()["history"]["w"]) == 2, r.text
         for _ in range(4):
-            assert c.post("/v1/sessions/many/batch", json={"steps": ITERATION}).status_code == 200
+            assert (
+                c.post("/v1/sessions/many/batch", json={"steps": TRAIN_ITERATION}).status_code
+                == 200
+            )
         assert snapshot(c, "one")["w"] == snapshot(c, "many")["w"]
-        _regression(c, "two")
+        regression_session(c, "two")
         two = "/v1/sessions/two/programs"
         c.put(f"{two}/p", json={"steps": [{"out": "w", "expr": "w + 1", "assign": True},
                                           {"out": "z", "expr": "X[(w.sum() > 3).long() * 9]"}]})  # fmt: skip
@@ -226,9 +228,9 @@ def test_deadline_applies_per_iteration() -> None:
     app = create_app(make_settings())
     app.state.store = SessionStore(app.state.settings)
     with SyncClient(app) as c:
-        _regression(c, "one")
+        regression_session(c, "one")
         before = snapshot(c, "one")
-        c.put(f"{P}/train", json={"steps": ITERATION})
+        c.put(f"{P}/train", json={"steps": TRAIN_ITERATION})
         app.state.settings = make_settings(request_seconds=1e-9)
         body = assert_problem(
             c.post(f"{P}/train/run", json={"repeat": 3}), 503, "deadline_exceeded"
