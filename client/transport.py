@@ -11,13 +11,17 @@ answer is raised as the typed exception for its problem ``code``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import orjson
 from httpx_retries import Retry, RetryTransport
 
-from . import errors
+from . import errors, wire
+
+OnProgress = Callable[[int, dict[str, Any]], Any]
+EVENTS = {"Accept": "text/event-stream"}
 
 IDEMPOTENT = frozenset({"GET", "PUT", "DELETE", "HEAD", "OPTIONS"})
 RETRY_STATUSES = (429, 502, 503, 504)
@@ -94,6 +98,35 @@ def answer(response: httpx.Response, method: str, path: str, raw: bool | str) ->
         ) from exc
 
 
+class Events:
+    """Server-Sent Events read line by line: ``feed`` gives ``(event, data)`` at a data line."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+
+    def feed(self, line: str) -> tuple[str, Any] | None:
+        if line.startswith("event: "):
+            self.kind = line[7:].strip()
+        elif line.startswith("data: "):
+            return self.kind, orjson.loads(line[6:])
+        return None
+
+
+def handle_event(kind: str, data: Any, on_progress: OnProgress) -> Any:
+    """A progress event goes to ``on_progress``; the result is returned; an error raised."""
+    if kind == "progress":
+        values = {k: None if v is None else wire.decode(v) for k, v in data["values"].items()}
+        on_progress(data["iteration"], values)
+        return None
+    if kind == "error":
+        raise errors.from_problem(int(data.get("status", 500)), data)
+    return data
+
+
+def _no_result(path: str) -> errors.TransportError:
+    return errors.TransportError(f"POST {path}: the event stream ended without a result")
+
+
 class Transport:
     """One ``httpx.Client`` (one keep-alive connection pool) per session."""
 
@@ -145,6 +178,23 @@ class Transport:
         except httpx.HTTPError as exc:
             raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return answer(response, method, path, raw)
+
+    def stream(self, path: str, body: dict[str, Any], on_progress: OnProgress) -> Any:
+        """POST with ``Accept: text/event-stream``: each progress event to ``on_progress``;
+        the result event's body."""
+        self.requests += 1
+        with self.http.stream(
+            "POST", path, json=body, params={"encoding": "base64"}, headers=EVENTS
+        ) as response:
+            if response.status_code >= 400:
+                response.read()
+                answer(response, "POST", path, False)
+            events = Events()
+            for line in response.iter_lines():
+                event = events.feed(line)
+                if event is not None and (result := handle_event(*event, on_progress)) is not None:
+                    return result
+        raise _no_result(path)
 
 
 class AsyncTransport:
@@ -199,3 +249,19 @@ class AsyncTransport:
         except httpx.HTTPError as exc:
             raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return answer(response, method, path, raw)
+
+    async def stream(self, path: str, body: dict[str, Any], on_progress: OnProgress) -> Any:
+        """The same as ``Transport.stream``, awaited."""
+        self.requests += 1
+        async with self.http.stream(
+            "POST", path, json=body, params={"encoding": "base64"}, headers=EVENTS
+        ) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                answer(response, "POST", path, False)
+            events = Events()
+            async for line in response.aiter_lines():
+                event = events.feed(line)
+                if event is not None and (result := handle_event(*event, on_progress)) is not None:
+                    return result
+        raise _no_result(path)

@@ -72,6 +72,20 @@ def raw_upload(arr: np.ndarray, requires_grad: bool) -> dict[str, Any]:
     }
 
 
+def leaf_meta(name: str, arr: np.ndarray, requires_grad: bool) -> dict[str, Any]:
+    """A new leaf's metadata, known without asking (what the server answers its PUT with)."""
+    return {
+        "name": name,
+        "shape": list(arr.shape),
+        "dtype": dtype_name(arr.dtype),
+        "requires_grad": requires_grad,
+        "is_leaf": True,
+        "grad_fn": None,
+        "retains_grad": False,
+        "version": 0,
+    }
+
+
 def from_raw(content: bytes, dtype: str | None, shape: str | None) -> np.ndarray:
     """The array of a binary download (``Gradserve-Dtype``/``Gradserve-Shape`` headers)."""
     if dtype not in DTYPES or shape is None:
