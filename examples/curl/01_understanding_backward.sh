@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 01 — Understanding backward() in PyTorch: z = (2x)^3, grad_tensors as scaling factors (tutorials/01_understanding_backward.py)
-# Run: bash examples/curl/01_understanding_backward.sh (B below is the server). Needs only curl.
+# Run: bash examples/curl/01_understanding_backward.sh (the server: $B, else B below). Needs only curl.
 set -euo pipefail
-B=http://127.0.0.1:8000
+B=${B:-http://127.0.0.1:8000}
 N=tutorial-$$                                       # a fresh session, dropped on exit
 S=$B/v1/sessions/$N
 J="Content-Type: application/json"

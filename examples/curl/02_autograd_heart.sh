@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 02 — PyTorch autograd, the heart of its magic: weights, accumulation, a second backward (tutorials/02_autograd_heart.py)
-# Run: bash examples/curl/02_autograd_heart.sh (B below is the server). Needs only curl.
+# Run: bash examples/curl/02_autograd_heart.sh (the server: $B, else B below). Needs only curl.
 set -euo pipefail
-B=http://127.0.0.1:8000
+B=${B:-http://127.0.0.1:8000}
 N=tutorial-$$                                       # a fresh session, dropped on exit
 S=$B/v1/sessions/$N
 J="Content-Type: application/json"

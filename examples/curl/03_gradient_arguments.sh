@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 03 — What are the gradient arguments: y = 3a + 2b^2 + log(c) (tutorials/03_gradient_arguments.py)
-# Run: bash examples/curl/03_gradient_arguments.sh (B below is the server). Needs only curl.
+# Run: bash examples/curl/03_gradient_arguments.sh (the server: $B, else B below). Needs only curl.
 set -euo pipefail
-B=http://127.0.0.1:8000
+B=${B:-http://127.0.0.1:8000}
 N=tutorial-$$                                       # a fresh session, dropped on exit
 S=$B/v1/sessions/$N
 J="Content-Type: application/json"

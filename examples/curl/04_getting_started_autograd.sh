@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 04 — Getting started: the graph b = w1*a, c = w2*a, d = w3*b + w4*c, L = 10 - d (tutorials/04_getting_started_autograd.py)
-# Run: bash examples/curl/04_getting_started_autograd.sh (B below is the server). Needs only curl.
+# Run: bash examples/curl/04_getting_started_autograd.sh (the server: $B, else B below). Needs only curl.
 set -euo pipefail
-B=http://127.0.0.1:8000
+B=${B:-http://127.0.0.1:8000}
 N=tutorial-$$                                       # a fresh session, dropped on exit
 S=$B/v1/sessions/$N
 J="Content-Type: application/json"

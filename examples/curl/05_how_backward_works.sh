@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 05 — How backward() works: a vector-Jacobian product, the doubling loop (tutorials/05_how_backward_works.py)
-# Run: bash examples/curl/05_how_backward_works.sh (B below is the server). Needs only curl.
+# Run: bash examples/curl/05_how_backward_works.sh (the server: $B, else B below). Needs only curl.
 set -euo pipefail
-B=http://127.0.0.1:8000
+B=${B:-http://127.0.0.1:8000}
 N=tutorial-$$                                       # a fresh session, dropped on exit
 S=$B/v1/sessions/$N
 J="Content-Type: application/json"

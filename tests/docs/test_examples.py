@@ -183,7 +183,7 @@ def _value(label: str, body: Any) -> Any:
 def test_curl_script_prints_torch_gradients(script: Path, server: str, torch: Any) -> None:
     text = script.read_text()
     assert text.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in text
-    assert re.search(r"^B=http://127\.0\.0\.1:8000$", text, re.M)
+    assert re.search(r"^B=\$\{B:-http://127\.0\.0\.1:8000\}$", text, re.M)  # $B, else this
     assert "jq" not in text
     # B= at the top points at the test's server; nothing else changes
     output = _run(["bash", "-c", re.sub(r"^B=.*$", f"B={server}", text, count=1, flags=re.M)])
