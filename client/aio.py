@@ -36,9 +36,8 @@ import numpy as np
 
 from . import wire
 from .base import Conversation, Request, SessionBase
-from .printing import tensor_repr
 from .programs import ProgramsMixin
-from .tensor import GradRef, Tensor
+from .tensor import GradRef, Tensor, describe
 from .transport import AsyncTransport
 
 
@@ -137,11 +136,7 @@ class AsyncTensor(Tensor):
     def __repr__(self) -> str:
         if self._value is None or self._meta is None:
             return f"<gradserve.AsyncTensor {self._name!r} (await t.numpy() to read it)>"
-        return tensor_repr(
-            self._value,
-            grad_fn=self._meta.get("grad_fn"),
-            requires_grad=self._meta.get("requires_grad", False),
-        )
+        return describe(self._meta, self._value)
 
     def _sync_read(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("an AsyncTensor's values are awaited: await t.numpy() / await t.item()")

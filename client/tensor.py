@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gradcore.printing import DEFAULT_OPTIONS, elided_repr, tensor_repr
 from gradcore.results import evaluate_results
 
 from . import display, errors, wire
-from .printing import MAX_ELEMENTS, tensor_repr
 
 if TYPE_CHECKING:
     from .steps import Remote
@@ -37,6 +37,17 @@ def count_results(
     bound.update(zip(spec.get("args") or (), args))
     bound.update(kwargs)
     return evaluate_results(rule, bound)
+
+
+def describe(meta: dict[str, Any], values: np.ndarray | None) -> str:
+    """``repr`` by PyTorch's rules (``gradcore.printing``, the engine's too); without
+    ``values``, the shape in their place (a large tensor is not downloaded to be shown)."""
+    grad_fn, requires_grad = meta.get("grad_fn"), meta.get("requires_grad", False)
+    if values is None:
+        shape = tuple(meta["shape"])
+        return elided_repr(shape, meta["dtype"], grad_fn=grad_fn, requires_grad=requires_grad)
+    dtype = wire.dtype_name(values.dtype)
+    return tensor_repr(values, dtype, grad_fn=grad_fn, requires_grad=requires_grad)
 
 
 class TensorData(np.ndarray):
@@ -66,7 +77,8 @@ class TensorData(np.ndarray):
         return np.asarray(self).copy()
 
     def __repr__(self) -> str:
-        return tensor_repr(np.asarray(self))
+        values = np.asarray(self)
+        return tensor_repr(values, wire.dtype_name(values.dtype))
 
     __str__ = __repr__
 
@@ -282,14 +294,10 @@ class Tensor:
         if self._failed is not None or self._stale:
             return f"<gradserve.Tensor {self._name!r} (unusable: {'failed' if self._failed else 'rebound'})>"
         meta = self._metadata()
-        shape = tuple(meta["shape"])
-        if self._value is None and int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
-            values = np.broadcast_to(np.zeros((), meta["dtype"]), shape)  # summarized, not fetched
-        else:
-            values = self._values()
-        return tensor_repr(
-            values, grad_fn=meta.get("grad_fn"), requires_grad=meta.get("requires_grad", False)
-        )
+        size = int(np.prod(meta["shape"], dtype=np.int64))
+        if self._value is None and size > DEFAULT_OPTIONS.threshold:
+            return describe(meta, None)  # summarized, not fetched
+        return describe(meta, self._values())
 
     def _repr_html_(self) -> str:
         meta = None if self._failed is not None or self._stale else self._meta

@@ -30,7 +30,7 @@ def test_import_client_loads_no_engine_module() -> None:
 
 def test_gradcore_imports_nothing_of_ours() -> None:
     code = (
-        "import sys, gradcore.results, gradcore.messages, gradcore.version; "
+        "import sys, gradcore.results, gradcore.messages, gradcore.printing, gradcore.version; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('engine', 'service', 'client', 'numpy')))"
     )
@@ -38,6 +38,33 @@ def test_gradcore_imports_nothing_of_ours() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_client_and_engine_print_alike() -> None:
+    """One set of repr rules (``gradcore.printing``): a client's values print as the
+    engine's tensor of the same values does, summarized, wrapped and suffixed alike."""
+    import engine
+    from client.tensor import describe
+
+    rng = np.random.default_rng(0)
+    arrays = [
+        np.float32([1.0, 4.0]),
+        np.float64([0.5, 0.25]),
+        np.float32([1e-5, 3.0, 1e9]),
+        np.arange(12, dtype=np.int64).reshape(3, 4),
+        np.array([True, False]),
+        rng.normal(size=(40, 50)).astype(np.float32),  # summarized
+        np.zeros((0, 3), np.float32),
+        np.float16([1.5, -2.0]),
+    ]
+    for values in arrays:
+        want = repr(engine.tensor(values))
+        meta = {"shape": list(values.shape), "dtype": str(values.dtype)}
+        assert describe(meta, values) == want
+    big = {"shape": [100, 50], "dtype": "float64", "grad_fn": "MulBackward0"}
+    assert describe(big, None) == (
+        "tensor([...], size=(100, 50), dtype=torch.float64, grad_fn=<MulBackward0>)"
+    )
 
 
 def _sync_grad(url: str) -> list[float]:
