@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import wire
-from .base import Conversation, Request, SessionBase
+from .base import Conversation, Request, SessionBase, Stream, drive
 from .programs import ProgramsMixin
 from .tensor import GradRef, Tensor, describe
 from .transport import AsyncTransport
@@ -215,23 +215,14 @@ class AsyncSession(ProgramsMixin, SessionBase):
         self._init_state(AsyncTensor)
         self.steps.lazy = True
 
-    async def _drive(self, conversation: Conversation) -> Any:  # type: ignore[override]
-        """Run a conversation with ``httpx.AsyncClient``: its value."""
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = self._step(conversation, value, error)
-            except StopIteration as stop:
-                return stop.value
-            value, error = None, None
-            try:
-                if isinstance(effect, Request):
-                    value = await self._t.request(effect.method, effect.path, **effect.kwargs)
-                else:
-                    value = await self._t.stream(effect.path, effect.body, effect.on_progress)
-            except Exception as exc:  # handed to the conversation: it may catch it
-                error = exc
+    def _drive(self, conversation: Conversation) -> Any:
+        """Run a conversation with ``httpx.AsyncClient``: an awaitable of its value."""
+        return drive(conversation, self._send)
+
+    async def _send(self, effect: Request | Stream) -> Any:
+        if isinstance(effect, Request):
+            return await self._t.request(effect.method, effect.path, **effect.kwargs)
+        return await self._t.stream(effect.path, effect.body, effect.on_progress)
 
     def _build(self, conversation: Conversation) -> Any:
         return self._no_io(conversation)  # building only queues here

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,34 @@ def building(conversation: Callable[..., Conversation]) -> Any:
     return method
 
 
+async def drive(conversation: Conversation, send: Callable[[Any], Awaitable[Any]]) -> Any:
+    """The one driver: each effect to ``send``, its answer (or error) back to the
+    conversation; the conversation's value. ``AsyncSession`` awaits it; ``Session`` runs it
+    with ``run_now``, its ``send`` never suspending."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = conversation.throw(error) if error is not None else conversation.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value, error = None, None
+        try:
+            value = await send(effect)
+        except Exception as exc:  # handed to the conversation: it may catch it
+            error = exc
+
+
+def run_now(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never suspends (a sync session's ``drive``) to its value."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coroutine.close()
+    raise RuntimeError("a synchronous session's request suspended")
+
+
 def supports_programs(openapi: dict[str, Any]) -> bool:
     """Whether the server's ``/batch`` takes backward/grad/zero_grad items and ``fetch``."""
     schema = openapi.get("components", {}).get("schemas", {}).get("BatchIn", {})
@@ -132,10 +160,8 @@ class SessionBase:
     def _build(self, conversation: Conversation) -> Any:
         raise NotImplementedError
 
-    @staticmethod
-    def _step(conversation: Conversation, value: Any, error: BaseException | None) -> Any:
-        """The conversation's next effect; ``StopIteration`` carries its value."""
-        return conversation.throw(error) if error is not None else conversation.send(value)
+    async def _send(self, effect: Request | Stream) -> Any:
+        raise NotImplementedError
 
     @staticmethod
     def _no_io(conversation: Conversation) -> Any:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Conversation, Request, SessionBase
+from .base import Conversation, Request, SessionBase, Stream, drive, run_now
 from .programs import ProgramsMixin
 from .tensor import Tensor
 from .transport import Transport
@@ -84,21 +84,12 @@ class Session(ProgramsMixin, SessionBase):
 
     def _drive(self, conversation: Conversation) -> Any:
         """Run a conversation with ``httpx.Client``: its value."""
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = self._step(conversation, value, error)
-            except StopIteration as stop:
-                return stop.value
-            value, error = None, None
-            try:
-                if isinstance(effect, Request):
-                    value = self._t.request(effect.method, effect.path, **effect.kwargs)
-                else:
-                    value = self._t.stream(effect.path, effect.body, effect.on_progress)
-            except Exception as exc:  # handed to the conversation: it may catch it
-                error = exc
+        return run_now(drive(conversation, self._send))
+
+    async def _send(self, effect: Request | Stream) -> Any:  # never suspends
+        if isinstance(effect, Request):
+            return self._t.request(effect.method, effect.path, **effect.kwargs)
+        return self._t.stream(effect.path, effect.body, effect.on_progress)
 
     _build = _drive  # building may send in a sync session (eager mode)
 

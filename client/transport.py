@@ -73,6 +73,24 @@ def encode_body(json: Any) -> tuple[bytes | None, dict[str, str]]:
     }
 
 
+def _arguments(
+    method: str,
+    json: Any,
+    content: bytes | None,
+    params: dict[str, Any] | None,
+    headers: dict[str, str] | None,
+    unsent: Retry,
+) -> dict[str, Any]:
+    """``httpx``'s request arguments (both clients): the body, its headers, the retry
+    policy of the method."""
+    body, head = encode_body(json)
+    if content is not None:
+        body = content
+    head.update(headers or {})
+    extensions = {} if method in IDEMPOTENT else {"retry": unsent}
+    return {"content": body, "params": params, "headers": head, "extensions": extensions}
+
+
 def answer(response: httpx.Response, method: str, path: str, raw: bool | str) -> Any:
     """The decoded JSON body (None for 204), the text with ``raw=True``, the bytes with
     ``raw="bytes"``; an error answer raised as its typed exception."""
@@ -165,15 +183,10 @@ class Transport:
         headers: dict[str, str] | None = None,
     ) -> Any:
         """Send one request (retried as the module says) and decode its answer."""
-        body, head = encode_body(json)
-        if content is not None:
-            body = content
-        head.update(headers or {})
-        extensions = {} if method in IDEMPOTENT else {"retry": self.unsent}
         self.requests += 1
         try:
             response = self.http.request(
-                method, path, content=body, params=params, headers=head, extensions=extensions
+                method, path, **_arguments(method, json, content, params, headers, self.unsent)
             )
         except httpx.HTTPError as exc:
             raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
@@ -236,15 +249,10 @@ class AsyncTransport:
         content: bytes | None = None,
         headers: dict[str, str] | None = None,
     ) -> Any:
-        body, head = encode_body(json)
-        if content is not None:
-            body = content
-        head.update(headers or {})
-        extensions = {} if method in IDEMPOTENT else {"retry": self.unsent}
         self.requests += 1
         try:
             response = await self.http.request(
-                method, path, content=body, params=params, headers=head, extensions=extensions
+                method, path, **_arguments(method, json, content, params, headers, self.unsent)
             )
         except httpx.HTTPError as exc:
             raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
