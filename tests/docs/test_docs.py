@@ -1,4 +1,4 @@
-"""Docs that run: every code block of README.md and client/README.md runs as written.
+"""Docs that run: every code block of every README.md runs as written.
 
 Blocks are taken from the files by their fence's language: ``sh``/``bash`` blocks run
 with bash against a live server (``B=`` pointing to it, in order, so later blocks see
@@ -6,7 +6,7 @@ the sessions earlier ones made), ``python`` blocks run with the repository on
 ``sys.path`` (the URL ``http://127.0.0.1:8000`` pointing to the server); what a
 ``print(...)`` shows in its comment (``print(x.grad)  # tensor([2., 4.])``) must be
 what it printed, in order. examples/README.md's blocks run from the repository root,
-as it says. An expected
+as they say (bench/README.md's too). An expected
 output in comments after a command (``# {...}``, ``# [...]``, ``# HTTP/1.1 ...``, ``# 409
 ...``) is checked: as JSON when it is JSON, else each piece between ``...`` must appear
 in what the command printed; a command without one must succeed, ``curl`` included
@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", "client/README.md", "examples/README.md"]
-FROM_ROOT = {"examples/README.md"}  # blocks written to run in the repository's root
+DOCS = ["README.md", "client/README.md", "examples/README.md", "bench/README.md"]
+FROM_ROOT = {"examples/README.md", "bench/README.md"}  # blocks run in the repository's root
 RUNNABLE = {"sh", "bash", "python"}
 DOC_URL = "http://127.0.0.1:8000"
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
@@ -86,6 +86,20 @@ def blocks(doc: str) -> list[Block]:
 
 
 ALL = [b for doc in DOCS for b in blocks(doc)]
+
+
+def test_every_readme_is_a_doc() -> None:
+    """A new README.md is run too (found in the tree, beside the tests' own list)."""
+
+    def ours(parts: tuple[str, ...]) -> bool:  # not a tool's (.venv, caches, node_modules)
+        return parts[0] != "tests" and not any(
+            p.startswith(".") or p in ("node_modules", "build", "dist") for p in parts
+        )
+
+    found = {
+        str(p.relative_to(ROOT)) for p in ROOT.rglob("README.md") if ours(p.relative_to(ROOT).parts)
+    }
+    assert found <= set(DOCS), sorted(found - set(DOCS))
 
 
 def test_every_block_runs_or_says_why_not() -> None:
