@@ -115,3 +115,12 @@ def test_both_sessions_offer_the_same_calls() -> None:
     assert set(sync) - SYNC_ONLY == set(aio) - ASYNC_ONLY
     for name in set(sync) & set(aio):
         assert list(sync[name].parameters) == list(aio[name].parameters), name
+
+
+def test_each_call_is_written_once() -> None:
+    """Both sessions' calls are the same functions (client/base.py's conversations), so
+    they cannot drift apart; only the lifecycle and the drivers are their own."""
+    shared = (set(_public(Session)) - SYNC_ONLY) & (set(_public(AsyncSession)) - ASYNC_ONLY)
+    assert {"backward", "grad", "tensor", "flush", "program", "graph", "zero_grad"} <= shared
+    for name in shared:
+        assert getattr(Session, name) is getattr(AsyncSession, name), name
