@@ -786,3 +786,94 @@ def test_reduction_gradient_density_is_torchs(reduce: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+# -- what a node saves: a second backward or an in-place write succeeds where torch's
+# -- node saves nothing the write touches (issue 15) -----------------------------------------
+
+_FACTOR_OPS = {
+    "addmv": [(2,), (2, 2), (2,)],
+    "addmm": [(2, 2), (2, 2), (2, 2)],
+    "baddbmm": [(1, 2, 2), (1, 2, 2), (1, 2, 2)],
+    "addbmm": [(2, 2), (1, 2, 2), (1, 2, 2)],
+    "addr": [(2, 2), (2,), (2,)],
+    "addcmul": [(2,), (2,), (2,)],
+    "addcdiv": [(2,), (2,), (2,)],
+}
+
+
+@pytest.mark.parametrize("op", list(_FACTOR_OPS))
+@pytest.mark.parametrize("needs", ["100", "110", "101", "011", "111"])
+def test_add_products_save_what_torch_saves(op: str, needs: str) -> None:
+    """Each subset of inputs requiring grad: backward twice, and an in-place write on each
+    input before backward, fail exactly where torch's derivatives.yaml reads the input."""
+
+    def run(T: Any, written: int | None) -> Any:
+        xs = [
+            T.tensor(np.arange(1.0, 1 + np.prod(s)).reshape(s) + k, requires_grad=n == "1")
+            for k, (s, n) in enumerate(zip(_FACTOR_OPS[op], needs))
+        ]
+        y = getattr(T, op)(*xs).sum()
+
+        def go() -> Any:
+            if written is None:
+                y.backward(retain_graph=False)
+                y.backward()
+            else:
+                with T.no_grad():
+                    xs[written].add_(1)
+                y.backward()
+            return [_g(x) for x in xs]
+
+        return outcome(go)
+
+    ours, ref = both(lambda T: [run(T, w) for w in (None, 0, 1, 2)])
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("equation", ["ii", "ii->i", "ij->ji", "ij->j"])
+def test_einsum_of_one_operand_saves_nothing(equation: str) -> None:
+    """einsum("ii") is a diagonal and a sum in torch: nothing saved, so a second backward
+    and an in-place write on the operand both work."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, [[1.0, 2.0], [3.0, 4.0]], True)
+        y = T.einsum(equation, a).sum()
+        y.backward()
+        y.backward()
+        b = _t(T, [[1.0, 2.0], [3.0, 4.0]], True) * 1
+        z = T.einsum(equation, b).sum()
+        with T.no_grad():
+            b.mul_(3)
+        z.backward()
+        return _g(a), fn_name(T.einsum(equation, a))
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_adaptive_avg_pool1d_saves_as_torch(size: int) -> None:
+    """adaptive_avg_pool1d to one element is torch's mean (nothing saved); to more, its
+    AdaptiveAvgPool2DBackward0 saves the input."""
+
+    def scenario(T: Any) -> Any:
+        def twice() -> Any:
+            a = T.tensor(np.arange(8.0).reshape(1, 2, 4), requires_grad=True)
+            y = T.nn.functional.adaptive_avg_pool1d(a, size).sum()
+            y.backward()
+            y.backward()
+            return _g(a)
+
+        def written() -> Any:
+            a = T.tensor(np.arange(8.0).reshape(1, 2, 4), requires_grad=True)
+            y = T.nn.functional.adaptive_avg_pool1d(a, size)
+            with T.no_grad():
+                a.add_(1)
+            y.sum().backward()
+            return _g(a), node_name(y.grad_fn.next_functions[0][0])
+
+        return outcome(twice), outcome(written)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
