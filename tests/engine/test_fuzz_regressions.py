@@ -877,3 +877,47 @@ def test_adaptive_avg_pool1d_saves_as_torch(size: int) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+_EXPLICIT_DEFAULTS = {
+    "round": lambda T, x: T.round(x),
+    "round decimals=0": lambda T, x: T.round(x, decimals=0),
+    "method round decimals=0": lambda T, x: x.round(decimals=0),
+    "round decimals=1": lambda T, x: T.round(x, decimals=1),
+    "div": lambda T, x: T.div(x, 2.0),
+    "div rounding_mode=None": lambda T, x: T.div(x, 2.0, rounding_mode=None),
+    "method div rounding_mode=None": lambda T, x: x.div(x.detach() + 1, rounding_mode=None),
+    "div floor": lambda T, x: T.div(x, 2.0, rounding_mode="floor"),
+    "sort": lambda T, x: T.sort(x)[0],
+    "sort stable=False": lambda T, x: T.sort(x, stable=False)[0],
+    "sort stable=True": lambda T, x: x.sort(stable=True)[0],
+}
+
+
+@pytest.mark.parametrize("case", list(_EXPLICIT_DEFAULTS))
+def test_grad_fn_name_when_a_default_is_given(case: str) -> None:
+    """PyTorch picks another overload, so another grad_fn, when an argument is passed
+    at all, even as its default value (``round(decimals=0)`` is RoundBackward1)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.5, -2.25, 0.5], True)
+        y = _EXPLICIT_DEFAULTS[case](T, x)
+        y.sum().backward()
+        return fn_name(y), y.detach(), _g(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("decimals", [None, 0, 1])
+def test_round_of_integers_refused_once_decimals_given(decimals: int | None) -> None:
+    def scenario(T: Any) -> Any:
+        x = T.tensor([1, 2])
+        return outcome(lambda: T.round(x) if decimals is None else T.round(x, decimals=decimals))
+
+    ours, ref = both(scenario)
+    assert ours[0] == ref[0]
+    if ref[0] == "error":
+        assert str(ours[1]) == str(ref[1])
+    else:
+        assert ours[1].tolist() == ref[1].tolist()
