@@ -921,3 +921,32 @@ def test_round_of_integers_refused_once_decimals_given(decimals: int | None) -> 
         assert str(ours[1]) == str(ref[1])
     else:
         assert ours[1].tolist() == ref[1].tolist()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+def test_pad_backward_reads_the_input_as_torch(mode: str) -> None:
+    """Reflection and replication pads' backward kernels take the input: torch saves it
+    (an in-place write before backward is refused) and a create_graph gradient requires
+    grad through it (zero derivative), even when the grad_output is a constant."""
+
+    def scenario(T: Any) -> Any:
+        F = T.nn.functional
+        x = T.tensor(np.arange(8.0).reshape(1, 2, 4), requires_grad=True)
+        w = T.tensor(np.arange(14.0).reshape(1, 2, 7))
+        y = F.pad(x, (1, 2), mode=mode)
+        grad = T.autograd.grad if T is torch else T.grad
+        (gx,) = grad((y * w).sum(), [x], create_graph=True)
+        facts = [gx.detach(), gx.requires_grad]
+
+        def written() -> Any:
+            h = x * 1
+            z = F.pad(h, (1, 2), mode=mode)
+            with T.no_grad():
+                h.add_(1)
+            z.sum().backward()
+            return _g(x)
+
+        return facts, outcome(written)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
