@@ -950,3 +950,37 @@ def test_pad_backward_reads_the_input_as_torch(mode: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+_COPIES = {
+    "permute_copy": lambda T, a: T.permute_copy(a, (1, 0)),
+    "t_copy": lambda T, a: T.t_copy(a),
+    "transpose_copy": lambda T, a: T.transpose_copy(a, 0, 1),
+    "expand_copy": lambda T, a: T.expand_copy(a[:1], (3, 2)),
+    "diagonal_copy": lambda T, a: T.diagonal_copy(a),
+    "unsqueeze_copy": lambda T, a: T.unsqueeze_copy(a, 0),
+    "squeeze_copy": lambda T, a: T.squeeze_copy(a[:1]),
+    "alias_copy": lambda T, a: T.alias_copy(a),
+    "narrow_copy": lambda T, a: T.narrow_copy(a, 0, 1, 2),
+}
+
+
+@pytest.mark.parametrize("op", list(_COPIES))
+def test_copy_ops_save_nothing(op: str) -> None:
+    """The fuzzer's catalogue move (permute_copy, t_copy): a ``*_copy`` op's node, like
+    the view's, saves no tensor: its input may be written in place before backward, and
+    a second backward works."""
+
+    def scenario(T: Any) -> Any:
+        a = T.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        h = a.clone()  # CloneBackward0 saves nothing either
+        y = _COPIES[op](T, h)
+        with T.no_grad():
+            h.mul_(2)
+        w = T.tensor(np.linspace(-1, 1, y.numel()).reshape(y.shape))
+        (y * w).sum().backward()
+        (y * w).sum().backward()
+        return _g(a), fn_name(y)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)

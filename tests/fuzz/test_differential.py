@@ -43,8 +43,6 @@ KNOWN_CATALOGUE_DIFFERENCES: dict[str, str] = {
     "einsum": "a view of the result written in place: CopySlices vs AsStridedBackward0",
     # what a node saves
     "pairwise_distance": "torch's norm node saves its output: an in-place write is refused",
-    "permute_copy": "the engine saves the input of a copy op that torch does not",
-    "t_copy": "the engine saves the input of a copy op that torch does not",
     # inf / NaN propagation
     "true_divide": "batch_norm with an infinite weight: inf where torch has NaN (0 * inf)",
     "qr": "a NaN in qr's grad_output spreads to other elements than in torch",
