@@ -172,3 +172,55 @@ def test_numpy_on_tensor_that_requires_grad(torch: Any, kind: str) -> None:
         return src.numpy().tolist()
 
     _both(torch, scenario)
+
+
+@pytest.mark.parametrize("case", ["good", "not_multiplied", "raises_on_zero", "two_outputs"])
+@pytest.mark.parametrize("undefined", [True, False])
+def test_gradcheck_zero_and_undefined_output_grads(torch: Any, case: str, undefined: bool) -> None:
+    """gradcheck's checks after the Jacobians: zero grad_outputs must give zero grads
+    ("backward not multiplied by grad_output"), and ``check_undefined_grad`` (the engine
+    has no undefined tensors: zeros stand for them) must not break a good function."""
+
+    def scenario(t: T) -> Any:
+        class Fn(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return (x * 2, x.sin()) if case == "two_outputs" else x * 2
+
+            @staticmethod
+            def backward(ctx: Any, g: Any, *more: Any) -> Any:
+                if case == "raises_on_zero" and not g.any():
+                    raise RuntimeError("backward of zeros")
+                extra = (g == 0).all().double() if case == "not_multiplied" else 0.0
+                return g * 2 + extra
+
+        class Two(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.save_for_backward(x)
+                return x * 2, x.sin()
+
+            @staticmethod
+            def backward(ctx: Any, g1: Any, g2: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return g1 * 2 + g2 * x.cos()
+
+        x = t.lib.tensor([0.5, -1.0], dtype=t.float64, requires_grad=True)
+        fn = Two.apply if case == "two_outputs" else Fn.apply
+        check = getattr(t.lib.autograd, "gradcheck", None) or t.lib.gradcheck
+        try:
+            return check(fn, (x,), check_undefined_grad=undefined)
+        except Exception as exc:  # noqa: BLE001 - GradcheckError is torch's RuntimeError
+            return [type(exc).__name__, str(exc)]
+
+    _both(torch, scenario)
+
+
+@pytest.mark.parametrize("dtypes", [True, False])
+def test_gradcheck_grad_dtypes(torch: Any, dtypes: bool) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor([0.5, -1.0], dtype=t.float64, requires_grad=True)
+        check = getattr(t.lib.autograd, "gradcheck", None) or t.lib.gradcheck
+        return check(lambda a: a.exp() * 2, (x,), check_grad_dtypes=dtypes)
+
+    _both(torch, scenario)
