@@ -46,6 +46,11 @@ ONCE_DIFFERENTIABLE_MESSAGE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
 )
 LEAF_DIRTY_MESSAGE = "a leaf Variable that requires grad has been used in an in-place operation."
+SAVED_ONCE_MESSAGE = (
+    "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set "
+    "on the autograd.Function. Either access saved_tensors only once, or set "
+    "clear_saved_tensors_on_access=False."
+)
 
 
 class CustomFunctionError(EngineError):
@@ -63,6 +68,7 @@ class BackwardCFunction(Node):
     input_is_tensor: tuple[bool, ...] = ()
     tensor_outputs: tuple[bool, ...] = ()
     non_diff_outputs: frozenset[int] = frozenset()
+    function_class: ClassVar[type[Function] | None] = None
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (or None) for backward; versions are taken when forward ends."""
@@ -93,9 +99,16 @@ class BackwardCFunction(Node):
     def saved_tensors(self) -> tuple[Any, ...]:
         if self.__dict__.get("saved_freed"):
             raise GraphFreedError(GRAPH_FREED_MESSAGE, node=self)
+        if self.__dict__.get("saved_accessed"):
+            raise CustomFunctionError(SAVED_ONCE_MESSAGE)
         if "to_save" in self.__dict__ and self._saved is None:
             return tuple(self.to_save)  # read inside forward: not recorded yet
-        return Node.saved_tensors.fget(self)  # type: ignore[attr-defined,no-any-return]
+        saved: tuple[Any, ...] = Node.saved_tensors.fget(self)  # type: ignore[attr-defined]
+        cls = self.function_class
+        if cls is not None and cls.clear_saved_tensors_on_access:
+            self._saved = None  # PyTorch drops its references once they are handed out
+            self.saved_accessed = True
+        return saved
 
     def release(self, tag: Any = None) -> None:
         """Free saved tensors; the node itself stays runnable (PyTorch's PyNode), but
@@ -118,6 +131,7 @@ class Function:
     static, and call ``Cls.apply(*args)``."""
 
     _op: ClassVar[type[_OpFunction] | None] = None
+    clear_saved_tensors_on_access: ClassVar[bool] = False  # free saved tensors once read
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -158,7 +172,7 @@ class Function:
                     "backward": staticmethod(functools.partial(_run_backward, cls)),
                 },
             )
-            op._node_type = type(name, (BackwardCFunction,), {})
+            op._node_type = type(name, (BackwardCFunction,), {"function_class": cls})
             cls._op = op
         return op
 

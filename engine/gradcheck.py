@@ -253,9 +253,15 @@ def gradcheck(
     nondet_tol: float = 0.0,
     *,
     fast_mode: bool | None = None,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
 ) -> bool:
     """``torch.autograd.gradcheck``: True when every VJP of ``fn`` at ``inputs`` matches
     central finite differences, else GradcheckError (or False with raise_exception=False).
+
+    ``check_undefined_grad``: with zero gradients for the outputs (the engine's form of
+    PyTorch's undefined ones) backward must run and give None or zeros.
+    ``check_grad_dtypes``: each gradient has its input's dtype.
 
     Inputs that do not require grad are held fixed; outputs that do not require
     grad (integer indices, Python numbers) are not differentiated. ``fast_mode``
@@ -269,11 +275,86 @@ def gradcheck(
         if fast_mode is None:
             fast_mode = sum(p.inputs[i]._data.size for i in p.diff_in) > FULL_JACOBIAN_MAX
         (_fast if fast_mode else _slow)(p, eps, rtol, atol, nondet_tol)
+        if check_grad_dtypes:
+            _check_grad_dtypes(p)
+        _check_mul_by_grad_output(p)
+        if check_undefined_grad:
+            _check_zero_output_grads(p)
     except GradcheckError:
         if raise_exception:
             raise
         return False
     return True
+
+
+UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in ' + (
+    '"tools/autograd/derivatives.yaml"'
+)
+
+
+def _check_mul_by_grad_output(p: _Problem) -> None:
+    """PyTorch's first check after the Jacobians: zero grad_outputs give zero grads of
+    each input's dtype and size (a backward error propagates as it is)."""
+    ins = [p.inputs[i] for i in p.diff_in]
+    outs = [p.outputs[k] for k in p.diff_out]
+    zeros = [Tensor._make(np.zeros(o.shape, o.dtype)) for o in outs]
+    for x, g in zip(ins, autograd_grad(outs, ins, zeros, retain_graph=True, allow_unused=True)):
+        if g is None:
+            continue
+        if np.any(g._data != 0):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if g.dtype != x.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if g.shape != x.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _check_zero_output_grads(p: _Problem) -> None:
+    """PyTorch's undefined-grad check, with zeros for undefined grads (the engine has no
+    undefined tensor): all of them, then each in turn with several outputs; backward must
+    not fail."""
+    n = len(p.diff_out)
+    patterns = [[True] * n] + ([[k == j for k in range(n)] for j in range(n)] if n > 1 else [])
+    ins = [p.inputs[i] for i in p.diff_in]
+    rng = np.random.default_rng(_SEED)
+    for zero in patterns:
+        with enable_grad():
+            outs = _as_tuple(p.fn(*p.inputs))
+        diff = [outs[k] for k in _differentiable(outs)]
+        grads = [
+            Tensor._make(
+                np.zeros(o.shape, o.dtype) if z else rng.uniform(-1, 1, o.shape).astype(o.dtype)
+            )
+            for o, z in zip(diff, zero)
+        ]
+        try:
+            autograd_grad(diff, ins, grads, allow_unused=True)
+        except (EngineError, RuntimeError) as exc:
+            _warn_undefined()
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. " + UNDEFINED_NOTE
+            ) from exc
+
+
+def _warn_undefined() -> None:
+    warnings.warn(
+        "Backwards compatibility: New undefined gradient support checking feature is enabled "
+        "by default, but it may break existing callers of this function. If this is true for "
+        'you, you can call this function with "check_undefined_grad=False" to disable the '
+        "feature",
+        stacklevel=4,
+    )
+
+
+def _check_grad_dtypes(p: _Problem) -> None:
+    for k in p.diff_out:
+        ins = [p.inputs[i] for i in p.diff_in]
+        g = Tensor._make(np.ones(p.outputs[k].shape, p.outputs[k].dtype))
+        for x, gx in zip(
+            ins, autograd_grad(p.outputs[k], ins, g, retain_graph=True, allow_unused=True)
+        ):
+            if gx is not None and gx.dtype != x.dtype:
+                raise GradcheckError("Gradient has dtype mismatch")
 
 
 def _no_differentiable_outputs(p: _Problem, eps: float) -> None:

@@ -101,6 +101,19 @@ DETACH_VIEW_MESSAGE = (
 clock = itertools.count()
 
 
+DEEPCOPY_NON_LEAF_MESSAGE = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+    "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+    "because of a torch.nn.utils.weight_norm usage, see "
+    "https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def _rebuild_tensor(data: np.ndarray, requires_grad: bool) -> Tensor:
+    """What unpickling calls: a fresh leaf."""
+    return Tensor._make(data, requires_grad)
+
+
 class Tensor:
     """An n-dimensional array that can record the ops applied to it."""
 
@@ -338,6 +351,21 @@ class Tensor:
     def tolist(self) -> Any:
         return self._data.tolist()
 
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickling keeps values, dtype and ``requires_grad``, not history: the copy is a
+        leaf, for a non-leaf too, and has no ``.grad`` (as PyTorch's)."""
+        return (_rebuild_tensor, (np.array(self._data, copy=True), self.requires_grad))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A leaf's copy with its ``.grad`` copied; PyTorch refuses a non-leaf."""
+        if not self.is_leaf:
+            raise BadArgumentsError(DEEPCOPY_NON_LEAF_MESSAGE)
+        out = _rebuild_tensor(np.array(self._data, copy=True), self.requires_grad_flag)
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a numpy array sharing this tensor's memory (``force`` skips the
         requires-grad check, as in PyTorch)."""
@@ -364,9 +392,16 @@ class Tensor:
     def data(self, value: Any) -> None:
         """``x.data = t``: ``x`` now holds ``t``'s values (shape and dtype too); its history,
         flags and version are untouched, as in PyTorch."""
-        if value is None:
-            raise ArgumentTypeError("Variable data has to be a tensor, but got NoneType")
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if not isinstance(value, Tensor):
+            raise ArgumentTypeError(
+                f"Variable data has to be a tensor, but got {type(value).__name__}"
+            )
+        if self.requires_grad and value._data.dtype.kind != "f":
+            raise BadArgumentsError(
+                "data set to a tensor that requires gradients must be floating point or "
+                "complex dtype"
+            )
+        self._data = value._data
 
     @data.deleter
     def data(self) -> None:

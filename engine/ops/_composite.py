@@ -104,12 +104,17 @@ class Composite(Function):
         if saves is not None:
             keep = saves(node.needs_input_grad)
             held = [x if k else _Unsaved(x) for x, k in zip(inputs, keep)]
+            if not any(keep):  # torch's node saves nothing: a second backward works
+                node.unsaved = (*held, (y, aliases))
+                return _own(y._data, inputs)
         node.save_for_backward(*held, (y, aliases))
         return _own(y._data, inputs)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        *held, (y, aliases) = ctx.saved_tensors  # checks versions, and that it is alive
+        kept = ctx.__dict__.get("unsaved")
+        # checks versions, and that it is alive
+        *held, (y, aliases) = ctx.saved_tensors if kept is None else kept
         inputs = [h.value if type(h) is _Unsaved else h for h in held]
         need = ctx.needs_input_grad
         if not is_grad_enabled():

@@ -3,6 +3,7 @@ promotion, and normalizing ``dim`` arguments."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -111,3 +112,32 @@ def shape_arg(shape: Any) -> tuple[int, ...]:
     if any(isinstance(s, bool) for s in shape):
         raise BadArgumentsError(f"shape must be a sequence of integers, got {shape!r}")
     return out
+
+
+class _Unset:
+    """A default that tells "not passed" from "passed as its default value": PyTorch
+    picks another overload, so another grad_fn name, when an argument is given at all
+    (``round(x, decimals=0)`` is RoundBackward1)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+def public_defaults(**defaults: Any) -> Any:
+    """The signature the catalogue shows: ``defaults`` where the function's own
+    parameters default to ``UNSET``."""
+
+    def deco(fn: Any) -> Any:
+        sig = inspect.signature(fn)
+        fn.__signature__ = sig.replace(
+            parameters=[
+                p.replace(default=defaults[p.name]) if p.name in defaults else p
+                for p in sig.parameters.values()
+            ]
+        )
+        return fn
+
+    return deco

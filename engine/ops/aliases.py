@@ -16,6 +16,7 @@ from ..registry import OPS, Sample, register
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite
+from ._util import UNSET, public_defaults
 
 
 def _like(name: str) -> Any:
@@ -100,8 +101,11 @@ def arctan2(input: Any, other: Any) -> Tensor:
 
 
 @register(samples=_like("div"), inplace=True)
-def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+@public_defaults(rounding_mode=None)
+def divide(input: Any, other: Any, *, rounding_mode: str | None = UNSET) -> Tensor:
     """``div`` by its numpy name."""
+    if rounding_mode is UNSET:
+        return OPS["div"].fn(input, other)
     return OPS["div"].fn(input, other, rounding_mode=rounding_mode)
 
 

@@ -17,7 +17,7 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite
-from ._util import arr, as_tensor, broadcast_shape, cast, operands
+from ._util import UNSET, arr, as_tensor, broadcast_shape, cast, operands, public_defaults
 from .elementwise import KernelDtypeError, log
 
 
@@ -398,6 +398,7 @@ SgnBackward0 = _zero_grad_function("SgnBackward0", _sign)  # abs's gradient uses
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)
+RoundDecimals0Backward1 = _zero_grad_function("RoundBackward1", np.round)
 
 
 # -- public functions -------------------------------------------------------
@@ -568,13 +569,21 @@ def _div_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
+class DivModeNoneBackward2(DivBackward0):
+    """True division with ``rounding_mode=None`` given: PyTorch's ``div.Tensor_mode``."""
+
+    name = "DivBackward2"
+
+
 @register(samples=_div_samples, inplace=True, operators=("__truediv__", "__itruediv__"))
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+@public_defaults(rounding_mode=None)
+def div(input: Any, other: Any, *, rounding_mode: str | None = UNSET) -> Tensor:
     """Elementwise division, broadcasting: true division (integers divide to float), or
     rounded toward zero (``"trunc"``) or down (``"floor"``) in the operands' dtype."""
-    if rounding_mode is None:
+    if rounding_mode is None or rounding_mode is UNSET:
         rt, (a, b) = operands(as_tensor(input) if not isinstance(input, Tensor) else input, other)
-        return DivBackward0.apply(a, b, dtype=rt)
+        fn = DivBackward0 if rounding_mode is UNSET else DivModeNoneBackward2
+        return fn.apply(a, b, dtype=rt)
     if rounding_mode not in ("trunc", "floor"):
         raise BadArgumentsError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -817,11 +826,16 @@ def ceil(input: Tensor) -> Tensor:
 
 
 @register(samples=S.unary, inplace=True)
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+@public_defaults(decimals=0)
+def round(input: Tensor, *, decimals: int = UNSET) -> Tensor:  # noqa: A001 - PyTorch's name
     """Elementwise rounding half to even (to ``decimals`` places); zero gradient."""
     a = _no_bool(input, "round_vml_cpu")
-    if not decimals:
+    if decimals is UNSET:
         return RoundBackward0.apply(a)
+    if not decimals:  # given: torch's round.decimals overload, the same values
+        if a._data.dtype.kind != "f":
+            raise not_implemented_for("round_vml_cpu", a._data.dtype)
+        return RoundDecimals0Backward1.apply(a)
     if a._data.dtype.kind != "f":
         raise not_implemented_for("round_cpu", a._data.dtype)
     return composite("RoundBackward1", _round_decimals, a, decimals=int(decimals))

@@ -214,7 +214,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
             return prod.clone()
         return a * beta + prod if beta != 1 else a + prod
 
-    return _as(composite("AddrBackward0", body, a, u, v), a, u, v)
+    return _as(composite("AddrBackward0", body, a, u, v, saves=_factors_saved), a, u, v)
 
 
 def _addbmm_samples(rng: np.random.Generator) -> list[Any]:
@@ -243,7 +243,12 @@ def addbmm(
             return prod.clone()
         return a * beta + prod if beta != 1 else a + prod
 
-    return _as(composite("AddbmmBackward0", body, a, b1, b2), a, b1, b2)
+    return _as(composite("AddbmmBackward0", body, a, b1, b2, saves=_factors_saved), a, b1, b2)
+
+
+def _factors_saved(need: Any) -> tuple[bool, ...]:
+    """torch's addr/addbmm nodes save each factor for the other's gradient, never input."""
+    return (False, need[2], need[1])
 
 
 def _scalars(alpha: Any, beta: Any, *inputs: Tensor) -> tuple[Any, Any]:

@@ -26,7 +26,13 @@ def _copy(grad_name: str, view: str, input: Any, *args: Any, **kwargs: Any) -> T
         as_tensor(input),
         args=args,
         kwargs=kwargs,
+        saves=_nothing,
     )
+
+
+def _nothing(need: Any) -> tuple[bool, ...]:
+    """A view's gradient reads no tensor: torch's copy nodes save nothing."""
+    return (False,)
 
 
 @register(
@@ -51,7 +57,9 @@ def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) 
 @register(samples=lambda rng: [sample(S.rand(rng, 3, 4)), sample(S.rand(rng))], method=False)
 def alias_copy(input: Tensor) -> Tensor:
     """A copy (``alias`` into fresh memory)."""
-    return composite("AliasBackward0_copy", lambda a: a.view(a.shape), as_tensor(input))
+    return composite(
+        "AliasBackward0_copy", lambda a: a.view(a.shape), as_tensor(input), saves=_nothing
+    )
 
 
 @register(
@@ -69,7 +77,9 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise BadArgumentsError(
             f"start ({start}) + length ({length}) exceeds dimension size ({size})."
         )
-    return composite("NarrowCopyBackward0", lambda a: a.narrow(dim, start, length), a)
+    return composite(
+        "NarrowCopyBackward0", lambda a: a.narrow(dim, start, length), a, saves=_nothing
+    )
 
 
 @register(

@@ -26,7 +26,7 @@ from ..registry import Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import KernelDtypeError
-from ._util import as_tensor, normalize_dim
+from ._util import UNSET, as_tensor, normalize_dim, public_defaults
 from .rearrange import flat_index, gather_flat
 from .reduction import _evenly
 
@@ -36,6 +36,7 @@ KthvalueResult = namedtuple("KthvalueResult", ["values", "indices"])
 MedianResult = namedtuple("MedianResult", ["values", "indices"])
 
 SortBackward0 = gather_flat("SortBackward0", saves=True)
+SortBackward1 = gather_flat("SortBackward1", saves=True)  # sort.stable: ``stable`` given
 TopkBackward0 = gather_flat("TopkBackward0", saves=True)
 KthvalueBackward0 = gather_flat("KthvalueBackward0", saves=True)
 MedianBackward1 = gather_flat("MedianBackward1", saves=True)
@@ -91,12 +92,14 @@ def _ordering_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(samples=_ordering_samples, results=2)
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+@public_defaults(stable=False)
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = UNSET) -> Any:
     """(values, indices) sorted along ``dim``; stable, NaN as the largest value."""
     a = as_tensor(input)
     d = _dim(a, dim)
     x = a._data.reshape(1) if a.ndim == 0 else a._data
-    return _select(SortBackward0, SortResult, a, d, stable_order(x, d, bool(descending)))
+    fn = SortBackward0 if stable is UNSET else SortBackward1
+    return _select(fn, SortResult, a, d, stable_order(x, d, bool(descending)))
 
 
 @register(samples=_ordering_samples, differentiable=False)

@@ -685,6 +685,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
         raise ShapeMismatchError(_dims_message(x, "adaptive_avg_pool1d"))
     size = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
     x2 = unsqueeze(x, -2)
+    if int(size) == 1:  # torch's 2-d pool to (1, 1) is a mean: it saves nothing
+        return squeeze(mean(x2, (-1, -2), True), -2)
     _adaptive_input(x2, "adaptive_avg_pool2d")
     refuse_dtype("adaptive_avg_pool2d", x.dtype)
     mh = np.ones((1, 1), dtype=x.dtype)

@@ -138,17 +138,14 @@ class _Einsum(Function):
     @staticmethod
     def forward(ctx: Any, *ops: Tensor, ins: list[str], out: str) -> np.ndarray:
         # operand j is read only by the other operands' gradients (torch saves no more):
-        # the rest are kept as their shape, so writing them in place later is allowed
+        # the rest are kept as their shape, so writing them in place later is allowed, and
+        # one operand alone (a trace, a permutation) saves nothing, as torch's views
         need = ctx.needs_input_grad
         n = len(ops)
-        ctx.save_for_backward(
-            *(
-                o
-                if any(need[k] for k in range(n) if k != j)
-                else Tensor._make(np.broadcast_to(np.zeros((), o._data.dtype), o._data.shape))
-                for j, o in enumerate(ops)
-            )
-        )
+        ctx.kept = tuple(any(need[k] for k in range(n) if k != j) for j in range(n))
+        ctx.layouts = tuple((o._data.shape, o._data.dtype) for o in ops)
+        if any(ctx.kept):
+            ctx.save_for_backward(*(o for o, keep in zip(ops, ctx.kept) if keep))
         ctx.ins, ctx.out = ins, out
         arrays = [o._data for o in ops]
         spec = ",".join(ins) + "->" + out
@@ -157,7 +154,11 @@ class _Einsum(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
-        ops = ctx.saved_tensors
+        saved = iter(ctx.saved_tensors if any(ctx.kept) else ())
+        ops = tuple(
+            next(saved) if keep else Tensor._make(np.broadcast_to(np.zeros((), dtype), shape))
+            for keep, (shape, dtype) in zip(ctx.kept, ctx.layouts)
+        )
         return tuple(
             _einsum_grad(g, ops, ctx.ins, ctx.out, k) if need else None
             for k, need in enumerate(ctx.needs_input_grad)

@@ -69,12 +69,51 @@ class _Map(Function):
         return ctx.fn.transposed.apply(g, maps=tuple(a.T for a in ctx.maps))
 
 
+class _PadMap(_Map):
+    """Reflection and replication pads: PyTorch's backward kernel reads the input
+    (``reflection_pad1d_backward(grad, self, padding)``), so the node saves it (an
+    in-place write before backward is refused) and a create_graph gradient depends
+    on it (requires grad, with a zero derivative)."""
+
+    @staticmethod
+    def forward(
+        ctx: Any, x: Tensor, *, maps: tuple[np.ndarray, ...], index: Any = None
+    ) -> np.ndarray:
+        ctx.save_for_backward(x)
+        return _Map.forward(ctx, x, maps=maps, index=index)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return ctx.fn.transposed.apply(g, x, maps=tuple(a.T for a in ctx.maps))
+
+
+class _PadMapBackward(Function):
+    """The pad's backward as a node: linear in the gradient, constant in the input."""
+
+    transposed: type[Function]
+    jvp = LINEAR  # the input's tangent has no part: the forward ignores the input
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, x: Tensor, *, maps: tuple[np.ndarray, ...]) -> np.ndarray:
+        ctx.maps, ctx.x_layout = maps, (x.shape, x.dtype)
+        return _apply_maps(g._data, tuple(a.astype(g.dtype, copy=False) for a in maps))
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        need_g, need_x = ctx.needs_input_grad
+        back = ctx.fn.transposed.apply(gg, maps=tuple(a.T for a in ctx.maps)) if need_g else None
+        zeros = Tensor._make(np.zeros(*ctx.x_layout)) if need_x else None
+        return back, zeros
+
+
 def _map_pair(name: str) -> type[_Map]:
     """The forward map named as PyTorch names the op, and its transpose (the node a
     create_graph backward records), each the other's backward."""
-    fwd: Any = type(name, (_Map,), {"name": name})
+    pad = name.startswith(("ReflectionPad", "ReplicationPad"))
+    fwd: Any = type(name, (_PadMap if pad else _Map,), {"name": name})
     back_name = name.replace("Backward0", "BackwardBackward0")
-    bwd: Any = type(back_name, (_Map,), {"name": back_name})
+    bwd: Any = type(back_name, (_PadMapBackward if pad else _Map,), {"name": back_name})
     fwd.transposed, bwd.transposed = bwd, fwd
     return fwd  # type: ignore[no-any-return]
 

@@ -786,3 +786,201 @@ def test_reduction_gradient_density_is_torchs(reduce: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+# -- what a node saves: a second backward or an in-place write succeeds where torch's
+# -- node saves nothing the write touches (issue 15) -----------------------------------------
+
+_FACTOR_OPS = {
+    "addmv": [(2,), (2, 2), (2,)],
+    "addmm": [(2, 2), (2, 2), (2, 2)],
+    "baddbmm": [(1, 2, 2), (1, 2, 2), (1, 2, 2)],
+    "addbmm": [(2, 2), (1, 2, 2), (1, 2, 2)],
+    "addr": [(2, 2), (2,), (2,)],
+    "addcmul": [(2,), (2,), (2,)],
+    "addcdiv": [(2,), (2,), (2,)],
+}
+
+
+@pytest.mark.parametrize("op", list(_FACTOR_OPS))
+@pytest.mark.parametrize("needs", ["100", "110", "101", "011", "111"])
+def test_add_products_save_what_torch_saves(op: str, needs: str) -> None:
+    """Each subset of inputs requiring grad: backward twice, and an in-place write on each
+    input before backward, fail exactly where torch's derivatives.yaml reads the input."""
+
+    def run(T: Any, written: int | None) -> Any:
+        xs = [
+            T.tensor(np.arange(1.0, 1 + np.prod(s)).reshape(s) + k, requires_grad=n == "1")
+            for k, (s, n) in enumerate(zip(_FACTOR_OPS[op], needs))
+        ]
+        y = getattr(T, op)(*xs).sum()
+
+        def go() -> Any:
+            if written is None:
+                y.backward(retain_graph=False)
+                y.backward()
+            else:
+                with T.no_grad():
+                    xs[written].add_(1)
+                y.backward()
+            return [_g(x) for x in xs]
+
+        return outcome(go)
+
+    ours, ref = both(lambda T: [run(T, w) for w in (None, 0, 1, 2)])
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("equation", ["ii", "ii->i", "ij->ji", "ij->j"])
+def test_einsum_of_one_operand_saves_nothing(equation: str) -> None:
+    """einsum("ii") is a diagonal and a sum in torch: nothing saved, so a second backward
+    and an in-place write on the operand both work."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, [[1.0, 2.0], [3.0, 4.0]], True)
+        y = T.einsum(equation, a).sum()
+        y.backward()
+        y.backward()
+        b = _t(T, [[1.0, 2.0], [3.0, 4.0]], True) * 1
+        z = T.einsum(equation, b).sum()
+        with T.no_grad():
+            b.mul_(3)
+        z.backward()
+        return _g(a), fn_name(T.einsum(equation, a))
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_adaptive_avg_pool1d_saves_as_torch(size: int) -> None:
+    """adaptive_avg_pool1d to one element is torch's mean (nothing saved); to more, its
+    AdaptiveAvgPool2DBackward0 saves the input."""
+
+    def scenario(T: Any) -> Any:
+        def twice() -> Any:
+            a = T.tensor(np.arange(8.0).reshape(1, 2, 4), requires_grad=True)
+            y = T.nn.functional.adaptive_avg_pool1d(a, size).sum()
+            y.backward()
+            y.backward()
+            return _g(a)
+
+        def written() -> Any:
+            a = T.tensor(np.arange(8.0).reshape(1, 2, 4), requires_grad=True)
+            y = T.nn.functional.adaptive_avg_pool1d(a, size)
+            with T.no_grad():
+                a.add_(1)
+            y.sum().backward()
+            return _g(a), node_name(y.grad_fn.next_functions[0][0])
+
+        return outcome(twice), outcome(written)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+_EXPLICIT_DEFAULTS = {
+    "round": lambda T, x: T.round(x),
+    "round decimals=0": lambda T, x: T.round(x, decimals=0),
+    "method round decimals=0": lambda T, x: x.round(decimals=0),
+    "round decimals=1": lambda T, x: T.round(x, decimals=1),
+    "div": lambda T, x: T.div(x, 2.0),
+    "div rounding_mode=None": lambda T, x: T.div(x, 2.0, rounding_mode=None),
+    "method div rounding_mode=None": lambda T, x: x.div(x.detach() + 1, rounding_mode=None),
+    "div floor": lambda T, x: T.div(x, 2.0, rounding_mode="floor"),
+    "sort": lambda T, x: T.sort(x)[0],
+    "sort stable=False": lambda T, x: T.sort(x, stable=False)[0],
+    "sort stable=True": lambda T, x: x.sort(stable=True)[0],
+}
+
+
+@pytest.mark.parametrize("case", list(_EXPLICIT_DEFAULTS))
+def test_grad_fn_name_when_a_default_is_given(case: str) -> None:
+    """PyTorch picks another overload, so another grad_fn, when an argument is passed
+    at all, even as its default value (``round(decimals=0)`` is RoundBackward1)."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, [1.5, -2.25, 0.5], True)
+        y = _EXPLICIT_DEFAULTS[case](T, x)
+        y.sum().backward()
+        return fn_name(y), y.detach(), _g(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("decimals", [None, 0, 1])
+def test_round_of_integers_refused_once_decimals_given(decimals: int | None) -> None:
+    def scenario(T: Any) -> Any:
+        x = T.tensor([1, 2])
+        return outcome(lambda: T.round(x) if decimals is None else T.round(x, decimals=decimals))
+
+    ours, ref = both(scenario)
+    assert ours[0] == ref[0]
+    if ref[0] == "error":
+        assert str(ours[1]) == str(ref[1])
+    else:
+        assert ours[1].tolist() == ref[1].tolist()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+def test_pad_backward_reads_the_input_as_torch(mode: str) -> None:
+    """Reflection and replication pads' backward kernels take the input: torch saves it
+    (an in-place write before backward is refused) and a create_graph gradient requires
+    grad through it (zero derivative), even when the grad_output is a constant."""
+
+    def scenario(T: Any) -> Any:
+        F = T.nn.functional
+        x = T.tensor(np.arange(8.0).reshape(1, 2, 4), requires_grad=True)
+        w = T.tensor(np.arange(14.0).reshape(1, 2, 7))
+        y = F.pad(x, (1, 2), mode=mode)
+        grad = T.autograd.grad if T is torch else T.grad
+        (gx,) = grad((y * w).sum(), [x], create_graph=True)
+        facts = [gx.detach(), gx.requires_grad]
+
+        def written() -> Any:
+            h = x * 1
+            z = F.pad(h, (1, 2), mode=mode)
+            with T.no_grad():
+                h.add_(1)
+            z.sum().backward()
+            return _g(x)
+
+        return facts, outcome(written)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+_COPIES = {
+    "permute_copy": lambda T, a: T.permute_copy(a, (1, 0)),
+    "t_copy": lambda T, a: T.t_copy(a),
+    "transpose_copy": lambda T, a: T.transpose_copy(a, 0, 1),
+    "expand_copy": lambda T, a: T.expand_copy(a[:1], (3, 2)),
+    "diagonal_copy": lambda T, a: T.diagonal_copy(a),
+    "unsqueeze_copy": lambda T, a: T.unsqueeze_copy(a, 0),
+    "squeeze_copy": lambda T, a: T.squeeze_copy(a[:1]),
+    "alias_copy": lambda T, a: T.alias_copy(a),
+    "narrow_copy": lambda T, a: T.narrow_copy(a, 0, 1, 2),
+}
+
+
+@pytest.mark.parametrize("op", list(_COPIES))
+def test_copy_ops_save_nothing(op: str) -> None:
+    """The fuzzer's catalogue move (permute_copy, t_copy): a ``*_copy`` op's node, like
+    the view's, saves no tensor: its input may be written in place before backward, and
+    a second backward works."""
+
+    def scenario(T: Any) -> Any:
+        a = T.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        h = a.clone()  # CloneBackward0 saves nothing either
+        y = _COPIES[op](T, h)
+        with T.no_grad():
+            h.mul_(2)
+        w = T.tensor(np.linspace(-1, 1, y.numel()).reshape(y.shape))
+        (y * w).sum().backward()
+        (y * w).sum().backward()
+        return _g(a), fn_name(y)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)

@@ -15,8 +15,14 @@ Instructions are dicts so a failing program prints as a test case to paste.
 from __future__ import annotations
 
 import random
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+
+import engine
+from tests.fuzz import catalogue
 
 ALL_FEATURES = frozenset(
     {
@@ -37,10 +43,11 @@ ALL_FEATURES = frozenset(
         "index",  # indexing with int64 / bool tensors, index_select, gather
         "more_ops",  # var/std/logsumexp/norm/cumsum/cumprod/amin over dims, flip, permute,
         # batched matmul, cat of different sizes, expand then write
+        "catalogue",  # every registered op, on its samples, fed the program's tensors
     }
 )
 # what runs over HTTP: everything but Python hooks and `x[i] = v` (the client has no __setitem__)
-SERVER_FEATURES = ALL_FEATURES - {"hooks", "setitem"}
+SERVER_FEATURES = ALL_FEATURES - {"hooks", "setitem", "catalogue"}
 
 UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
 BINARY = ["+", "-", "*", "/"]
@@ -217,6 +224,45 @@ class Builder:
         self.prog.append({"kind": "binop", "out": out, "op": "@", "a": a, "b": b})
         dtype = "float64" if "float64" in (va.dtype, vb.dtype) else "float32"
         self.bind(out, shape, dtype, va.requires_grad or vb.requires_grad, False)
+
+    def catalogue(self, op: str | None = None) -> None:
+        """One registered op (any of them, uniformly) on one of its samples, with some of
+        its tensor arguments taken from the program (tests/fuzz/catalogue.py)."""
+
+        def pick(shape: tuple[int, ...], dtype: str) -> str | None:
+            return self.pick(lambda v: v.shape == shape and v.dtype == dtype)
+
+        step = catalogue.draw(self.rng, pick, op)
+        sample = catalogue.samples(step["op"])[step["sample"]]
+        subs = {
+            k: engine.Tensor(
+                np.array(a, dtype=step["dtype"]),
+                requires_grad=self.vars[step["subs"][k]].requires_grad,
+            )
+            for k, a in catalogue.arrays(sample).items()
+            if k in step["subs"]
+        }
+
+        class _Engine:
+            ns, kind = engine, "engine"
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                named = {**step, "subs": {k: k for k in subs}}
+                leaves, result = catalogue.call(_Engine, named, subs)
+        except Exception:  # noqa: BLE001 - the error is part of the program
+            self.prog.append(step)
+            return
+        for t in leaves:
+            name = self.name()
+            step["leaves"].append(name)
+            self.vars[name] = Var(tuple(t.shape), str(t.dtype), True, True)
+        for t in catalogue.tensors_of(result, lambda r: isinstance(r, engine.Tensor)):
+            name = self.name()
+            step["out"].append(name)
+            self.bind(name, tuple(t.shape), str(t.dtype), t.requires_grad, t._base is not None)
+        self.prog.append(step)
 
     def op(self) -> None:
         """The wider op set: softmax, log_softmax, pow with a tensor exponent, where,
@@ -616,12 +662,15 @@ def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 
 def generate(
-    seed: int, features: frozenset[str] = ALL_FEATURES, length: int = 14
+    seed: int, features: frozenset[str] = ALL_FEATURES, length: int = 14, op: str | None = None
 ) -> list[dict[str, Any]]:
-    """One random program: a few leaves, then ``length`` weighted random instructions."""
+    """One random program: a few leaves, then ``length`` weighted random instructions
+    (the first of them the catalogue op ``op`` when given)."""
     b = Builder(random.Random(seed), features)
     for _ in range(b.rng.randint(1, 3)):
         b.leaf()
+    if op is not None:
+        b.catalogue(op)
     moves = [(b.unary, 4), (b.binary, 5), (b.reduction, 2), (b.matmul, 1), (b.backward, 2)]
     moves += [(b.leaf, 1), (b.detach, 1), (b.zero_grad, 1)]
     if "retain_grad" in features:
@@ -642,6 +691,8 @@ def generate(
         moves.append((b.double, 1))
     if "index" in features:
         moves.append((b.index, 2))
+    if "catalogue" in features:
+        moves.append((b.catalogue, 4))
     fns = [f for f, w in moves for _ in range(w)]
     for _ in range(length):
         b.rng.choice(fns)()
