@@ -338,8 +338,9 @@ def _run(
                             shape, dtype = target.output_meta[nr]
                     else:
                         shape, dtype = target._data.shape, target._data.dtype
-                    if g.shape != shape or g.dtype != dtype:
-                        g = _fit(node, g, shape, dtype, raw, _position(node, edge))
+                    gd = g.dtype  # the same dtype is nearly always the same object
+                    if g.shape != shape or (gd is not dtype and gd != dtype):
+                        g = _fit(node, g, shape, dtype, raw, edge)
                     if is_node:
                         if (
                             needed is not None
@@ -348,9 +349,11 @@ def _run(
                         ):
                             continue
                         pending = buffers.get(target)
-                        if pending is None:
+                        if pending is None:  # the first gradient to reach it: no sum
                             pending = buffers[target] = [None] * target.n_outputs
-                        pending[nr] = _add(pending[nr], g)
+                            pending[nr] = g
+                        else:
+                            pending[nr] = _add(pending[nr], g)
                     elif inputs is None or id(target) in capture_leaf:
                         leaf_grads[target] = _add(leaf_grads.get(target), g)
     finally:
@@ -396,12 +399,15 @@ def _free(executed: list[Node], tag: Any) -> None:
         node.release(tag)
 
 
-def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool, index: int) -> Any:
+def _fit(
+    node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool, edge: tuple[Any, int]
+) -> Any:
     """Reduce a broadcast gradient to its input's shape and cast it to its dtype."""
     if g.shape != shape:
         if not node.fn.broadcasts or not _expandable(shape, g.shape):
             raise InternalVJPError(
-                f"Function {node.name} returned an invalid gradient at index {index} - got "
+                f"Function {node.name} returned an invalid gradient at index "
+                f"{_position(node, edge)} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
         g = sum_to_array(np.asarray(g), shape) if raw else sum_to(g, shape)
