@@ -10,6 +10,7 @@ therefore changes nothing.
 
 from __future__ import annotations
 
+import heapq
 import operator
 import sys
 import warnings
@@ -234,7 +235,12 @@ def _run(
         buf = buffers.setdefault(out.grad_fn, [None] * out.grad_fn.n_outputs)
         buf[out._output_nr] = _add(buf[out._output_nr], value)
 
-    order = _topological_order(list(buffers))
+    # the nodes run by decreasing creation sequence (a topological order, see Node.seq),
+    # each once its gradients are all in: a heap of those a gradient reached so far, so
+    # no walk of the whole graph before the pass (PyTorch's ready queue)
+    heap = [(-node.seq, node) for node in buffers]
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
     capture_edges: dict[tuple[Node, int], list[int]] = {}
     capture_leaf: dict[int, list[int]] = {}
     captured: list[Any] = []
@@ -246,6 +252,7 @@ def _run(
             else:
                 capture_edges.setdefault((t.grad_fn, t._output_nr), []).append(i)
         captured = [None] * len(inputs)
+        order = _topological_order(list(buffers))
         needed = _needed(order, set(capture_edges), set(capture_leaf))
     capture_nodes = {node for node, _ in capture_edges}
     if run_inputs and needed is not None:
@@ -258,10 +265,9 @@ def _run(
     quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
     try:
         with set_grad_enabled(create_graph):
-            for node in order:
-                grads = buffers.pop(node, None)
-                if grads is None:
-                    continue
+            while heap:
+                node = pop(heap)[1]
+                grads = buffers.pop(node)
                 if len(grads) == 1:
                     if grads[0] is None:
                         continue
@@ -338,8 +344,9 @@ def _run(
                             shape, dtype = target.output_meta[nr]
                     else:
                         shape, dtype = target._data.shape, target._data.dtype
-                    if g.shape != shape or g.dtype != dtype:
-                        g = _fit(node, g, shape, dtype, raw, _position(node, edge))
+                    gd = g.dtype  # the same dtype is nearly always the same object
+                    if g.shape != shape or (gd is not dtype and gd != dtype):
+                        g = _fit(node, g, shape, dtype, raw, edge)
                     if is_node:
                         if (
                             needed is not None
@@ -348,9 +355,12 @@ def _run(
                         ):
                             continue
                         pending = buffers.get(target)
-                        if pending is None:
+                        if pending is None:  # the first gradient to reach it: no sum
                             pending = buffers[target] = [None] * target.n_outputs
-                        pending[nr] = _add(pending[nr], g)
+                            pending[nr] = g
+                            push(heap, (-target.seq, target))
+                        else:
+                            pending[nr] = _add(pending[nr], g)
                     elif inputs is None or id(target) in capture_leaf:
                         leaf_grads[target] = _add(leaf_grads.get(target), g)
     finally:
@@ -396,12 +406,15 @@ def _free(executed: list[Node], tag: Any) -> None:
         node.release(tag)
 
 
-def _fit(node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool, index: int) -> Any:
+def _fit(
+    node: Node, g: Any, shape: tuple[int, ...], dtype: np.dtype, raw: bool, edge: tuple[Any, int]
+) -> Any:
     """Reduce a broadcast gradient to its input's shape and cast it to its dtype."""
     if g.shape != shape:
         if not node.fn.broadcasts or not _expandable(shape, g.shape):
             raise InternalVJPError(
-                f"Function {node.name} returned an invalid gradient at index {index} - got "
+                f"Function {node.name} returned an invalid gradient at index "
+                f"{_position(node, edge)} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
         g = sum_to_array(np.asarray(g), shape) if raw else sum_to(g, shape)

@@ -42,6 +42,7 @@ from .registry import OPS
 from .tensor import Tensor, clock, multi_output_message
 
 _make = Tensor._make
+_new = object.__new__
 
 
 class _NoGrads:
@@ -61,6 +62,9 @@ class _NoCtx:
 
     def save_result(self) -> None:
         pass
+
+
+_PAIRS = ((False, False), (False, True)), ((True, False), (True, True))
 
 
 class Node(NodeHooks):
@@ -120,8 +124,8 @@ class Node(NodeHooks):
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
         edges = self.next_edges
-        if len(edges) == 2:  # binary ops read it in every forward (hot path)
-            return (edges[0] is not None, edges[1] is not None)
+        if len(edges) == 2:  # binary ops read it in every forward (hot path): no new tuple
+            return _PAIRS[edges[0] is not None][edges[1] is not None]
         return tuple([edge is not None for edge in edges])
 
     def meta(self, nr: int) -> tuple[tuple[int, ...], np.dtype]:
@@ -305,13 +309,17 @@ class Function:
     # the input a MULTILINEAR op adds (linear's and conv's bias), if any
     jvp_bias: ClassVar[int | None] = None
 
+    # what the forward keeps on its context (``ctx.alpha = alpha``) in slots of the node
+    # rather than a __dict__ made per node: for hot ops' fields
+    ctx_fields: ClassVar[tuple[str, ...]] = ()
+
     _node_type: ClassVar[type[Node]] = Node
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # its nodes' class is named as PyTorch's (type(y.grad_fn).__name__ == "MulBackward0");
         # build them with ``cls._node_type(cls)``
         super().__init_subclass__(**kwargs)
-        cls._node_type = type(cls.name, (Node,), {"__slots__": ()})
+        cls._node_type = type(cls.name, (Node,), {"__slots__": cls.ctx_fields})
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -407,8 +415,11 @@ class Function:
                         edge = (t, 0)
                 listed.append(edge)
             edges = tuple(listed)
-        if node is None:
-            node = cls._node_type(cls)
+        if node is None:  # Node.__init__ inlined (one frame less per op)
+            node = _new(cls._node_type)
+            node.fn = cls
+            node.seq = next(clock)
+            node._saved = None
             node.next_edges = edges
         quiet = quiet_on()
         try:
@@ -422,7 +433,22 @@ class Function:
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             dtype = out.dtype
-            result = make(out, True, node, 0) if dtype.kind == "f" else make(out)
+            # Tensor._make inlined (one frame less per op)
+            result = _new(T)
+            result._data = out
+            if dtype.kind == "f":
+                result.requires_grad_flag = True
+                result._grad_fn = node
+            else:
+                result.requires_grad_flag = False
+                result._grad_fn = None
+            result._grad = None
+            result._output_nr = 0
+            result._retains_grad = False
+            result._vc = [0]
+            result._hooks = None
+            result._view = None
+            result._fw = None
             if cls.is_view:
                 make_view(result, inputs[0], cls, params, None, recording)
             node.out_shape = out.shape

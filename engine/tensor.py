@@ -161,7 +161,8 @@ class Tensor:
         grad_fn: Node | None = None,
         output_nr: int = 0,
     ) -> Tensor:
-        """Fast constructor for op results: no validation, data must be an ndarray."""
+        """Fast constructor for op results: no validation, data must be an ndarray.
+        (``Function._record`` inlines it for its single result: keep the two in step.)"""
         t = object.__new__(cls)
         if type(data) is not np.ndarray:
             data = np.asarray(data)

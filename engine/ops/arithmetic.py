@@ -118,6 +118,7 @@ class AddBackward0(Function):
     name = "AddBackward0"
     jvp = LINEAR
     broadcasts = True
+    ctx_fields = ("alpha",)
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
@@ -142,6 +143,7 @@ class SubBackward0(Function):
     name = "SubBackward0"
     jvp = LINEAR
     broadcasts = True
+    ctx_fields = ("alpha",)
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
@@ -407,8 +409,12 @@ RoundDecimals0Backward1 = _zero_grad_function("RoundBackward1", np.round)
 @register(samples=S.binary, inplace=True, operators=("__add__", "__radd__", "__iadd__"))
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise sum ``input + alpha * other``, broadcasting."""
-    if type(input) is Tensor and type(other) is float and input._data.dtype.kind == "f":
-        return AddBackward0.apply(input, other, dtype=input._data.dtype, alpha=alpha)
+    if type(input) is Tensor:  # a floating tensor and a number or a tensor of its dtype
+        dt = input._data.dtype
+        if dt.kind == "f" and (
+            type(other) is float or (type(other) is Tensor and other._data.dtype == dt)
+        ):
+            return AddBackward0.apply(input, other, dtype=dt, alpha=alpha)
     rt, (a, b) = operands(input, other)
     _check_alpha(rt, alpha)
     return AddBackward0.apply(a, b, dtype=rt, alpha=alpha)
@@ -426,8 +432,11 @@ def _check_alpha(rt: np.dtype, alpha: Any) -> None:
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """Elementwise difference ``input - alpha * other``, broadcasting (bools refused)."""
     if type(input) is Tensor:
-        if type(other) is float and input._data.dtype.kind == "f":
-            return SubBackward0.apply(input, other, dtype=input._data.dtype, alpha=alpha)
+        dt = input._data.dtype  # a floating tensor and a number or a tensor of its dtype
+        if dt.kind == "f" and (
+            type(other) is float or (type(other) is Tensor and other._data.dtype == dt)
+        ):
+            return SubBackward0.apply(input, other, dtype=dt, alpha=alpha)
         _check_sub(input, other)
         rt, (a, b) = operands(input, other)
     else:
@@ -473,9 +482,14 @@ def rsub(input: Any, other: Any) -> Tensor:
 @register(samples=S.binary, inplace=True, operators=("__mul__", "__rmul__", "__imul__"))
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product, broadcasting."""
-    if type(input) is Tensor and type(other) is float and input._data.dtype.kind == "f":
-        # tensor * number, the commonest call: skip the general promotion (hot path)
-        return MulBackward0.apply(input, other, dtype=input._data.dtype)
+    if type(input) is Tensor:
+        # tensor * number or two tensors of one floating dtype, the commonest calls: skip
+        # the general promotion (hot path)
+        dt = input._data.dtype
+        if dt.kind == "f" and (
+            type(other) is float or (type(other) is Tensor and other._data.dtype == dt)
+        ):
+            return MulBackward0.apply(input, other, dtype=dt)
     rt, (a, b) = operands(input, other)
     return MulBackward0.apply(a, b, dtype=rt)
 

@@ -226,6 +226,7 @@ class MmBackward0(Function):
 
     name = "MmBackward0"
     jvp = MULTILINEAR  # a product: bilinear in its operands
+    ctx_fields = ("shapes",)
 
     @staticmethod
     def transpose(t: Tensor) -> Tensor:

@@ -144,6 +144,7 @@ def _type_name(dt: np.dtype) -> str:
 class SumBackward0(Function):
     name = "SumBackward0"
     jvp = LINEAR
+    ctx_fields = ("in_shape",)
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype | None = None) -> np.ndarray:
@@ -158,6 +159,7 @@ class SumBackward0(Function):
 class SumBackward1(Function):
     name = "SumBackward1"
     jvp = LINEAR
+    ctx_fields = ("in_shape", "dims", "keepdim")
 
     @staticmethod
     def forward(
@@ -1151,6 +1153,7 @@ class SoftmaxBackward0(Function):
 
 class LogSoftmaxBackward0(Function):
     name = "LogSoftmaxBackward0"
+    ctx_fields = ("dim",)
 
     @staticmethod
     def jvp(ctx: Any, t: Tensor) -> Tensor:

@@ -85,14 +85,13 @@ def _row_steps() -> dict[str, Callable[[], Any]]:
 
 def test_each_twin_runs_on_the_row_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: set[type[Function]] = set()
-    order = engine_autograd._topological_order
+    free = engine_autograd._free  # called with the nodes a backward ran
 
-    def spy(roots: list[Any]) -> list[Any]:
-        nodes = order(roots)
-        ran.update(o for o in (_owner(n.fn) for n in nodes) if o is not None)
-        return nodes
+    def spy(executed: list[Any], tag: Any) -> None:
+        ran.update(o for o in (_owner(n.fn) for n in executed) if o is not None)
+        free(executed, tag)
 
-    monkeypatch.setattr(engine_autograd, "_topological_order", spy)
+    monkeypatch.setattr(engine_autograd, "_free", spy)
     steps = _row_steps()
     for row in BENCH.ROWS:
         ran.clear()
