@@ -230,16 +230,6 @@ def lookup(session: Session, name: str) -> Program:
     return found
 
 
-def run_iterations(
-    session: Session, name: str, settings: Settings, n: int, replay: bool = False
-) -> int:
-    """``n`` iterations of the program ``name``; each all or nothing."""
-    program = lookup(session, name)
-    for _ in range(n):
-        run_iteration(session, program, settings, replay=replay)
-    return n
-
-
 def run_iteration(
     session: Session, program: Program, settings: Settings, *, replay: bool = False
 ) -> None:

@@ -33,14 +33,14 @@ def deadline(settings: Settings) -> float:
 INLINE_SECONDS = 0.05
 
 
-class _Heavy(BaseException):
+class Heavy(BaseException):
     """Inline work that outgrew the event loop (a BaseException: nothing in between
     catches it as an error of the work)."""
 
 
 def _stopper(at: float, seconds: float, inline_until: float | None = None) -> interrupt.Check:
     """The check the engine and the executor call per op: raises past ``at``, and, for
-    work on the event loop, ``_Heavy`` past ``inline_until``."""
+    work on the event loop, ``Heavy`` past ``inline_until``."""
     clock = time.monotonic
 
     def check() -> None:
@@ -51,7 +51,7 @@ def _stopper(at: float, seconds: float, inline_until: float | None = None) -> in
                 "(GRADSERVE_REQUEST_SECONDS) and was stopped"
             )
         if inline_until is not None and now > inline_until:
-            raise _Heavy
+            raise Heavy
 
     return check
 
@@ -81,7 +81,7 @@ async def run(
         inline = _stopper(at, settings.request_seconds, now + INLINE_SECONDS)
         try:
             return _run_checked(inline, fn, *args)
-        except _Heavy:
+        except Heavy:
             pass  # rolled back: run again off the loop
     check = _stopper(at, settings.request_seconds)
     return await anyio.to_thread.run_sync(partial(_run_checked, check, fn, *args))
