@@ -26,8 +26,8 @@ import anyio
 from engine import Tensor
 from engine.errors import EngineError
 
-from . import compiled
-from .compiled import Program
+from .compute import compiled
+from .compute.compiled import Program
 from .deps import Output
 from .errors import ServiceError
 from .session import mutate, offload

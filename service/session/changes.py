@@ -19,7 +19,8 @@ from pydantic import TypeAdapter
 from engine import Tensor
 from engine.errors import EngineError
 
-from .. import codec, compiled, programs, transfers, verbs
+from .. import codec
+from ..compute import compiled, programs, transfers, verbs
 from ..errors import ServiceError
 from ..schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
 from ..schemas.programs import ProgramIn

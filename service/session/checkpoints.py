@@ -14,7 +14,8 @@ import numpy as np
 from engine import Tensor
 from engine.function import Function, Node
 
-from .. import codec, compiled
+from .. import codec
+from ..compute import compiled
 from ..errors import GraphLostError
 from .records import pack, unpack
 from .state import Session, _buffer, grad_of

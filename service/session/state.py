@@ -122,7 +122,7 @@ class Session:
     # Bytes the store's other sessions hold, all of them and those of this session's key
     # (GRADSERVE_MAX_TOTAL_BYTES, GRADSERVE_KEY_MAX_BYTES); None outside a store.
     held_elsewhere: Callable[[], tuple[int, int]] | None = field(default=None, repr=False)
-    # Stored programs by name (``service.compiled.Program``), compiled when stored.
+    # Stored programs by name (``service.compute.compiled.Program``), compiled when stored.
     programs: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
