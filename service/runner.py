@@ -51,6 +51,7 @@ class Run:
     every: int | None
     done: int = 0
     history: dict[str, list[Tensor | None]] = field(default_factory=dict)
+    heavy: bool = False  # a chunk outgrew the event loop: the rest go to a thread at once
 
     def __post_init__(self) -> None:
         self.history = {k: [] for k in self.fetch} if self.every else {}
@@ -63,13 +64,14 @@ class Run:
         if self.every:  # stop where the history (and a progress event) is due
             target = min(target, (self.done // self.every + 1) * self.every)
         session, settings = self.session, self.settings
-        todo = Iterations(self.program.name, target - self.done)
+        todo = Iterations(self.program.name, target - self.done, self.heavy)
         with anyio.CancelScope(shield=True):  # what ran is journaled, even if cancelled
             try:
                 ran = await mutate.apply(session, RUN, todo, settings, offload.deadline(settings))
             except (ServiceError, EngineError) as exc:  # stopped before its first iteration
                 ran = Ran(0, exc)
             self.done += ran.done
+            self.heavy = self.heavy or not ran.on_loop
         if self.every and ran.done and self.done % self.every == 0:
             for key, v in compiled.fetch_values(session, self.fetch, copy=True).items():
                 self.history[key].append(v)

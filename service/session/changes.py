@@ -215,6 +215,7 @@ class Iterations:
 
     name: str
     n: int
+    heavy: bool = False  # an earlier chunk outgrew the event loop: straight to a thread
 
 
 @dataclass(slots=True)
@@ -224,12 +225,16 @@ class Ran:
 
     done: int
     failure: ServiceError | EngineError | None = None
+    on_loop: bool = True  # False: it ran in a worker thread
 
 
-# a chunk of a run stops after this long, so that progress is reported and other
-# sessions get the event loop (below offload.INLINE_SECONDS: light iterations are not
-# moved to a thread for running together past it)
+# a chunk of a run on the event loop stops before an iteration that would end past
+# this (below offload.INLINE_SECONDS, so light iterations run together are not rolled
+# back and moved to a thread), so that progress is reported and other sessions get the
+# loop; in a worker thread, a chunk is one hop for this long
 CHUNK_SECONDS = 0.04
+THREAD_SECONDS = 0.25
+HEAVY = 1 << 62  # a weight past any offload threshold
 
 
 def _run(s: Session, settings: Settings, p: Iterations, replay: bool) -> Ran:
@@ -240,19 +245,23 @@ def _run(s: Session, settings: Settings, p: Iterations, replay: bool) -> Ran:
         for _ in range(p.n):
             compiled.run_iteration(s, program, settings, replay=True)
         return Ran(p.n)
-    until = time.perf_counter() + CHUNK_SECONDS
+    clock = time.perf_counter
+    start = clock()
+    on_loop = offload.inline()
+    until = start + (CHUNK_SECONDS if on_loop else THREAD_SECONDS)
     for k in range(p.n):
         try:
             compiled.run_iteration(s, program, settings)
         except (ServiceError, EngineError) as exc:
-            return Ran(k, exc)
+            return Ran(k, exc, on_loop)
         except offload.Heavy:
             if k == 0:
                 raise  # rolled back: offload runs the chunk again in a worker thread
-            return Ran(k)  # this iteration rolled back: the next chunk runs it off the loop
-        if time.perf_counter() > until:
-            return Ran(k + 1)
-    return Ran(p.n)
+            return Ran(k, None, False)  # rolled back: the next chunks run off the loop
+        now = clock()
+        if now + (now - start) / (k + 1) > until:  # the next one would end past it
+            return Ran(k + 1, None, on_loop)
+    return Ran(p.n, None, on_loop)
 
 
 PROGRAM: Verb[StoreProgram, tuple[compiled.Program, bool]] = Verb(
@@ -273,7 +282,7 @@ RUN: Verb[Iterations, Ran] = Verb(
     lambda p, ran: {"name": p.name, "n": ran.done},
     lambda head, _: Iterations(head["name"], int(head["n"])),
     # one iteration's: each runs inline or in a thread as its own weight says
-    lambda s, p: steps_weight(s, compiled.lookup(s, p.name).items),
+    lambda s, p: HEAVY if p.heavy else steps_weight(s, compiled.lookup(s, p.name).items),
     lambda ran: ran.done > 0,
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, TypeVar
 
@@ -31,6 +32,14 @@ def deadline(settings: Settings) -> float:
 # next op (as any failure is) and run again in a worker thread, so no input, however it
 # fools the estimate, holds the loop much longer
 INLINE_SECONDS = 0.05
+
+
+_INLINE: ContextVar[bool] = ContextVar("gradserve_inline", default=False)
+
+
+def inline() -> bool:
+    """Whether the work running now is on the event loop (else in a worker thread)."""
+    return _INLINE.get()
 
 
 class Heavy(BaseException):
@@ -78,11 +87,14 @@ async def run(
     if now > at:  # the time spent waiting for the lock counts
         _stopper(at, settings.request_seconds)()
     if weight <= settings.offload_elements:
-        inline = _stopper(at, settings.request_seconds, now + INLINE_SECONDS)
+        inline_check = _stopper(at, settings.request_seconds, now + INLINE_SECONDS)
+        on_loop = _INLINE.set(True)
         try:
-            return _run_checked(inline, fn, *args)
+            return _run_checked(inline_check, fn, *args)
         except Heavy:
             pass  # rolled back: run again off the loop
+        finally:
+            _INLINE.reset(on_loop)
     check = _stopper(at, settings.request_seconds)
     return await anyio.to_thread.run_sync(partial(_run_checked, check, fn, *args))
 
