@@ -27,8 +27,7 @@ from .observability import (
 )
 from .routes import ROUTERS
 from .schemas import Encoding, GraphFormat, ProblemOut
-from .session.journal import Journal
-from .session.state import SessionStore
+from .session.manager import SessionManager
 from .settings import Settings, get_settings
 
 log = logging.getLogger("gradserve")
@@ -46,7 +45,7 @@ Build a graph in a named session (leaves with `requires_grad`, steps that record
 def create_app(
     settings: Settings | None = None, dependencies: Sequence[params.Depends] = ()
 ) -> FastAPI:
-    """A new app with its own session store; ``settings`` overrides the environment;
+    """A new app with its own session manager; ``settings`` overrides the environment;
     ``dependencies`` run on every route (FastAPI's app-level dependencies)."""
     settings = settings or get_settings()
     app = FastAPI(
@@ -59,9 +58,8 @@ def create_app(
         redoc_url=None,
     )
     app.state.settings = settings
-    app.state.store = SessionStore(settings)
-    app.state.journal = Journal.from_settings(settings, app.state)
-    app.state.metrics = Metrics(lambda: len(app.state.store))
+    app.state.sessions = SessionManager(settings)
+    app.state.metrics = Metrics(lambda: len(app.state.sessions))
     install_handlers(app)
     for router in ROUTERS:  # first: the router tries routes in order
         app.include_router(router)
@@ -91,9 +89,9 @@ def create_app(
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """While the app serves: the session store open (``GRADSERVE_STORE``) and a background
-    task that evicts idle sessions, without traffic."""
-    async with app.state.journal.running():
+    """While the app serves: the session manager's store open (``GRADSERVE_STORE``) and
+    its background task that evicts idle sessions, without traffic."""
+    async with app.state.sessions.running():
         yield
 
 

@@ -1,4 +1,4 @@
-"""``Annotated`` dependency aliases: every route gets settings, auth, the store, and
+"""``Annotated`` dependency aliases: every route gets settings, auth, the sessions, and
 its path resources validated and looked up, without a line of its own.
 
 All are ``async def``: FastAPI runs a plain ``def`` dependency in a worker thread,
@@ -14,8 +14,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .errors import UnauthorizedError
 from .names import SESSION_NAME_PATTERN, TENSOR_NAME_PATTERN, check_session_name, check_tensor_name
-from .session.journal import Journal
-from .session.state import Session, SessionStore, owner_of
+from .session.manager import SessionManager
+from .session.state import Session, owner_of
 from .settings import Settings
 
 SESSION_DESCRIPTION = "Session name: letters, digits, '_', '.', '-' (1-64)."
@@ -35,18 +35,12 @@ async def app_settings(request: Request) -> Settings:
 SettingsDep = Annotated[Settings, Depends(app_settings)]
 
 
-async def get_store(request: Request) -> SessionStore:
-    return request.app.state.store
+async def get_sessions(request: Request) -> SessionManager:
+    """The app's one session manager."""
+    return request.app.state.sessions
 
 
-StoreDep = Annotated[SessionStore, Depends(get_store)]
-
-
-async def get_journal(request: Request) -> Journal:
-    return request.app.state.journal
-
-
-JournalDep = Annotated[Journal, Depends(get_journal)]
+SessionsDep = Annotated[SessionManager, Depends(get_sessions)]
 
 
 async def authenticate(request: Request) -> str | None:
@@ -95,8 +89,8 @@ async def get_session(request: Request, session: SessionPath) -> Session:
     """The caller's session named in the path (``invalid_name`` / ``session_not_found``)."""
     state = request.app.state
     owner = owner_from_header(state.settings, request.headers.get("authorization"))
-    journal: Journal = state.journal  # the store, or memory
-    return await journal.session(check_session_name(session), owner)
+    sessions: SessionManager = state.sessions
+    return await sessions.session(check_session_name(session), owner)
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -160,11 +154,8 @@ async def session_call(request: Request) -> SessionCall:
     settings: Settings = state.settings
     owner = owner_from_header(settings, request.headers.get("authorization"))
     name = check_session_name(request.path_params["session"])
-    journal: Journal = state.journal
-    # the memory store answers at once; a durable one may rebuild or catch the session up
-    found = (
-        state.store.get(name, owner) if not journal.enabled else await journal.session(name, owner)
-    )
+    sessions: SessionManager = state.sessions
+    found = await sessions.session(name, owner)
     out = _OUTPUTS[("json", True)]
     if request.scope["query_string"]:
         out = _output(request)

@@ -26,7 +26,7 @@ from collections import defaultdict, deque
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .graph import label_lines, to_dot
+from .compute.graph import label_lines, to_dot
 
 log = logging.getLogger("gradserve.graph")
 

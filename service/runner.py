@@ -1,16 +1,17 @@
 """Running a stored program ``repeat`` times on the session's one mutation path, in
 chunks, each journaled before anything about it is said.
 
-Each iteration is the ``RUN`` verb applied once through ``offload.run``: all or nothing,
-on the event loop or in a worker thread as its weight says, stopped past its own
-deadline (``GRADSERVE_REQUEST_SECONDS`` applies per iteration; a run's total is bounded
-by ``repeat`` times that). A chunk runs iterations until its share of the run is done or
-a short time has passed (so progress is reported at least once a second and other
-sessions get the event loop), then journals them as one ``run`` record (the program's
-name and a count) inside a shielded scope, so a cancelled request (a client that went
-away) still records what it changed: after ``kill -9`` the session holds every iteration
-acknowledged by a progress event or the answer, and a whole number of iterations. A
-failing iteration stops the run; its problem carries ``iteration`` (from 0) and ``step``.
+The run holds the session's lock once; each chunk is the ``RUN`` verb applied through
+``mutate.apply``: iterations, each all or nothing, for a short while (so progress is
+reported at least once a second and other sessions get the event loop), on the event
+loop or in a worker thread as one iteration's weight says, stopped past the chunk's
+deadline (``GRADSERVE_REQUEST_SECONDS`` applies per chunk, so per iteration; a run's
+total is bounded by ``repeat`` times that), then journaled as one ``run`` record (the
+program's name and a count) inside a shielded scope, so a cancelled request (a client
+that went away) still records what it changed: after ``kill -9`` the session holds
+every iteration acknowledged by a progress event or the answer, and a whole number of
+iterations. A failing iteration stops the run; its problem carries ``iteration`` (from
+0) and ``step``.
 """
 
 from __future__ import annotations
@@ -25,18 +26,16 @@ import anyio
 from engine import Tensor
 from engine.errors import EngineError
 
-from . import compiled
-from .compiled import Program
+from .compute import compiled
+from .compute.compiled import Program
 from .deps import Output
 from .errors import ServiceError
-from .session import journal, offload
-from .session.changes import RUN, Iterations
+from .session import mutate, offload
+from .session.changes import RUN, Iterations, Ran
 from .session.state import Session
 from .settings import Settings
 from .views import value
 
-CHUNK_SECONDS = 0.05  # a chunk of light iterations on the event loop
-THREAD_SECONDS = 0.25  # a chunk of heavy ones in a worker thread (one hop)
 PROGRESS_SECONDS = 1.0  # a streaming run reports at least this often
 
 
@@ -52,67 +51,35 @@ class Run:
     every: int | None
     done: int = 0
     history: dict[str, list[Tensor | None]] = field(default_factory=dict)
-    weight: int = 0
+    heavy: bool = False  # a chunk outgrew the event loop: the rest go to a thread at once
 
     def __post_init__(self) -> None:
-        self.weight = offload.steps_weight(self.session, self.program.items)
         self.history = {k: [] for k in self.fetch} if self.every else {}
 
     async def chunk(self) -> None:
-        """Run the next chunk and journal it; raises the failing iteration's problem (the
-        iterations before it kept and journaled)."""
+        """Run the next chunk through the one mutation path (``mutate.apply``: on the
+        event loop or in a worker thread, journaled); raises the failing iteration's
+        problem (the iterations before it kept and journaled)."""
         target = self.repeat
         if self.every:  # stop where the history (and a progress event) is due
             target = min(target, (self.done // self.every + 1) * self.every)
         session, settings = self.session, self.settings
-        failure: BaseException | None = None
-        with anyio.CancelScope(shield=True):
-            if self.weight <= settings.offload_elements:  # on the loop, one at a time
-                ran, failure = await self._inline(target - self.done)
-            else:  # in a worker thread, a chunk per hop
-                ran, failure = await anyio.to_thread.run_sync(self._iterate, target - self.done)
-            if ran:
-                name = self.program.name
-                await journal.record(session, RUN, Iterations(name, ran), ran)
-            self.done += ran
-        if self.every and ran and self.done % self.every == 0:
+        todo = Iterations(self.program.name, target - self.done, self.heavy)
+        with anyio.CancelScope(shield=True):  # what ran is journaled, even if cancelled
+            try:
+                ran = await mutate.apply(session, RUN, todo, settings, offload.deadline(settings))
+            except (ServiceError, EngineError) as exc:  # stopped before its first iteration
+                ran = Ran(0, exc)
+            self.done += ran.done
+            self.heavy = self.heavy or not ran.on_loop
+        if self.every and ran.done and self.done % self.every == 0:
             for key, v in compiled.fetch_values(session, self.fetch, copy=True).items():
                 self.history[key].append(v)
-        if failure is not None:
-            _mark(failure, self.done)
-            raise failure
+        if ran.failure is not None:
+            _mark(ran.failure, self.done)
+            raise ran.failure
         if self.done < self.repeat:
             await anyio.sleep(0)  # let other requests in between chunks
-
-    async def _inline(self, n: int) -> tuple[int, BaseException | None]:
-        """Up to ``n`` iterations within ``CHUNK_SECONDS``, each through ``offload.run``
-        (which moves one that outgrows the event loop to a thread)."""
-        session, settings = self.session, self.settings
-        one = Iterations(self.program.name, 1)
-        until = time.perf_counter() + CHUNK_SECONDS
-        for k in range(n):
-            try:
-                await offload.run(settings, self.weight, RUN.apply, session, settings, one,
-                                  False, until=offload.deadline(settings))  # fmt: skip
-            except (ServiceError, EngineError) as exc:
-                return k, exc
-            if time.perf_counter() > until:
-                return k + 1, None
-        return n, None
-
-    def _iterate(self, n: int) -> tuple[int, BaseException | None]:
-        """In a worker thread: up to ``n`` iterations within ``THREAD_SECONDS``, each with
-        its own deadline."""
-        session, settings, program = self.session, self.settings, self.program
-        until = time.perf_counter() + THREAD_SECONDS
-        for k in range(n):
-            try:
-                offload.call_checked(settings, compiled.run_iteration, session, program, settings)
-            except (ServiceError, EngineError) as exc:
-                return k, exc
-            if time.perf_counter() > until:
-                return k + 1, None
-        return n, None
 
     def result(self, out: Output) -> dict[str, Any]:
         """A ``RunOut``: the iterations and the values read after the last one."""

@@ -4,7 +4,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { session: null };
+const state = { session: null, shapes: {} };  // shapes: the session's tensors, by name
 
 // -- presets: the seed tutorials' examples, as lists of actions ------------------------------
 const PRESETS = {
@@ -58,6 +58,30 @@ const PRESETS = {
       { step: { out: "y", expr: "(x ** 2).sum()" } },
       { backward: { tensors: "y" } },
       { backward: { tensors: "y" } },
+    ],
+  },
+  "jacobian": {
+    title: "A stored program and its Jacobian as a heat map: y = cumsum(x) · sin(x)",
+    actions: [
+      { leaf: { name: "x", data: [0.5, 1.0, 1.5, 2.0, 2.5] } },
+      { program: { name: "f", steps: [{ out: "y", expr: "x.cumsum(0) * x.sin()" }] } },
+      { run: { program: "f", repeat: 1 } },
+      { jacobian: { program: "f", of: ["y"], wrt: ["x"] } },
+    ],
+  },
+  "train": {
+    title: "A training step stored as a program, run 20 times",
+    actions: [
+      { leaf: { name: "X", data: [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad: false } },
+      { leaf: { name: "Y", data: [[1.0], [2.0], [3.0]], requires_grad: false } },
+      { leaf: { name: "w", data: [[0.1], [-0.2]] } },
+      { program: { name: "train", fetch: ["loss"], steps: [
+        { out: "loss", expr: "((X @ w - Y) ** 2).mean()" },
+        { backward: { tensors: "loss" } },
+        { out: "w", expr: "w - 0.01 * w.grad", assign: true },
+        { zero_grad: { tensors: ["w"] } },
+      ] } },
+      { run: { program: "train", repeat: 20 } },
     ],
   },
   "double": {
@@ -165,6 +189,28 @@ const ACTIONS = {
       ? a.tensors.map((t) => `${t}.grad${how}`).join("; ")
       : `zero_grad(set_to_none=${a.set_to_none ? "True" : "False"})  # every leaf`;
   },
+  async program(a) {
+    const body = { steps: a.steps };
+    if (a.fetch && a.fetch.length) body.fetch = a.fetch;
+    const p = await api("PUT", sessionPath(`/programs/${encodeURIComponent(a.name)}`), body);
+    const facts = `reads [${p.reads.join(", ")}], binds [${p.binds.join(", ")}]${p.pure ? ", pure" : ""}`;
+    return `@program ${a.name}: ${p.steps} steps, ${facts}`;
+  },
+  async run(a) {
+    const r = await api("POST", sessionPath(`/programs/${encodeURIComponent(a.program)}/run`),
+      { repeat: a.repeat || 1 });
+    const values = Object.entries(r.values || {})
+      .map(([k, v]) => `${k} = ${formatValue(v === null ? null : v.data)}`);
+    return `${a.program}.run(repeat=${a.repeat || 1}): ${r.iterations} iterations` +
+      (values.length ? `; ${values.join(", ")}` : "");
+  },
+  async jacobian(a) {
+    const body = { of: [].concat(a.of), wrt: [].concat(a.wrt), mode: a.mode || "rev" };
+    const r = await api("POST", sessionPath(`/programs/${encodeURIComponent(a.program)}/jacobian`), body);
+    drawJacobian(r.jacobian);
+    const fn = body.mode === "fwd" ? "jacfwd" : "jacrev";
+    return `torch.func.${fn}(${a.program}, argnums=[${body.wrt.join(", ")}]) of [${body.of.join(", ")}]`;
+  },
   async whileNormBelow(a) {
     let rounds = 0;
     for (;;) {
@@ -259,6 +305,7 @@ async function refresh() {
   body.replaceChildren();
   const tensors = info.tensors || [];
   $("empty").hidden = tensors.length > 0;
+  state.shapes = Object.fromEntries(tensors.map((t) => [t.name, t.shape]));
   for (const meta of tensors) {
     let full = meta;
     try {
@@ -298,6 +345,83 @@ async function drawGraph() {
   }
   const svg = new DOMParser().parseFromString(await response.text(), "image/svg+xml").documentElement;
   box.replaceChildren(document.importNode(svg, true));
+}
+
+// -- the Jacobian as heat maps ------------------------------------------------------------------
+const SVG = "http://www.w3.org/2000/svg";
+
+function svgElement(tag, attrs) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+// white at 0, red for positive, blue for negative, full at the largest magnitude
+function heatColour(v, scale) {
+  const t = scale > 0 ? Math.min(1, Math.abs(v) / scale) : 0;
+  const fade = (c) => Math.round(255 - (255 - c) * t);
+  return v >= 0 ? `rgb(${fade(185)},${fade(28)},${fade(28)})` : `rgb(${fade(29)},${fade(78)},${fade(216)})`;
+}
+
+function numeric(v) {
+  if (typeof v === "number") return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  return v === "Infinity" ? Infinity : v === "-Infinity" ? -Infinity : NaN;
+}
+
+// one heat map: rows are the output's elements, columns the input's (both flattened
+// in row-major order, as torch.func.jacrev(...).reshape(out.numel(), in.numel()))
+function heatmap(of, wrt, value, outShape, shape) {
+  const flat = flatten(value.data).map(numeric);
+  const rows = outShape.reduce((n, d) => n * d, 1);
+  const cols = rows > 0 ? flat.length / rows : 0;
+  const size = Math.max(6, Math.min(36, Math.floor(480 / Math.max(rows, cols, 1))));
+  const pad = 4;
+  const scale = flat.reduce((m, v) => (Number.isFinite(v) ? Math.max(m, Math.abs(v)) : m), 0);
+  const svg = svgElement("svg", { width: cols * size + 2 * pad, height: rows * size + 2 * pad,
+    viewBox: `0 0 ${cols * size + 2 * pad} ${rows * size + 2 * pad}`, role: "img",
+    "data-of": of, "data-wrt": wrt, "data-rows": rows, "data-cols": cols });
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      const v = flat[i * cols + j];
+      const rect = svgElement("rect", { class: "cell", x: pad + j * size, y: pad + i * size,
+        width: size, height: size, fill: Number.isFinite(v) ? heatColour(v, scale) : "#fde047",
+        "data-row": i, "data-col": j, "data-value": String(v) });
+      const title = svgElement("title", {});
+      title.textContent = `∂${of}[${i}] / ∂${wrt}[${j}] = ${formatNumber(v)}`;
+      rect.append(title);
+      svg.append(rect);
+    }
+  }
+  const figure = document.createElement("figure");
+  figure.className = "heatmap";
+  figure.dataset.of = of;
+  figure.dataset.wrt = wrt;
+  const caption = document.createElement("figcaption");
+  caption.textContent = `∂${of}/∂${wrt}: shape ${JSON.stringify(shape)}, |max| ${formatNumber(scale)}`;
+  figure.append(caption, svg);
+  return figure;
+}
+
+// a JSON value's shape, from its nested lists (the wire sends it only where they lose it)
+function shapeOf(value) {
+  if (value.shape) return value.shape;
+  const shape = [];
+  for (let v = value.data; Array.isArray(v); v = v[0]) shape.push(v.length);
+  return shape;
+}
+
+function drawJacobian(grid) {
+  const box = $("jacobian");
+  box.replaceChildren();
+  for (const [of, row] of Object.entries(grid)) {
+    for (const [wrt, value] of Object.entries(row)) {
+      const inRank = (state.shapes[wrt] || []).length;
+      const shape = shapeOf(value);
+      box.append(heatmap(of, wrt, value, shape.slice(0, shape.length - inRank), shape));
+    }
+  }
+  $("jacobian-card").hidden = false;
 }
 
 // -- errors as cards -----------------------------------------------------------------------------
@@ -369,6 +493,18 @@ on("grad-form", (v) => {
   if (v.out) body.out = names(v.out);
   return perform("grad", body);
 });
+// a program's steps as typed: "out = expression" lines, or JSON items
+function programSteps(text) {
+  return text.split("\n").map((l) => l.trim()).filter(Boolean).map((line) => {
+    if (line.startsWith("{")) return parseJSON(line, "step");
+    const at = line.indexOf("=");
+    if (at < 1) throw new ProblemError({ title: "Not a step", code: "playground", detail: `${line}: write out = expression` });
+    return { out: line.slice(0, at).trim(), expr: line.slice(at + 1).trim() };
+  });
+}
+on("program-form", (v) => perform("program", { name: v.name, steps: programSteps(v.steps), fetch: names(v.fetch) }));
+on("run-form", (v) => perform("run", { program: v.program, repeat: Number(v.repeat) || 1 }));
+on("jacobian-form", (v) => perform("jacobian", { program: v.program, of: names(v.of), wrt: names(v.wrt), mode: v.mode }));
 on("zero-form", (v) => {
   const body = { set_to_none: v.set_to_none };
   if (v.tensors) body.tensors = names(v.tensors);
@@ -394,6 +530,8 @@ async function startOver() {
   $("errors").replaceChildren();
   $("tensors").querySelector("tbody").replaceChildren();
   $("graph").replaceChildren();
+  $("jacobian").replaceChildren();
+  $("jacobian-card").hidden = true;
   $("empty").hidden = false;
   await attach();
 }

@@ -5,8 +5,9 @@ from typing import Annotated, Any, Literal
 from fastapi import Query, Response
 from starlette.concurrency import run_in_threadpool
 
-from .. import graph, graph_svg, views
+from .. import graph_svg, views
 from ..bodies import Payload
+from ..compute import graph
 from ..deps import CallDep, SessionDep
 from ..http import JSONBody
 from ..names import check_tensor_name

@@ -11,8 +11,9 @@ from starlette.responses import StreamingResponse
 
 from engine import Tensor
 
-from .. import compiled, derivatives, runner, verbs
+from .. import runner
 from ..bodies import Payload
+from ..compute import compiled, derivatives, verbs
 from ..deps import CallDep, Output
 from ..errors import LimitExceededError, known_error_response
 from ..http import JSONBody

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import Body, Response
 
 from .. import views
-from ..deps import AuthDep, JournalDep, SessionDep, SessionPath
+from ..deps import AuthDep, SessionDep, SessionPath, SessionsDep
 from ..http import JSONBody
 from ..schemas import SessionIn, SessionListOut, SessionOut
 from ._base import BODY, SESSION, STORE, documented, v1_router
@@ -21,10 +21,10 @@ router = v1_router("sessions", "/v1/sessions")
     responses=documented(*BODY, "invalid_name", "session_exists", *STORE, limits=(413, 429)),
 )
 async def create_session(
-    owner: AuthDep, journal: JournalDep, body: Annotated[SessionIn | None, Body()] = None
+    owner: AuthDep, sessions: SessionsDep, body: Annotated[SessionIn | None, Body()] = None
 ) -> Response:
     """Create a session; a name is generated when none is given (409 if it is taken)."""
-    session = await journal.create(body.name if body is not None else None, owner)
+    session = await sessions.create(body.name if body is not None else None, owner)
     return JSONBody(
         views.session(session),
         status_code=201,
@@ -38,9 +38,9 @@ async def create_session(
     response_model=SessionListOut,
     responses=documented("store_unavailable"),
 )
-async def list_sessions(owner: AuthDep, journal: JournalDep) -> Response:
+async def list_sessions(owner: AuthDep, sessions: SessionsDep) -> Response:
     """List the caller's sessions."""
-    return JSONBody({"sessions": await journal.summaries(owner)})
+    return JSONBody({"sessions": await sessions.summaries(owner)})
 
 
 @router.get(
@@ -58,7 +58,7 @@ async def get_session(session: SessionDep) -> Response:
 @router.delete(
     "/{session}", operation_id="deleteSession", status_code=204, responses=documented(*SESSION)
 )
-async def delete_session(session: SessionPath, owner: AuthDep, journal: JournalDep) -> Response:
+async def delete_session(session: SessionPath, owner: AuthDep, sessions: SessionsDep) -> Response:
     """Drop a session and everything in it."""
-    await journal.delete(session, owner)  # also one whose journal cannot be replayed
+    await sessions.delete(session, owner)  # also one whose journal cannot be replayed
     return Response(status_code=204)

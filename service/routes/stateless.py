@@ -8,7 +8,8 @@ from fastapi import Request, Response
 
 from engine import Tensor
 
-from .. import compiled, derivatives, programs, verbs, views
+from .. import views
+from ..compute import compiled, derivatives, programs, verbs
 from ..deps import OutputDep, SettingsDep
 from ..http import JSONBody
 from ..schemas import GradientIn, GradientOut

@@ -4,8 +4,9 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from .. import programs, views
+from .. import views
 from ..bodies import Payload
+from ..compute import programs
 from ..deps import CallDep, Output
 from ..http import JSONBody
 from ..schemas import STEP_EXAMPLES, BatchIn, BatchOut, StepIn, TensorListOut, TensorOut

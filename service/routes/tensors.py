@@ -6,8 +6,9 @@ from fastapi import Body, Response
 
 from engine import NONLEAF_GRAD_WARNING, Tensor
 
-from .. import transfers, views
+from .. import views
 from ..bodies import Payload
+from ..compute import transfers
 from ..deps import CallDep, SessionDep, SettingsDep, TensorNameDep
 from ..http import JSONBody
 from ..schemas import (

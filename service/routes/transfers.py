@@ -2,7 +2,8 @@
 
 from fastapi import Response
 
-from .. import transfers, views
+from .. import views
+from ..compute import transfers
 from ..deps import CallDep
 from ..errors import UnsupportedMediaTypeError
 from ..http import JSONBody

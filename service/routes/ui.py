@@ -6,7 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from .. import graph, graph_svg
+from .. import graph_svg
+from ..compute import graph
 from ..deps import get_session
 from ..errors import ServiceError
 

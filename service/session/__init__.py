@@ -4,4 +4,4 @@
 ``journal`` keeps sessions durable in one of the ``backends``; ``quotas`` and
 ``limits`` refuse work before it allocates; ``offload`` decides where the work runs.
 The HTTP layer (``service.routes``) calls into it; the compute layer
-(``service.steps``, ``verbs``, ``programs``) is what it runs."""
+(``service.compute``: steps, verbs, programs) is what it runs."""

@@ -7,6 +7,7 @@ that answered the requests."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -16,11 +17,15 @@ import orjson
 from pydantic import TypeAdapter
 
 from engine import Tensor
+from engine.errors import EngineError
 
-from .. import codec, compiled, programs, transfers, verbs
+from .. import codec
+from ..compute import compiled, programs, transfers, verbs
+from ..errors import ServiceError
 from ..schemas import BackwardIn, BatchItem, GradIn, LeafIn, PatchTensorIn, ZeroGradIn
 from ..schemas.programs import ProgramIn
 from ..settings import Settings
+from . import offload
 from .offload import graph_weight, steps_weight
 from .records import dump, dump_step, pack
 from .state import Session
@@ -43,6 +48,9 @@ class Verb(Generic[P, R]):
     record: Callable[[P, R], Head | tuple[Head, bytes]]
     read: Callable[[Head, memoryview], P]
     weight: Callable[[Session, P], int] = field(default=lambda s, p: 0)
+    # whether an applied change is journaled (a run that stopped before its first
+    # iteration changed nothing)
+    changed: Callable[[R], bool] = field(default=lambda r: True)
 
 
 # --- leaves ----------------------------------------------------------------------------------
@@ -202,11 +210,58 @@ class StoreProgram:
 
 @dataclass(slots=True)
 class Iterations:
-    """``n`` iterations of the stored program ``name`` (a run journals one record per chunk
-    of iterations that completed: a whole number of them)."""
+    """Up to ``n`` iterations of the stored program ``name`` (a run journals one record
+    per chunk of iterations that completed: a whole number of them)."""
 
     name: str
     n: int
+    heavy: bool = False  # an earlier chunk outgrew the event loop: straight to a thread
+
+
+@dataclass(slots=True)
+class Ran:
+    """What a chunk of a run did: ``done`` iterations kept, and the failure that stopped
+    it (raised by the caller once the kept ones are journaled)."""
+
+    done: int
+    failure: ServiceError | EngineError | None = None
+    on_loop: bool = True  # False: it ran in a worker thread
+
+
+# a chunk of a run on the event loop stops before an iteration that would end past
+# this (below offload.INLINE_SECONDS, so light iterations run together are not rolled
+# back and moved to a thread), so that progress is reported and other sessions get the
+# loop; in a worker thread, a chunk is one hop for this long
+CHUNK_SECONDS = 0.04
+THREAD_SECONDS = 0.25
+HEAVY = 1 << 62  # a weight past any offload threshold
+
+
+def _run(s: Session, settings: Settings, p: Iterations, replay: bool) -> Ran:
+    """Iterations, each all or nothing, until ``n`` or ``CHUNK_SECONDS`` (a replay runs
+    all ``n``); a failing iteration ends the chunk with the ones before it kept."""
+    program = compiled.lookup(s, p.name)
+    if replay:
+        for _ in range(p.n):
+            compiled.run_iteration(s, program, settings, replay=True)
+        return Ran(p.n)
+    clock = time.perf_counter
+    start = clock()
+    on_loop = offload.inline()
+    until = start + (CHUNK_SECONDS if on_loop else THREAD_SECONDS)
+    for k in range(p.n):
+        try:
+            compiled.run_iteration(s, program, settings)
+        except (ServiceError, EngineError) as exc:
+            return Ran(k, exc, on_loop)
+        except offload.Heavy:
+            if k == 0:
+                raise  # rolled back: offload runs the chunk again in a worker thread
+            return Ran(k, None, False)  # rolled back: the next chunks run off the loop
+        now = clock()
+        if now + (now - start) / (k + 1) > until:  # the next one would end past it
+            return Ran(k + 1, None, on_loop)
+    return Ran(p.n, None, on_loop)
 
 
 PROGRAM: Verb[StoreProgram, tuple[compiled.Program, bool]] = Verb(
@@ -221,12 +276,14 @@ PROGRAM_DEL: Verb[str, None] = Verb(
     lambda name, _: {"name": name},
     lambda head, _: head["name"],
 )
-RUN: Verb[Iterations, int] = Verb(
+RUN: Verb[Iterations, Ran] = Verb(
     "run",
-    lambda s, st, p, replay: compiled.run_iterations(s, p.name, st, p.n, replay),
-    lambda p, done: {"name": p.name, "n": done},
+    _run,
+    lambda p, ran: {"name": p.name, "n": ran.done},
     lambda head, _: Iterations(head["name"], int(head["n"])),
-    lambda s, p: steps_weight(s, compiled.lookup(s, p.name).items) * p.n,
+    # one iteration's: each runs inline or in a thread as its own weight says
+    lambda s, p: HEAVY if p.heavy else steps_weight(s, compiled.lookup(s, p.name).items),
+    lambda ran: ran.done > 0,
 )
 
 #: kind -> verb: what a journal record of that kind is applied with.

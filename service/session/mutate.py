@@ -63,10 +63,12 @@ async def apply(
     session: Session, verb: Verb[P, R], payload: P, settings: Settings, until: float
 ) -> R:
     """Under the held lock: the verb applied (all or nothing, stopped past ``until``),
-    then journaled."""
+    then journaled. A stored program's run holds the lock once and applies its ``RUN``
+    verb here chunk by chunk."""
     weight = verb.weight(session, payload)
     result = await offload.run(
         settings, weight, verb.apply, session, settings, payload, False, until=until
     )
-    await journal.record(session, verb, payload, result)
+    if verb.changed(result):
+        await journal.record(session, verb, payload, result)
     return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, TypeVar
 
@@ -33,14 +34,22 @@ def deadline(settings: Settings) -> float:
 INLINE_SECONDS = 0.05
 
 
-class _Heavy(BaseException):
+_INLINE: ContextVar[bool] = ContextVar("gradserve_inline", default=False)
+
+
+def inline() -> bool:
+    """Whether the work running now is on the event loop (else in a worker thread)."""
+    return _INLINE.get()
+
+
+class Heavy(BaseException):
     """Inline work that outgrew the event loop (a BaseException: nothing in between
     catches it as an error of the work)."""
 
 
 def _stopper(at: float, seconds: float, inline_until: float | None = None) -> interrupt.Check:
     """The check the engine and the executor call per op: raises past ``at``, and, for
-    work on the event loop, ``_Heavy`` past ``inline_until``."""
+    work on the event loop, ``Heavy`` past ``inline_until``."""
     clock = time.monotonic
 
     def check() -> None:
@@ -51,7 +60,7 @@ def _stopper(at: float, seconds: float, inline_until: float | None = None) -> in
                 "(GRADSERVE_REQUEST_SECONDS) and was stopped"
             )
         if inline_until is not None and now > inline_until:
-            raise _Heavy
+            raise Heavy
 
     return check
 
@@ -78,11 +87,14 @@ async def run(
     if now > at:  # the time spent waiting for the lock counts
         _stopper(at, settings.request_seconds)()
     if weight <= settings.offload_elements:
-        inline = _stopper(at, settings.request_seconds, now + INLINE_SECONDS)
+        inline_check = _stopper(at, settings.request_seconds, now + INLINE_SECONDS)
+        on_loop = _INLINE.set(True)
         try:
-            return _run_checked(inline, fn, *args)
-        except _Heavy:
+            return _run_checked(inline_check, fn, *args)
+        except Heavy:
             pass  # rolled back: run again off the loop
+        finally:
+            _INLINE.reset(on_loop)
     check = _stopper(at, settings.request_seconds)
     return await anyio.to_thread.run_sync(partial(_run_checked, check, fn, *args))
 

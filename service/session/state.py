@@ -1,10 +1,7 @@
-"""The in-memory session store: named sessions of named tensors, with limits.
+"""A session's state: named tensors, their bytes, and all-or-nothing changes to them.
 
-A session binds names to engine tensors. Requests on one session are
-serialized by its ``asyncio.Lock``; different sessions run in parallel. With
-API keys, each key has its own namespace, so another key's session is simply
-not found (404). Idle sessions expire after the TTL: lazily when touched, and
-in a sweep whenever sessions are created or listed.
+A session binds names to engine tensors. Requests on one session are serialized by
+its ``asyncio.Lock``; different sessions run in parallel (``manager`` holds them).
 
 Batches are atomic through ``Transaction``: steps run against a copy of the
 name -> tensor bindings, in-place writes (``assign`` steps, ``x.op_()`` methods, and
@@ -18,12 +15,9 @@ import asyncio
 import copy
 import difflib
 import hashlib
-import secrets
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,13 +26,8 @@ from engine import Generator, Tensor
 from engine.function import Node
 
 from ..errors import (
-    LimitExceededError,
-    SessionExistsError,
-    SessionNotFoundError,
     TensorNotFoundError,
 )
-from ..names import check_session_name
-from ..settings import Settings
 
 
 def grad_of(t: Tensor) -> Tensor | None:
@@ -133,7 +122,7 @@ class Session:
     # Bytes the store's other sessions hold, all of them and those of this session's key
     # (GRADSERVE_MAX_TOTAL_BYTES, GRADSERVE_KEY_MAX_BYTES); None outside a store.
     held_elsewhere: Callable[[], tuple[int, int]] | None = field(default=None, repr=False)
-    # Stored programs by name (``service.compiled.Program``), compiled when stored.
+    # Stored programs by name (``service.compute.compiled.Program``), compiled when stored.
     programs: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -251,119 +240,3 @@ class Transaction:
 def owner_of(key: str | None) -> str | None:
     """What the store keeps for an API key: a digest, never the key itself."""
     return None if key is None else hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-class SessionStore:
-    """Sessions by (owner, name); ``clock`` is injectable for TTL tests."""
-
-    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
-        self.settings = settings
-        self.clock = clock
-        self._sessions: dict[tuple[str | None, str], Session] = {}
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def bytes_held(self, exclude: Session | None = None) -> tuple[int, int]:
-        """Bytes held by every session but ``exclude``, and by those of ``exclude``'s key:
-        each one's bound when it has one, else its exact count (read without its lock: a
-        snapshot, good enough for a quota)."""
-        total = same_key = 0
-        owner = exclude.owner if exclude is not None else None
-        for s in list(self._sessions.values()):
-            if s is not exclude:
-                bound = s.bytes_bound
-                held = bound if bound is not None else bindings_bytes(list(s.tensors.values()))
-                total += held
-                if s.owner == owner:
-                    same_key += held
-        return total, same_key
-
-    def sweep(self) -> int:
-        """Drop every expired session that no request holds; returns how many."""
-        now = self.clock()
-        dead = [
-            key for key, s in self._sessions.items() if s.expires <= now and not s.lock.locked()
-        ]
-        for key in dead:
-            del self._sessions[key]
-        return len(dead)
-
-    def create(self, name: str | None, owner: str | None) -> Session:
-        self.sweep()
-        if len(self._sessions) >= self.settings.max_sessions:
-            raise LimitExceededError(
-                f"the server holds {len(self._sessions)} sessions; the limit is "
-                f"{self.settings.max_sessions}",
-                status=429,
-                hint="delete sessions you no longer need, or retry later",
-                headers={"Retry-After": "60"},
-            )
-        if owner is not None:  # with API keys: one key cannot take every place
-            held = self.count(owner)
-            if held >= self.settings.key_max_sessions:
-                raise LimitExceededError(
-                    f"this API key holds {held} sessions; the limit per key is "
-                    f"{self.settings.key_max_sessions}",
-                    status=429,
-                    hint="delete sessions you no longer need (GRADSERVE_KEY_MAX_SESSIONS)",
-                    headers={"Retry-After": "60"},
-                )
-        if name is None:
-            name = self._fresh_name(owner)
-        check_session_name(name)
-        if (owner, name) in self._sessions:
-            raise SessionExistsError(
-                f"session {name!r} already exists", hint="pick another name, or omit it"
-            )
-        now = self.clock()
-        session = Session(name, owner, self.settings.session_ttl_seconds, now, now)
-        session.held_elsewhere = partial(self.bytes_held, session)
-        self._sessions[(owner, name)] = session
-        return session
-
-    def count(self, owner: str | None) -> int:
-        """Sessions held for ``owner``."""
-        return sum(1 for o, _ in self._sessions if o == owner)
-
-    def _fresh_name(self, owner: str | None) -> str:
-        while True:
-            name = "s-" + secrets.token_hex(6)
-            if (owner, name) not in self._sessions:
-                return name
-
-    def get(self, name: str, owner: str | None) -> Session:
-        """The live session, touched; an expired one is evicted and reported missing."""
-        session = self._sessions.get((owner, name))
-        now = self.clock()
-        if session is not None and session.expires <= now and not session.lock.locked():
-            del self._sessions[(owner, name)]
-            session = None
-        if session is None:
-            raise SessionNotFoundError(
-                f"no session {name!r}", hint="sessions expire after being idle; create it again"
-            )
-        session.last_used = now
-        return session
-
-    def list(self, owner: str | None) -> list[Session]:
-        self.sweep()
-        return [s for (o, _), s in self._sessions.items() if o == owner]
-
-    def delete(self, name: str, owner: str | None) -> None:
-        self.get(name, owner)
-        del self._sessions[(owner, name)]
-
-    # hooks of the durable journal (service/journal.py): a cache of the store's sessions
-    def peek(self, name: str, owner: str | None) -> Session | None:
-        """The session held in memory, untouched (no TTL check)."""
-        return self._sessions.get((owner, name))
-
-    def adopt(self, session: Session) -> None:
-        """Hold a session rebuilt from the store."""
-        self._sessions[(session.owner, session.name)] = session
-
-    def forget(self, session: Session) -> None:
-        """Stop holding ``session`` (if it is still the one held under its name)."""
-        if self._sessions.get((session.owner, session.name)) is session:
-            del self._sessions[(session.owner, session.name)]

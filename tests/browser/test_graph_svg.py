@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import xml.etree.ElementTree as ET
 
-from service.graph import label_lines, to_dot, to_mermaid
+from service.compute.graph import label_lines, to_dot, to_mermaid
 from service.graph_svg import render, render_page, render_svg
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -209,3 +209,118 @@ def test_log_reads_as_python_with_each_backwards_grads(
         browser.find_element(By.ID, box).click()
     _wait(browser, lambda d: "saved (" not in graph_text(d))
     assert _console_errors(browser) == []
+
+
+def _heatmap(driver: Any, of: str, wrt: str) -> tuple[np.ndarray, list[Any]]:
+    """The heat map's values (rows x cols, read from its cells) and its cells."""
+    from selenium.webdriver.common.by import By
+
+    svg = _wait(
+        driver,
+        lambda d: d.find_element(By.CSS_SELECTOR, f'figure[data-of="{of}"][data-wrt="{wrt}"] svg'),
+    )
+    rows, cols = int(svg.get_attribute("data-rows")), int(svg.get_attribute("data-cols"))
+    cells = svg.find_elements(By.CSS_SELECTOR, "rect.cell")
+    grid = np.full((rows, cols), np.nan)
+    for c in cells:
+        grid[int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))] = float(
+            c.get_attribute("data-value")
+        )
+    assert len(cells) == rows * cols
+    return grid, cells
+
+
+def test_stored_program_and_its_jacobian_heat_map_match_torch(
+    browser: Any, server: str, torch: Any
+) -> None:
+    """The preset stores y = cumsum(x) * sin(x) as a program, runs it, and draws its
+    Jacobian: one cell per (output, input) element with the number in its title, red
+    for positive, blue for negative, white for zero, equal to torch.func.jacrev."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, server)
+    _run_preset(browser, "jacobian")
+    x = torch.tensor([0.5, 1.0, 1.5, 2.0, 2.5])
+    f = lambda t: t.cumsum(0) * t.sin()  # noqa: E731
+    want = torch.func.jacrev(f)(x).numpy()
+    grid, cells = _heatmap(browser, "y", "x")
+    np.testing.assert_allclose(grid, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_field(browser, "y", "value"), f(x).numpy(), rtol=1e-5)
+    by_place = {(c.get_attribute("data-row"), c.get_attribute("data-col")): c for c in cells}
+    title = by_place[("3", "1")].find_element(By.TAG_NAME, "title").get_attribute("textContent")
+    assert (
+        title.startswith("∂y[3] / ∂x[1] = ")
+        and abs(float(title.split("= ")[1]) - want[3, 1]) < 1e-3
+    )
+    fill = by_place[("0", "4")].get_attribute("fill")  # above the diagonal: zero
+    assert fill == "rgb(255,255,255)"
+    for (i, j), cell in by_place.items():
+        r, _, b = (int(v) for v in cell.get_attribute("fill")[4:-1].split(","))
+        v = want[int(i), int(j)]
+        assert (r > b) if v > 1e-6 else (b > r) if v < -1e-6 else True
+    log = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#log > li code")]
+    assert "@program f: 1 steps, reads [x], binds [y], pure" in log
+    assert "f.run(repeat=1): 1 iterations" in log
+    screenshot(browser, "playground-jacobian.png")
+    assert _console_errors(browser) == []
+
+
+def test_training_program_runs_repeatedly_as_torch(browser: Any, server: str, torch: Any) -> None:
+    _open(browser, server)
+    _run_preset(browser, "train")
+    X = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    Y = torch.tensor([[1.0], [2.0], [3.0]])
+    w = torch.tensor([[0.1], [-0.2]], requires_grad=True)
+    for _ in range(20):
+        loss = ((X @ w - Y) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w -= 0.01 * w.grad
+        w.grad.zero_()
+    np.testing.assert_allclose(_field(browser, "w", "value"), w.detach().numpy(), rtol=1e-5)
+    from selenium.webdriver.common.by import By
+
+    run = browser.find_element(By.CSS_SELECTOR, '#log > li[data-kind="run"] code').text
+    assert run.startswith("train.run(repeat=20): 20 iterations; loss = ")
+    assert _console_errors(browser) == []
+
+
+def test_program_forms_and_a_forward_mode_jacobian(browser: Any, server: str, torch: Any) -> None:
+    """Typed into the forms: a leaf, a two-line program, a run, and the Jacobian of its
+    scalar output in forward mode (one row); an impure program's Jacobian is a 409 card."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, server)
+
+    def fill(form: str, **values: str) -> None:
+        el = browser.find_element(By.ID, form)
+        for name, value in values.items():
+            box = el.find_element(By.NAME, name)
+            if box.tag_name == "select":
+                from selenium.webdriver.support.ui import Select
+
+                Select(box).select_by_value(value)
+                continue
+            box.clear()
+            box.send_keys(value)
+        done = _actions(browser) + 1
+        el.find_element(By.TAG_NAME, "button").click()
+        _wait(browser, lambda d: _actions(d) >= done)
+
+    fill("leaf-form", name="x", values="[1.0, 2.0, 3.0]")
+    fill("program-form", name="g", steps="y = x * x\nz = (y * x.exp()).sum()", fetch="z")
+    fill("run-form", program="g", repeat="3")
+    fill("jacobian-form", program="g", of="z", wrt="x", mode="fwd")
+    x = torch.tensor([1.0, 2.0, 3.0])
+    want = torch.func.jacfwd(lambda t: (t * t * t.exp()).sum())(x).numpy()
+    grid, _ = _heatmap(browser, "z", "x")
+    assert grid.shape == (1, 3)
+    np.testing.assert_allclose(grid[0], want, rtol=1e-5)
+    fill("program-form", name="h", steps="x = x + 1", fetch="")
+    browser.find_element(By.CSS_SELECTOR, "#program-form textarea").clear()
+    fill("program-form", name="h", steps='{"out": "x", "expr": "x * 2", "assign": true}')
+    fill("jacobian-form", program="h", of="x", wrt="x", mode="rev")
+    _wait(
+        browser, lambda d: d.find_element(By.CSS_SELECTOR, '.error[data-code="program_not_pure"]')
+    )
+    assert _console_errors(browser, allowed=("status of 409",)) == []

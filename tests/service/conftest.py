@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from svc_helpers import SyncClient, make_settings, put
 
 from service.app import create_app
-from service.session.state import SessionStore
+from service.session.manager import SessionManager
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +22,7 @@ def shared_app() -> FastAPI:
 @pytest.fixture
 def client(shared_app: FastAPI) -> Iterator[SyncClient]:
     """A client on the shared app, with an empty session store."""
-    shared_app.state.store = SessionStore(shared_app.state.settings)
+    shared_app.state.sessions = SessionManager(shared_app.state.settings)
     with SyncClient(shared_app) as c:
         yield c
 

@@ -66,7 +66,7 @@ def test_too_many_sessions() -> None:
 def test_idle_sessions_expire() -> None:
     app = create_app(make_settings(session_ttl_seconds=60))
     now = [1_000_000.0]
-    app.state.store.clock = lambda: now[0]
+    app.state.sessions.clock = lambda: now[0]
     with SyncClient(app) as c:
         c.post("/v1/sessions", json={"name": "old"})
         c.post("/v1/sessions", json={"name": "busy"})

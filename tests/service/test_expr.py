@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from service import expr
+from service.compute import expr
 from service.errors import ExprInvalidError, UnknownOpError
 
 OPS = {"sum", "mean", "log", "exp", "max", "matmul", "getitem"}

@@ -7,7 +7,7 @@ import asyncio
 from svc_helpers import SyncClient, assert_problem, make_settings
 
 from service.app import create_app
-from service.session.state import SessionStore
+from service.session.manager import SessionManager
 
 ORIGIN = "https://notebook.example"
 PREFLIGHT = {
@@ -56,30 +56,34 @@ def test_no_cors_by_default(client: SyncClient) -> None:
 
 def test_sweep_with_a_fake_clock() -> None:
     now = [1000.0]
-    store = SessionStore(make_settings(session_ttl_seconds=10), clock=lambda: now[0])
-    store.create("old", None)
-    now[0] += 6
-    store.create("young", None)
-    now[0] += 5  # 'old' idle 11 s, 'young' 5 s
-    assert store.sweep() == 1
-    assert [s.name for s in store.list(None)] == ["young"]
-    now[0] += 10
-    assert store.sweep() == 1
-    assert len(store) == 0
+    sessions = SessionManager(make_settings(session_ttl_seconds=10), clock=lambda: now[0])
+
+    async def scenario() -> None:
+        await sessions.create("old", None)
+        now[0] += 6
+        await sessions.create("young", None)
+        now[0] += 5  # 'old' idle 11 s, 'young' 5 s
+        assert await sessions.sweep() == 1
+        assert [s["name"] for s in await sessions.summaries(None)] == ["young"]
+        now[0] += 10
+        assert await sessions.sweep() == 1
+        assert len(sessions) == 0
+
+    asyncio.run(scenario())
 
 
 def test_sweep_spares_a_session_in_use() -> None:
     now = [0.0]
-    store = SessionStore(make_settings(session_ttl_seconds=1), clock=lambda: now[0])
-    busy = store.create("busy", None)
-    now[0] = 5
+    sessions = SessionManager(make_settings(session_ttl_seconds=1), clock=lambda: now[0])
 
-    async def hold() -> int:
+    async def scenario() -> None:
+        busy = await sessions.create("busy", None)
+        now[0] = 5
         async with busy.lock:
-            return store.sweep()
+            assert await sessions.sweep() == 0
+        assert await sessions.sweep() == 1
 
-    assert asyncio.run(hold()) == 0
-    assert store.sweep() == 1
+    asyncio.run(scenario())
 
 
 def test_the_sweeper_runs_with_the_app_lifespan() -> None:
@@ -87,12 +91,13 @@ def test_the_sweeper_runs_with_the_app_lifespan() -> None:
 
     async def scenario() -> None:
         async with app.router.lifespan_context(app):
-            app.state.store.create("idle", None)
+            sessions = app.state.sessions
+            await sessions.create("idle", None)
             for _ in range(10_000):  # the task sweeps every millisecond
-                if app.state.journal.swept >= 2 and len(app.state.store) == 0:
+                if sessions.swept >= 2 and len(sessions) == 0:
                     break
                 await asyncio.sleep(0.001)
-            assert len(app.state.store) == 0
+            assert len(sessions) == 0
             assert [t for t in asyncio.all_tasks() if t.get_name() == "gradserve-sweep"]
         assert not [t for t in asyncio.all_tasks() if t.get_name() == "gradserve-sweep"]
 
@@ -107,10 +112,10 @@ def test_a_failing_sweep_does_not_stop_the_sweeper() -> None:
         calls.append(1)
         raise RuntimeError("boom")
 
-    app.state.store.sweep = broken
+    app.state.sessions.sweep_memory = broken
 
     async def scenario() -> None:
-        task = asyncio.create_task(app.state.journal.sweep_forever())
+        task = asyncio.create_task(app.state.sessions.sweep_forever())
         for _ in range(10_000):
             if len(calls) >= 2:
                 break

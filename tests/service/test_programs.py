@@ -16,7 +16,7 @@ from svc_helpers import (
 )
 
 from service.app import create_app
-from service.session.state import SessionStore
+from service.session.manager import SessionManager
 
 P = "/v1/sessions/one/programs"
 
@@ -150,7 +150,7 @@ def test_run_limits_and_fetch_checked_first(one: SyncClient) -> None:
 
 def test_program_count_limit() -> None:
     app = create_app(make_settings(max_programs=2))
-    app.state.store = SessionStore(app.state.settings)
+    app.state.sessions = SessionManager(app.state.settings)
     with SyncClient(app) as c:
         c.post("/v1/sessions", json={"name": "s"})
         for name in ("a", "b"):
@@ -201,7 +201,7 @@ def test_heavy_iterations_run_in_a_worker_thread() -> None:
     """With every iteration over the offload threshold, chunks run in a worker thread:
     the same iterations, the same failure bookkeeping."""
     app = create_app(make_settings(offload_elements=0))
-    app.state.store = SessionStore(app.state.settings)
+    app.state.sessions = SessionManager(app.state.settings)
     with SyncClient(app) as c:
         regression_session(c, "one")
         regression_session(c, "many")
@@ -226,7 +226,7 @@ def test_deadline_applies_per_iteration() -> None:
     """An iteration past GRADSERVE_REQUEST_SECONDS is stopped and rolled back, as any
     failure: the problem carries the iteration."""
     app = create_app(make_settings())
-    app.state.store = SessionStore(app.state.settings)
+    app.state.sessions = SessionManager(app.state.settings)
     with SyncClient(app) as c:
         regression_session(c, "one")
         before = snapshot(c, "one")

@@ -42,7 +42,7 @@ from svc_helpers import SyncClient, make_settings
 from service.app import create_app
 from service.errors import PROBLEMS
 from service.names import TENSOR_NAME_PATTERN
-from service.session.state import SessionStore
+from service.session.manager import SessionManager
 
 TENSOR_NAME = re.compile(TENSOR_NAME_PATTERN)
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "20"))
@@ -192,7 +192,7 @@ def reset_fuzz_session() -> Any:
     with SyncClient(APP) as client:
 
         def reset() -> None:
-            APP.state.store = SessionStore(APP.state.settings)
+            APP.state.sessions = SessionManager(APP.state.settings)
             assert client.post("/v1/sessions", json={"name": SESSION}).status_code == 201
             r = client.put(
                 f"/v1/sessions/{SESSION}/tensors/x",

@@ -1,6 +1,10 @@
-"""The store on its own: TTL, limits, owners, transactions."""
+"""The session manager on its own (memory store): TTL, limits, owners, transactions."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -13,7 +17,14 @@ from service.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from service.session.state import SessionStore, Transaction, bindings_bytes, owner_of
+from service.session.manager import SessionManager
+from service.session.state import Transaction, bindings_bytes, owner_of
+
+T = TypeVar("T")
+
+
+def run(call: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(call)
 
 
 class Clock:
@@ -24,75 +35,79 @@ class Clock:
         return self.now
 
 
-def store(**limits: object) -> tuple[SessionStore, Clock]:
+def store(**limits: object) -> tuple[SessionManager, Clock]:
     clock = Clock()
-    return SessionStore(make_settings(**limits), clock=clock), clock
+    return SessionManager(make_settings(**limits), clock=clock), clock
+
+
+def names(s: SessionManager, owner: str | None = None) -> list[str]:
+    return [x["name"] for x in run(s.summaries(owner))]
 
 
 def test_create_get_delete() -> None:
     s, _ = store()
-    created = s.create("nb", None)
-    assert s.get("nb", None) is created
+    created = run(s.create("nb", None))
+    assert run(s.session("nb", None)) is created
     with pytest.raises(SessionExistsError):
-        s.create("nb", None)
-    s.delete("nb", None)
+        run(s.create("nb", None))
+    run(s.delete("nb", None))
     with pytest.raises(SessionNotFoundError):
-        s.get("nb", None)
+        run(s.session("nb", None))
 
 
 def test_generated_names_are_valid_and_distinct() -> None:
     s, _ = store()
-    names = {s.create(None, None).name for _ in range(20)}
-    assert len(names) == 20
+    made = {run(s.create(None, None)).name for _ in range(20)}
+    assert len(made) == 20
 
 
 @pytest.mark.parametrize("name", ["", "-a", "a" * 65, "a b", "a/b", "é"])
 def test_invalid_session_names(name: str) -> None:
     s, _ = store()
     with pytest.raises(InvalidNameError):
-        s.create(name, None)
+        run(s.create(name, None))
 
 
 def test_idle_ttl_evicts_lazily_and_on_sweep() -> None:
     s, clock = store(session_ttl_seconds=10)
-    s.create("a", None)
-    s.create("b", None)
+    run(s.create("a", None))
+    run(s.create("b", None))
     clock.now += 5
-    s.get("a", None)  # touched: lives 10 s from now
+    run(s.session("a", None))  # touched: lives 10 s from now
     clock.now += 6
     with pytest.raises(SessionNotFoundError):
-        s.get("b", None)
-    assert [x.name for x in s.list(None)] == ["a"]
+        run(s.session("b", None))
+    assert names(s) == ["a"]
     clock.now += 11
-    assert s.list(None) == []
+    assert names(s) == []
     assert len(s) == 0
 
 
 def test_max_sessions_is_429_and_expired_ones_make_room() -> None:
     s, clock = store(max_sessions=2, session_ttl_seconds=10)
-    s.create("a", None)
-    s.create("b", None)
+    run(s.create("a", None))
+    run(s.create("b", None))
     with pytest.raises(LimitExceededError) as info:
-        s.create("c", None)
+        run(s.create("c", None))
     assert info.value.status == 429
     clock.now += 11
-    s.create("c", None)
+    run(s.create("c", None))
 
 
 def test_owners_have_separate_namespaces() -> None:
     s, _ = store()
     a, b = owner_of("key-a"), owner_of("key-b")
-    s.create("nb", a)
-    s.create("nb", b)  # no clash, no leak
+    run(s.create("nb", a))
+    run(s.create("nb", b))  # no clash, no leak
     with pytest.raises(SessionNotFoundError):
-        s.get("other", a)
-    assert [x.owner for x in s.list(a)] == [a]
+        run(s.session("other", a))
+    assert names(s, a) == ["nb"] and s.count_held(a) == 1
     assert a is not None and "key-a" not in a
 
 
 def test_transaction_rolls_back_bindings_and_in_place_writes() -> None:
     s, _ = store()
-    session = s.create("nb", None)
+    session = run(s.create("nb", None))
     w = Tensor(np.array([1.0, 2.0], dtype=np.float32))
     view = w.data[:1]
     session.tensors["w"] = w

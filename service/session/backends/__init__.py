@@ -13,7 +13,7 @@ caller expects, so two writers can never fork a journal.
 
 from __future__ import annotations
 
-from .base import Fenced, Meta, Store, StoreError, session_key
+from .base import Fenced, Full, Meta, Store, StoreError, session_key
 from .memory import MemoryStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
@@ -34,6 +34,7 @@ def open_store(url: str) -> Store:
 
 __all__ = [
     "Fenced",
+    "Full",
     "MemoryStore",
     "Meta",
     "RedisStore",

@@ -14,6 +14,14 @@ class Fenced(Exception):
     """An append or checkpoint whose expected sequence number is not the journal's last."""
 
 
+class Full(Exception):
+    """A create refused: the owner already holds ``held`` live sessions, the limit."""
+
+    def __init__(self, held: int) -> None:
+        super().__init__(f"the owner holds {held} sessions")
+        self.held = held
+
+
 @dataclass
 class Meta:
     """What the store keeps about a session besides its journal."""
@@ -52,8 +60,14 @@ class Store(abc.ABC):
         """Release connections."""
 
     @abc.abstractmethod
-    async def create(self, meta: Meta) -> bool:
-        """Add a session with an empty journal; False if the name is taken."""
+    async def create(self, meta: Meta, limit: int | None = None) -> bool:
+        """Add a session with an empty journal; False if the name is taken. With ``limit``,
+        raise ``Full`` instead when the owner holds that many live sessions, counted in
+        the same atomic step as the insert (exact across processes sharing the store)."""
+
+    @abc.abstractmethod
+    async def count(self, owner: str | None, now: float) -> int:
+        """The owner's sessions not expired at ``now``."""
 
     @abc.abstractmethod
     async def meta(self, owner: str | None, name: str) -> Meta | None: ...

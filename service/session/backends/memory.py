@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from .base import Fenced, Meta, Store, session_key
+from .base import Fenced, Full, Meta, Store, session_key
 
 
 class MemoryStore(Store):
@@ -18,13 +18,18 @@ class MemoryStore(Store):
         self._checkpoints: dict[str, tuple[int, bytes]] = {}
         self._leases: dict[str, tuple[str, float]] = {}
 
-    async def create(self, meta: Meta) -> bool:
+    async def create(self, meta: Meta, limit: int | None = None) -> bool:
         key = session_key(meta.owner, meta.name)
         if key in self._meta:
             return False
+        if limit is not None and (held := await self.count(meta.owner, meta.last_used)) >= limit:
+            raise Full(held)
         self._meta[key] = replace(meta, seq=0)
         self._records[key] = []
         return True
+
+    async def count(self, owner: str | None, now: float) -> int:
+        return sum(1 for m in self._meta.values() if m.owner == owner and m.expires > now)
 
     async def meta(self, owner: str | None, name: str) -> Meta | None:
         m = self._meta.get(session_key(owner, name))

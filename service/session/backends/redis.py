@@ -16,19 +16,36 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from .base import Fenced, Meta, Store, StoreError, session_key
+from .base import Fenced, Full, Meta, Store, StoreError, session_key
 
 P = "gs:"
 EXPIRY = P + "e"
 
+COUNT = """
+local held = 0
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local expires = redis.call('ZSCORE', KEYS[2], ARGV[1] .. name)
+  if expires and tonumber(expires) > tonumber(ARGV[2]) then held = held + 1 end
+end
+return held
+"""
+# the count and the insert in one script: no other replica adds a session in between
 CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, 0} end
+if ARGV[9] ~= '' then
+  local held = 0
+  for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+    local expires = redis.call('ZSCORE', KEYS[3], ARGV[10] .. name)
+    if expires and tonumber(expires) > tonumber(ARGV[4]) then held = held + 1 end
+  end
+  if held >= tonumber(ARGV[9]) then return {-1, held} end
+end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'name', ARGV[2], 'created', ARGV[3],
   'last_used', ARGV[4], 'ttl', ARGV[5], 'seq', 0, 'base', 0, 'bytes', ARGV[6],
   'tensor_count', ARGV[7])
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[8])
-return 1
+return {1, 0}
 """
 APPEND = """
 local seq = redis.call('HGET', KEYS[1], 'seq')
@@ -123,6 +140,7 @@ class RedisStore(Store):
             name: self.r.register_script(src)
             for name, src in (
                 ("create", CREATE),
+                ("count", COUNT),
                 ("append", APPEND),
                 ("records", RECORDS),
                 ("checkpoint", CHECKPOINT),
@@ -147,11 +165,19 @@ class RedisStore(Store):
     async def close(self) -> None:
         await self.r.aclose()
 
-    async def create(self, meta: Meta) -> bool:
+    async def create(self, meta: Meta, limit: int | None = None) -> bool:
         key, m, *_ = _keys(meta.owner, meta.name)
         args = [meta.owner or "", meta.name, repr(meta.created), repr(meta.last_used),
-                repr(meta.ttl), meta.bytes, meta.tensor_count, key]  # fmt: skip
-        return bool(await self._run("create", [m, _owner_set(meta.owner), EXPIRY], args))
+                repr(meta.ttl), meta.bytes, meta.tensor_count, key,
+                "" if limit is None else limit, session_key(meta.owner, "")]  # fmt: skip
+        status, held = await self._run("create", [m, _owner_set(meta.owner), EXPIRY], args)
+        if int(status) < 0:
+            raise Full(int(held))
+        return bool(status)
+
+    async def count(self, owner: str | None, now: float) -> int:
+        args = [session_key(owner, ""), repr(now)]
+        return int(await self._run("count", [_owner_set(owner), EXPIRY], args))
 
     async def meta(self, owner: str | None, name: str) -> Meta | None:
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .base import Fenced, Meta, Store, StoreError, session_key
+from .base import Fenced, Full, Meta, Store, StoreError, session_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -41,6 +41,13 @@ def _meta(row: tuple[object, ...]) -> Meta:
         bytes=int(nbytes),  # type: ignore[call-overload]
         tensor_count=int(count),  # type: ignore[call-overload]
     )
+
+
+def _count(db: sqlite3.Connection, owner: str | None, now: float) -> int:
+    row = db.execute(
+        "SELECT count(*) FROM sessions WHERE owner IS ? AND last_used + ttl > ?", (owner, now)
+    ).fetchone()
+    return int(row[0])
 
 
 class SQLiteStore(Store):
@@ -94,11 +101,19 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite store: {exc}") from exc
 
-    async def create(self, meta: Meta) -> bool:
+    async def create(self, meta: Meta, limit: int | None = None) -> bool:
         key = session_key(meta.owner, meta.name)
         created = [False]
 
         def run(db: sqlite3.Connection) -> None:
+            # inside BEGIN IMMEDIATE: no other process adds a session between count and insert
+            if (
+                limit is not None
+                and db.execute("SELECT 1 FROM sessions WHERE key = ?", (key,)).fetchone() is None
+            ):
+                held = _count(db, meta.owner, meta.last_used)
+                if held >= limit:
+                    raise Full(held)
             cur = db.execute(
                 f"INSERT OR IGNORE INTO sessions (key, {COLUMNS}) VALUES (?,?,?,?,?,?,0,?,?)",
                 (key, meta.owner, meta.name, meta.created, meta.last_used, meta.ttl,
@@ -108,6 +123,12 @@ class SQLiteStore(Store):
 
         self._write(run)
         return created[0]
+
+    async def count(self, owner: str | None, now: float) -> int:
+        try:
+            return _count(self.db, owner, now)
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite store: {exc}") from exc
 
     async def meta(self, owner: str | None, name: str) -> Meta | None:
         rows = self._read(

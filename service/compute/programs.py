@@ -17,12 +17,12 @@ from engine import Tensor
 from engine.errors import EngineError
 from engine.function import clock
 
+from ..errors import ServiceError
+from ..schemas import BackwardStepIn, GradStepIn, SeedStepIn, ZeroGradStepIn
+from ..session.quotas import bytes_after_steps, refuse_bytes
+from ..session.state import Session, Transaction, bindings_bytes, grad_of
+from ..settings import Settings
 from . import expr, verbs
-from .errors import ServiceError
-from .schemas import BackwardStepIn, GradStepIn, SeedStepIn, ZeroGradStepIn
-from .session.quotas import bytes_after_steps, refuse_bytes
-from .session.state import Session, Transaction, bindings_bytes, grad_of
-from .settings import Settings
 from .steps import Executor
 
 Item = Any  # a StepIn or one of the verb items (schemas.BatchItem)

@@ -15,13 +15,13 @@ import engine
 from engine import Tensor, no_grad
 from engine.errors import EngineError, GraphFreedError, NoGradFnError, VersionMismatchError
 
-from . import codec
-from .errors import BadArgumentsError, InvalidNameError
-from .names import check_tensor_name
-from .schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, TensorIn, ZeroGradIn
-from .session.quotas import bytes_ahead, check_bytes, refuse_bytes
-from .session.state import Session, bindings_bytes, grad_of
-from .settings import Settings
+from .. import codec
+from ..errors import BadArgumentsError, InvalidNameError
+from ..names import check_tensor_name
+from ..schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, TensorIn, ZeroGradIn
+from ..session.quotas import bytes_ahead, check_bytes, refuse_bytes
+from ..session.state import Session, bindings_bytes, grad_of
+from ..settings import Settings
 from .steps import Executor
 
 Bindings = dict[str, Tensor]

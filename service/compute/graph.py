@@ -14,7 +14,7 @@ from typing import Any
 
 from engine import Tensor
 
-from .session.state import Session
+from ..session.state import Session
 
 MAX_NODES = 10_000
 

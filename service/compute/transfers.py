@@ -20,12 +20,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from engine import Tensor
 
-from . import codec
-from .errors import InvalidTensorError
-from .names import tensor_name_error
-from .session.quotas import check_bytes
-from .session.state import Session, grad_of
-from .settings import Settings
+from .. import codec
+from ..errors import InvalidTensorError
+from ..names import tensor_name_error
+from ..session.quotas import check_bytes
+from ..session.state import Session, grad_of
+from ..settings import Settings
 
 BINARY = "application/octet-stream"
 DTYPE_HEADER = "Gradserve-Dtype"

@@ -22,27 +22,20 @@ import orjson
 from engine import OPS, Tensor, no_grad
 from engine.errors import EngineError
 
-from . import expr, programs, verbs
-from .errors import (
+from ..errors import (
     BadArgumentsError,
     LimitExceededError,
     ProgramNotFoundError,
     ServiceError,
     UnknownOpError,
 )
-from .names import check_tensor_name
-from .schemas import (
-    BackwardStepIn,
-    ExprStepIn,
-    GradStepIn,
-    OpStepIn,
-    SeedStepIn,
-    ZeroGradStepIn,
-)
-from .schemas.programs import ProgramIn
-from .session.quotas import refuse_bytes
-from .session.state import Session, grad_of
-from .settings import Settings
+from ..names import check_tensor_name
+from ..schemas import BackwardStepIn, ExprStepIn, GradStepIn, OpStepIn, SeedStepIn, ZeroGradStepIn
+from ..schemas.programs import ProgramIn
+from ..session.quotas import refuse_bytes
+from ..session.state import Session, grad_of
+from ..settings import Settings
+from . import expr, programs, verbs
 from .steps import Executor, arity_error, draws, parse_expr
 
 UNLIMITED_EXPR = 1 << 30  # replay: the record passed the length limit when it was stored
@@ -228,16 +221,6 @@ def lookup(session: Session, name: str) -> Program:
             hint=f"programs stored: {have}; PUT .../programs/{name} stores one",
         )
     return found
-
-
-def run_iterations(
-    session: Session, name: str, settings: Settings, n: int, replay: bool = False
-) -> int:
-    """``n`` iterations of the program ``name``; each all or nothing."""
-    program = lookup(session, name)
-    for _ in range(n):
-        run_iteration(session, program, settings, replay=replay)
-    return n
 
 
 def run_iteration(

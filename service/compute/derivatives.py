@@ -15,12 +15,13 @@ from typing import Any
 from engine import Tensor, func
 from engine.errors import NotScalarError
 
-from . import codec, compiled
+from .. import codec
+from ..errors import BadArgumentsError, ProgramNotPureError
+from ..schemas import TensorIn
+from ..session.state import Session
+from ..settings import Settings
+from . import compiled
 from .compiled import Program
-from .errors import BadArgumentsError, ProgramNotPureError
-from .schemas import TensorIn
-from .session.state import Session
-from .settings import Settings
 
 Grid = dict[str, dict[str, Tensor]]
 

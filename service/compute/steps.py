@@ -24,23 +24,14 @@ from engine.errors import (
     ShapeMismatchError,
 )
 
-from . import codec, expr
-from .errors import (
-    BadArgumentsError,
-    LimitExceededError,
-    ServiceError,
-    UnknownOpError,
-    closest,
-)
-from .schemas import (
-    PlainCall,
-    StepIn,
-    TensorIn,
-)
-from .session.limits import estimate_elements
-from .session.quotas import refuse_bytes
-from .session.state import Session, Transaction, bindings_bytes, grad_of
-from .settings import Settings
+from .. import codec
+from ..errors import BadArgumentsError, LimitExceededError, ServiceError, UnknownOpError, closest
+from ..schemas import PlainCall, StepIn, TensorIn
+from ..session.limits import estimate_elements
+from ..session.quotas import refuse_bytes
+from ..session.state import Session, Transaction, bindings_bytes, grad_of
+from ..settings import Settings
+from . import expr
 
 log = logging.getLogger("gradserve")
 

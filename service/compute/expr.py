@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .errors import BadArgumentsError, ExprInvalidError, UnknownOpError, closest
+from ..errors import BadArgumentsError, ExprInvalidError, UnknownOpError, closest
 
 MAX_DEPTH = 200  # AST levels; also bounds bracket nesting checked before parsing
 MAX_BRACKETS = 64
