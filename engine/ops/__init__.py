@@ -34,3 +34,4 @@ from . import copies
 from . import fft
 from . import polynomials
 from . import statistics
+from . import masked
