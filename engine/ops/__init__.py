@@ -35,3 +35,4 @@ from . import fft
 from . import polynomials
 from . import statistics
 from . import masked
+from . import bessel
