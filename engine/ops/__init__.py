@@ -36,3 +36,4 @@ from . import polynomials
 from . import statistics
 from . import masked
 from . import bessel
+from . import windows
