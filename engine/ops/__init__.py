@@ -37,3 +37,4 @@ from . import statistics
 from . import masked
 from . import bessel
 from . import windows
+from . import mathfns
