@@ -60,9 +60,12 @@ class Results:
     ``flag_ndim``: one result per dim of ``input`` (at least one, a tuple) when ``arg``
     is true, else one (``nonzero(x, as_tuple=True)``).
     ``sections``: ``arg`` results when it is a number (or a 0-d tensor), one more than
-    its length when it lists indices (``tensor_split``)."""
+    its length when it lists indices (``tensor_split``).
+    ``dims``: one per dim ``arg`` lists, every dim of ``input`` when None (a tuple).
+    ``flags``: one, and one more per true flag among ``arg``'s comma-separated names."""
 
     kind: str  # "given" | "dim_size" | "split" | "chunk" | "flag" | "flag_ndim" | "sections"
+    # | "dims" | "flags"
     arg: str = ""
     dim: str = "dim"
     count: int = 2
@@ -71,7 +74,7 @@ class Results:
         out: dict[str, Any] = {"rule": self.kind, "dim": self.dim}
         if self.kind in ("given", "flag"):
             return {"rule": self.kind, "arg": self.arg, "count": self.count}
-        if self.kind in ("flag_ndim", "sections"):
+        if self.kind in ("flag_ndim", "sections", "dims", "flags"):
             return {"rule": self.kind, "arg": self.arg}
         if self.arg:
             out["arg"] = self.arg

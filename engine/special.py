@@ -32,7 +32,18 @@ _NAMES = {
     "ndtr": "ndtr",
     "log_ndtr": "log_ndtr",
     "erfcx": "erfcx",
+    "i0e": "i0e",
+    "i1": "i1",
+    "i1e": "i1e",
+    "ndtri": "ndtri",
+    "zeta": "zeta",
 }
+_NAMES.update(
+    {
+        name: name
+        for name in ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0"]
+    }
+)
 _NAMES.update({name: name for name in POLYNOMIALS})
 globals().update({name: OPS[op].fn for name, op in _NAMES.items() if op in OPS})
 __all__ = [name for name, op in _NAMES.items() if op in OPS]

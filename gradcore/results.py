@@ -27,6 +27,14 @@ def evaluate_results(rule: dict[str, Any], bound: dict[str, Any]) -> tuple[int, 
         return (int(rule["count"]), True) if bound.get(rule["arg"]) else (1, False)
     if kind == "flag_ndim":
         return (max(len(bound["input"].shape), 1), True) if bound.get(rule["arg"]) else (1, False)
+    if kind == "dims":  # one per dim listed in arg (every dim of input when None)
+        dims = bound.get(rule["arg"])
+        if dims is None:
+            return len(bound["input"].shape), True
+        return (len(dims), True) if isinstance(dims, list | tuple) else (1, True)
+    if kind == "flags":  # one, and one more per true flag among the comma-separated args
+        n = 1 + sum(bool(bound.get(a)) for a in rule["arg"].split(","))
+        return n, n != 1
     if kind == "sections":
         cuts = bound[rule["arg"]]
         if is_tensor(cuts):

@@ -33,3 +33,8 @@ from . import composed
 from . import copies
 from . import fft
 from . import polynomials
+from . import statistics
+from . import masked
+from . import bessel
+from . import windows
+from . import mathfns

@@ -57,7 +57,7 @@ def _erfc(x: Any) -> np.ndarray:
     an ulp of 1, not of erfc). Below |x| = 1, erfc lies in [0.15, 1.85] and ``1 - erf``
     is exact to an ulp; beyond, libm's erfc per element (erfc and erfinv are rare ops)."""
     x = np.asarray(x, dtype=np.float64)
-    out = 1.0 - _erf(x)
+    out = np.array(1.0 - _erf(x), dtype=np.float64)  # an array even for 0-d (written below)
     tail = np.abs(x) >= 1.0
     if tail.any():
         out[tail] = _libm_erfc(x[tail]).astype(np.float64)

@@ -208,7 +208,10 @@ class OpOut(BaseModel):
             "'dim'} (torch.chunk's count); {'rule': 'flag', 'arg', 'count'} (count results when "
             "arg is true, else one); {'rule': 'flag_ndim', 'arg'} (input.ndim results, at "
             "least one, when arg is true, else one); {'rule': 'sections', 'arg'} (arg results "
-            "for a number, len(arg) + 1 for a list of indices: tensor_split). Rules always "
+            "for a number, len(arg) + 1 for a list of indices: tensor_split); {'rule': 'dims', "
+            "'arg'} (one per dim listed in arg, input.ndim when it is None); {'rule': 'flags', "
+            "'arg'} (one more than the true flags among arg's comma-separated names). Rules "
+            "always "
             "return a tuple except "
             "'given' and the flags with one result."
         )

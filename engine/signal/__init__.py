@@ -1,0 +1,3 @@
+"""``torch.signal``: its ``windows``."""
+
+from . import windows as windows
