@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from . import wire
-from .base import Conversation, Request, SessionBase, Stream, drive
+from .base import SessionBase
+from .conversation import Conversation, Request, Stream, drive
 from .programs import ProgramsMixin
 from .tensor import GradRef, Tensor, describe
 from .transport import AsyncTransport
