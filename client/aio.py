@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from . import wire
-from .base import Conversation, Request, SessionBase, Stream, drive
+from .base import SessionBase
+from .conversation import Conversation, Request, Stream, drive
 from .programs import ProgramsMixin
 from .tensor import GradRef, Tensor, describe
 from .transport import AsyncTransport
@@ -55,84 +55,6 @@ class AsyncTensor(Tensor):
             )
         return self._meta
 
-    async def meta(self) -> dict[str, Any]:
-        """The tensor's metadata (shape, dtype, requires_grad, is_leaf, grad_fn, version)."""
-        self._check()
-        if self._meta is None or self._session._queued():
-            await self._session.flush()
-            self._check()
-        if self._meta is None:
-            self._set_meta(await self._session.fetch(self._name, values=False))
-        assert self._meta is not None
-        return self._meta
-
-    async def numpy(self) -> np.ndarray:  # type: ignore[override]
-        """The values, as a new numpy array (sends what is queued first)."""
-        self._check()
-        if self._value is None or self._session._queued():
-            got = await self._session.flush(fetch=[self._name])
-            self._check()
-            if self._name in got:
-                self._value = wire.decode(got[self._name])
-        if self._value is None:
-            self._set_meta(await self._session.fetch(self._name, values=True))
-        assert self._value is not None
-        return self._value.copy()
-
-    async def item(self) -> float | int | bool:  # type: ignore[override]
-        values = await self.numpy()
-        if values.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {values.size} elements cannot be converted to Scalar"
-            )
-        return values.reshape(()).item()  # type: ignore[no-any-return]
-
-    async def tolist(self) -> Any:
-        return (await self.numpy()).tolist()
-
-    async def grad_values(self) -> np.ndarray | None:
-        """``x.grad`` as a numpy array, or None when it is None."""
-        self._check()
-        value, _ = await self._session.read_grad(self._name)
-        return None if value is None else value.copy()
-
-    @property
-    def grad(self) -> AsyncGradRef:  # type: ignore[override]
-        """``x.grad`` as a reference: in an op (``w - lr * w.grad``) it is the remote grad,
-        ``x.grad.zero_()`` queues a zero_grad, ``await x.grad.numpy()`` reads it (None if
-        there is none)."""
-        self._check()
-        return AsyncGradRef(self)
-
-    @grad.setter
-    def grad(self, value: None) -> None:
-        raise NotImplementedError("in an AsyncSession: s.zero_grad([t], set_to_none=True)")
-
-    def backward(  # type: ignore[override]
-        self,
-        gradient: Any = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: Any = None,
-    ) -> Any:
-        """``await y.backward(...)``."""
-        return self._session.backward(
-            [self],
-            None if gradient is None else [gradient],
-            retain_graph=retain_graph,
-            create_graph=create_graph,
-            inputs=inputs,
-        )
-
-    async def retain_grad(self) -> None:  # type: ignore[override]
-        await self._session.flush()
-        self._set_meta(await self._session.patch(self, {"retain_grad": True}))
-
-    async def requires_grad_(self, requires_grad: bool = True) -> AsyncTensor:  # type: ignore[override]
-        await self._session.flush()
-        self._set_meta(await self._session.patch(self, {"requires_grad": requires_grad}))
-        return self
-
     def __repr__(self) -> str:
         if self._value is None or self._meta is None:
             return f"<gradserve.AsyncTensor {self._name!r} (await t.numpy() to read it)>"
@@ -141,7 +63,7 @@ class AsyncTensor(Tensor):
     def _sync_read(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("an AsyncTensor's values are awaited: await t.numpy() / await t.item()")
 
-    __array__ = __float__ = __int__ = __bool__ = __index__ = _sync_read  # type: ignore[assignment]
+    __array__ = __float__ = __int__ = __bool__ = __index__ = _values = _sync_read  # type: ignore[assignment]
 
     @property
     def data(self) -> Any:  # type: ignore[override]
@@ -154,25 +76,14 @@ class AsyncTensor(Tensor):
 
 
 class AsyncGradRef(GradRef, AsyncTensor):  # type: ignore[misc]
-    """``x.grad`` of an ``AsyncTensor``."""
-
-    async def numpy(self) -> np.ndarray | None:  # type: ignore[override]
-        value, _ = await self._session.read_grad(self._name)
-        return None if value is None else value.copy()
-
-    async def meta(self) -> dict[str, Any]:
-        raise TypeError("a .grad has no session metadata; await x.grad.numpy()")
-
-    def zero_(self) -> AsyncGradRef:
-        self._session.zero_grad(tensors=[self._owner])
-        return self
+    """``x.grad`` of an ``AsyncTensor``: its reads are ``GradRef``'s, awaited."""
 
     @property  # type: ignore[misc]
     def data(self) -> AsyncGradRef:  # type: ignore[override]
         return self  # x.grad.data.zero_()
 
-    def backward(self, *args: Any, **kwargs: Any) -> Any:
-        return self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
+
+AsyncTensor._grad_ref = AsyncGradRef
 
 
 class AsyncSession(ProgramsMixin, SessionBase):

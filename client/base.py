@@ -22,39 +22,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import display, errors, wire
+from .conversation import Conversation, Request, Stream
 from .steps import Steps
 from .tensor import GradRef, Tensor
 
-
-@dataclass
-class Request:
-    """An effect: one HTTP request; the driver sends back the decoded answer."""
-
-    method: str
-    path: str
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Stream:
-    """An effect: a POST answered with Server-Sent Events; each progress event goes to
-    ``on_progress``, the driver sends back the result event's body."""
-
-    path: str
-    body: dict[str, Any]
-    on_progress: Callable[[int, dict[str, Any]], Any]
-
-
-# a conversation with the server: yields effects, receives their results, returns a value
-Conversation = Generator["Request | Stream", Any, Any]
 Action = dict[str, Any] | Request  # a queued batch item, or a queued request
 
 
@@ -78,34 +56,6 @@ def building(conversation: Callable[..., Conversation]) -> Any:
         return self._build(conversation(self, *args, **kwargs))
 
     return method
-
-
-async def drive(conversation: Conversation, send: Callable[[Any], Awaitable[Any]]) -> Any:
-    """The one driver: each effect to ``send``, its answer (or error) back to the
-    conversation; the conversation's value. ``AsyncSession`` awaits it; ``Session`` runs it
-    with ``run_now``, its ``send`` never suspending."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = conversation.throw(error) if error is not None else conversation.send(value)
-        except StopIteration as stop:
-            return stop.value
-        value, error = None, None
-        try:
-            value = await send(effect)
-        except Exception as exc:  # handed to the conversation: it may catch it
-            error = exc
-
-
-def run_now(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine that never suspends (a sync session's ``drive``) to its value."""
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coroutine.close()
-    raise RuntimeError("a synchronous session's request suspended")
 
 
 def supports_programs(openapi: dict[str, Any]) -> bool:

@@ -4,8 +4,8 @@ and stores it on the server once; ``train.run(repeat=100)`` then runs it by name
 progress bar fed by the server's events, and ``train.jacobian(...)`` and the other
 derivatives of a pure program are one request each.
 
-The requests are written once, as conversations (``base.Request`` and ``base.Stream``
-effects), which the sync ``Session`` and the ``AsyncSession`` each drive with their own
+The requests are written once, as conversations (``Request`` and ``Stream`` effects),
+which the sync ``Session`` and the ``AsyncSession`` each drive with their own
 transport: in an ``AsyncSession`` the same calls are awaited (``async with
 s.program("train") as train:``, ``await train.run(repeat=100, progress=True)``)."""
 
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import wire
-from .base import Conversation, Request, Stream
+from .conversation import Conversation, Request, Stream
 
 Named = Any  # a tensor handle (``.name``) or a name
 

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Conversation, Request, SessionBase, Stream, drive, run_now
+from .base import SessionBase
+from .conversation import Conversation, Request, Stream, drive, run_now
 from .programs import ProgramsMixin
 from .tensor import Tensor
 from .transport import Transport

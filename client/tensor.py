@@ -10,8 +10,9 @@ an expression (``w - 0.1 * w.grad``), is bound to a temporary name first.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,9 +21,21 @@ from gradcore.printing import DEFAULT_OPTIONS, elided_repr, tensor_repr
 from gradcore.results import evaluate_results
 
 from . import display, errors, wire
+from .conversation import Conversation
 
 if TYPE_CHECKING:
     from .steps import Remote
+
+
+def awaited(conversation: Callable[..., Conversation]) -> Any:
+    """A handle method from a conversation, driven by its session (as ``base.awaited``):
+    a value from a ``Session``'s handle, an awaitable from an ``AsyncSession``'s."""
+
+    @functools.wraps(conversation)
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return self._session._drive(conversation(self, *args, **kwargs))
+
+    return method
 
 
 def count_results(
@@ -154,13 +167,25 @@ class Tensor:
                 code="stale_handle",
             )
 
-    def _metadata(self) -> dict[str, Any]:
+    def _read_meta(self) -> Conversation:
+        """The metadata, after what is queued (a queued step may change it)."""
         self._check()
-        if self._meta is None:
-            self._session.flush()
+        if self._meta is None or self._session._queued():
+            yield from self._session._flush()
             self._check()
         if self._meta is None:
-            self._meta = self._session.fetch(self._name, values=False)
+            self._set_meta((yield from self._session._fetch(self._name, values=False)))
+        assert self._meta is not None
+        return self._meta
+
+    meta = awaited(_read_meta)
+    meta.__doc__ = "The tensor's metadata (shape, dtype, requires_grad, is_leaf, grad_fn, version)."
+
+    def _metadata(self) -> dict[str, Any]:
+        """The metadata behind the attributes (``shape``, ``dtype``, ...), read when unknown."""
+        self._check()
+        if self._meta is None:
+            return self.meta()  # type: ignore[no-any-return]
         return self._meta
 
     def _set_meta(self, meta: dict[str, Any]) -> None:
@@ -229,30 +254,55 @@ class Tensor:
 
     # --- values --------------------------------------------------------------------------------
 
-    def _values(self) -> np.ndarray:
+    def _read_values(self) -> Conversation:
+        """The values (cached until written). An async session's read sends what is queued
+        first, the value riding in that batch when the server fetches."""
         self._check()
+        session = self._session
+        if session.deferred and (self._value is None or session._queued()):
+            got = yield from session._flush(fetch=[self._name])
+            self._check()
+            if self._name in got:
+                self._value = wire.decode(got[self._name])
         if self._value is None:
-            meta = self._session.fetch(self._name, values=True)
+            meta = yield from session._fetch(self._name, values=True)
             self._check()
             if self._value is None:
                 self._set_meta(meta)
         assert self._value is not None
         return self._value
 
-    def numpy(self) -> np.ndarray:
-        """The values, as a new numpy array."""
-        return self._values().copy()
+    def _values(self) -> np.ndarray:
+        return self._session._drive(self._read_values())  # type: ignore[no-any-return]
 
-    def tolist(self) -> Any:
-        return self._values().tolist()
+    def _numpy(self) -> Conversation:
+        return (yield from self._read_values()).copy()
 
-    def item(self) -> float | int | bool:
-        values = self._values()
+    numpy = awaited(_numpy)
+    numpy.__doc__ = "The values, as a new numpy array (what is queued is sent first)."
+
+    def _tolist(self) -> Conversation:
+        return (yield from self._read_values()).tolist()
+
+    tolist = awaited(_tolist)
+
+    def _item(self) -> Conversation:
+        values = yield from self._read_values()
         if values.size != 1:
             raise RuntimeError(
                 f"a Tensor with {values.size} elements cannot be converted to Scalar"
             )
         return values.reshape(()).item()
+
+    item = awaited(_item)
+
+    def _grad_values(self) -> Conversation:
+        """``x.grad`` as a numpy array, or None when it is None."""
+        self._check()
+        value, _ = yield from self._session._read_grad(self._name)
+        return None if value is None else value.copy()
+
+    grad_values = awaited(_grad_values)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         values = self._values()
@@ -317,20 +367,25 @@ class Tensor:
 
     # --- autograd --------------------------------------------------------------------------------
 
+    _grad_ref: type[GradRef]  # the class of ``x.grad`` (set below GradRef)
+
     @property
     def grad(self) -> GradRef | None:
         """``x.grad``: a handle on the remote gradient, or None (with PyTorch's warning for a
-        non-leaf that does not retain its grad)."""
+        non-leaf that does not retain its grad). In an async session always a reference:
+        in an op (``w - lr * w.grad``) the remote grad, ``await x.grad.numpy()`` reads it."""
         self._check()
         if self._session.grad_pending(self._name):
-            return GradRef(self)  # a queued backward sets it: read when used (one request)
+            return self._grad_ref(self)  # a queued backward sets it: read when used
         value, warning = self._session.read_grad(self._name)
         if warning:
             warnings.warn(warning, UserWarning, stacklevel=2)
-        return GradRef(self) if value is not None else None
+        return self._grad_ref(self) if value is not None else None
 
     @grad.setter
     def grad(self, value: None) -> None:
+        if self._session.deferred:
+            raise NotImplementedError("in an AsyncSession: s.zero_grad([t], set_to_none=True)")
         if value is not None:
             raise NotImplementedError("a remote .grad can only be set to None")
         self._session.clear_grad(self._name)
@@ -341,8 +396,9 @@ class Tensor:
         retain_graph: bool | None = None,
         create_graph: bool = False,
         inputs: Any = None,
-    ) -> None:
-        self._session.backward(
+    ) -> Any:
+        """``y.backward(...)`` (``await y.backward(...)`` in an async session)."""
+        return self._session.backward(
             [self],
             None if gradient is None else [gradient],
             retain_graph=retain_graph,
@@ -350,12 +406,20 @@ class Tensor:
             inputs=inputs,
         )
 
-    def retain_grad(self) -> None:
-        self._set_meta(self._session.patch(self, {"retain_grad": True}))
+    def _retain_grad(self) -> Conversation:
+        self._check()
+        yield from self._session._flush()
+        self._set_meta((yield from self._session._patch(self, {"retain_grad": True})))
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self._set_meta(self._session.patch(self, {"requires_grad": requires_grad}))
+    retain_grad = awaited(_retain_grad)
+
+    def _requires_grad_(self, requires_grad: bool = True) -> Conversation:
+        self._check()
+        yield from self._session._flush()
+        self._set_meta((yield from self._session._patch(self, {"requires_grad": requires_grad})))
         return self
+
+    requires_grad_ = awaited(_requires_grad_)
 
     def detach(self) -> Tensor:
         return self._op("detach")
@@ -528,12 +592,28 @@ class GradRef(Tensor):
     def name(self) -> str:
         return f"{self._name}.grad"
 
-    def _values(self) -> np.ndarray:
+    def _read_values(self) -> Conversation:
         self._owner._check()
-        value, _ = self._session.read_grad(self._name)
+        value, _ = yield from self._session._read_grad(self._name)
         if value is None:
             raise RuntimeError(f"{self._name}.grad is None")
-        return value  # type: ignore[no-any-return]
+        return value
+
+    def _numpy(self) -> Conversation:
+        """The grad's values; in an async session None when there is none (its ``x.grad``
+        is always a reference, so this is where it says so)."""
+        self._owner._check()
+        value, _ = yield from self._session._read_grad(self._name)
+        if value is None and self._session.deferred:
+            return None
+        if value is None:
+            raise RuntimeError(f"{self._name}.grad is None")
+        return value.copy()
+
+    numpy = awaited(_numpy)
+
+    def meta(self) -> dict[str, Any]:
+        raise TypeError("a .grad has no session metadata; read its values (x.grad.numpy())")
 
     def _metadata(self) -> dict[str, Any]:
         values = self._values()
@@ -568,12 +648,15 @@ class GradRef(Tensor):
             f"in-place {op}_ on a remote .grad is not supported; it can be read and zeroed"
         )
 
-    def backward(self, *args: Any, **kwargs: Any) -> None:
+    def backward(self, *args: Any, **kwargs: Any) -> Any:
         """``x.grad.backward()`` (after ``create_graph=True``): through a tensor bound to it."""
-        self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
+        return self._session.steps.expr(f"{self._name}.grad").backward(*args, **kwargs)
 
     def retain_grad(self) -> None:
         raise RuntimeError("can't retain_grad on a .grad")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         raise RuntimeError("requires_grad_ on a remote .grad: detach() it into a tensor first")
+
+
+Tensor._grad_ref = GradRef

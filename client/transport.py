@@ -11,7 +11,7 @@ answer is raised as the typed exception for its problem ``code``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import httpx
@@ -19,6 +19,7 @@ import orjson
 from httpx_retries import Retry, RetryTransport
 
 from . import errors, wire
+from .conversation import drive, run_now
 
 OnProgress = Callable[[int, dict[str, Any]], Any]
 EVENTS = {"Accept": "text/event-stream"}
@@ -145,8 +146,62 @@ def _no_result(path: str) -> errors.TransportError:
     return errors.TransportError(f"POST {path}: the event stream ended without a result")
 
 
-class Transport:
-    """One ``httpx.Client`` (one keep-alive connection pool) per session."""
+class _Transport:
+    """What both transports are: one httpx client (one keep-alive connection pool) per
+    session, the retry policies, and ``_request``, the request written once as a
+    conversation whose one effect is the httpx call (a response, or an awaitable of one)."""
+
+    def __init__(
+        self,
+        client: type[httpx.Client] | type[httpx.AsyncClient],
+        base_url: str,
+        *,
+        api_key: str | None,
+        timeout: float,
+        connect_timeout: float,
+        retries: int,
+        backoff: float,
+        transport: Any,
+    ) -> None:
+        self.idempotent, self.unsent = retry_policies(retries, backoff)
+        self.requests = 0  # logical requests made, for tests and the curious
+        self.http: Any = client(
+            base_url=base_url.rstrip("/"),
+            headers=_headers(api_key),
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=RetryTransport(transport, retry=self.idempotent),
+        )
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        raw: bool | str = False,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Generator[Any, Any, Any]:
+        self.requests += 1
+        arguments = _arguments(method, json, content, params, headers, self.unsent)
+        try:
+            response = yield self.http.request(method, path, **arguments)
+        except httpx.HTTPError as exc:
+            raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return answer(response, method, path, raw)
+
+
+async def _given(value: Any) -> Any:
+    return value
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+class Transport(_Transport):
+    """Over one ``httpx.Client``."""
 
     def __init__(
         self,
@@ -159,38 +214,23 @@ class Transport:
         backoff: float = 0.1,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.idempotent, self.unsent = retry_policies(retries, backoff)
-        self.requests = 0  # logical requests made, for tests and the curious
-        self.http = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers=_headers(api_key),
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            transport=RetryTransport(transport or httpx.HTTPTransport(), retry=self.idempotent),
+        super().__init__(
+            httpx.Client,
+            base_url,
+            api_key=api_key,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retries=retries,
+            backoff=backoff,
+            transport=transport or httpx.HTTPTransport(),
         )
 
     def close(self) -> None:
         self.http.close()
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        raw: bool | str = False,
-        content: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """Send one request (retried as the module says) and decode its answer."""
-        self.requests += 1
-        try:
-            response = self.http.request(
-                method, path, **_arguments(method, json, content, params, headers, self.unsent)
-            )
-        except httpx.HTTPError as exc:
-            raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        return answer(response, method, path, raw)
+        return run_now(drive(self._request(method, path, **kwargs), _given))
 
     def stream(self, path: str, body: dict[str, Any], on_progress: OnProgress) -> Any:
         """POST with ``Accept: text/event-stream``: each progress event to ``on_progress``;
@@ -210,7 +250,7 @@ class Transport:
         raise _no_result(path)
 
 
-class AsyncTransport:
+class AsyncTransport(_Transport):
     """The same over one ``httpx.AsyncClient``."""
 
     def __init__(
@@ -224,39 +264,23 @@ class AsyncTransport:
         backoff: float = 0.1,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.idempotent, self.unsent = retry_policies(retries, backoff)
-        self.requests = 0
-        self.http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            headers=_headers(api_key),
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            transport=RetryTransport(
-                transport or httpx.AsyncHTTPTransport(), retry=self.idempotent
-            ),
+        super().__init__(
+            httpx.AsyncClient,
+            base_url,
+            api_key=api_key,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            retries=retries,
+            backoff=backoff,
+            transport=transport or httpx.AsyncHTTPTransport(),
         )
 
     async def aclose(self) -> None:
         await self.http.aclose()
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        raw: bool | str = False,
-        content: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
-        self.requests += 1
-        try:
-            response = await self.http.request(
-                method, path, **_arguments(method, json, content, params, headers, self.unsent)
-            )
-        except httpx.HTTPError as exc:
-            raise errors.TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        return answer(response, method, path, raw)
+    async def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The same as ``Transport.request``, awaited."""
+        return await drive(self._request(method, path, **kwargs), _awaited)
 
     async def stream(self, path: str, body: dict[str, Any], on_progress: OnProgress) -> Any:
         """The same as ``Transport.stream``, awaited."""

@@ -9,10 +9,14 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from client import AsyncSession, Session
+from client.aio import AsyncGradRef, AsyncTensor
+from client.tensor import GradRef, Tensor
+from client.transport import AsyncTransport, Transport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,3 +128,37 @@ def test_each_call_is_written_once() -> None:
     assert {"backward", "grad", "tensor", "flush", "program", "graph", "zero_grad"} <= shared
     for name in shared:
         assert getattr(Session, name) is getattr(AsyncSession, name), name
+
+
+# what a handle of one session does its own way: attributes an async handle cannot await
+# (values, metadata read on use), the conversions that would need a value now, the class
+# of its ``.grad``
+HANDLE_OWN = {"_metadata", "_values", "__repr__", "__array__", "__float__", "__int__"}
+HANDLE_OWN |= {"__bool__", "__index__", "data", "_sync_read", "_grad_ref"}
+
+
+def _handle_calls(cls: type) -> dict[str, Any]:
+    """The methods and properties the client's classes give ``cls``, as stored."""
+    mine = [c for c in cls.__mro__ if c.__module__.startswith("client.")]
+    names = {n for c in mine for n, v in vars(c).items() if callable(v) or isinstance(v, property)}
+    return {n: inspect.getattr_static(cls, n) for n in names}
+
+
+def test_each_handle_read_is_written_once() -> None:
+    """A tensor handle's reads (``numpy``, ``item``, ``meta``, ``retain_grad``, ...) are the
+    same functions in both sessions, conversations driven by the session: awaited in an
+    AsyncSession, run now in a Session."""
+    reads = {"numpy", "item", "tolist", "meta", "grad_values", "retain_grad", "requires_grad_"}
+    for sync_cls, async_cls in ((Tensor, AsyncTensor), (GradRef, AsyncGradRef)):
+        sync, aio = _handle_calls(sync_cls), _handle_calls(async_cls)
+        assert set(aio) == set(sync) | {"_sync_read"}, async_cls
+        assert reads | {"backward", "zero_", "detach"} <= set(sync)
+        for name in set(sync) - HANDLE_OWN:
+            assert sync[name] is aio[name], (async_cls, name)
+    assert sync["grad"] is aio["grad"]  # one property: a reference in an async session
+
+
+def test_both_transports_send_the_same_way() -> None:
+    """The httpx transports share their set-up and their request (one conversation)."""
+    assert Transport._request is AsyncTransport._request
+    assert Transport.__mro__[1] is AsyncTransport.__mro__[1]  # one set-up: __init__ of both
