@@ -33,6 +33,10 @@ _SAME = [
     "inv_ex",
     "cholesky_ex",
     "solve_triangular",
+    "lstsq",
+    "solve_ex",
+    "tensorinv",
+    "tensorsolve",
 ]
 globals().update({name: OPS[name].fn for name in _SAME if name in OPS})
 svd = OPS["linalg_svd"].fn  # (U, S, Vh), full_matrices=True: engine.svd is torch.svd

@@ -812,16 +812,20 @@ class LinalgPinvBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        p = ctx.result
-        m, n = a._data.shape[-2:]
-        ph, gh = _mT(p), _mT(g)
-        if m <= n:
-            k = _mm(gh, p)
-            kph = _mm(k, ph)
-            return -_mT(_mm(p, k)) + kph - _mm(_mm(a, p), kph) + _mm(_mm(ph, p), gh - _mm(k, a))
-        k = _mm(p, gh)
-        phk = _mm(ph, k)
-        return -_mT(_mm(k, p)) + _mm(_mm(gh - _mm(a, k), p), ph) + phk - _mm(_mm(phk, p), a)
+        return pinv_grad(g, ctx.result, a)
+
+
+def pinv_grad(g: Tensor, p: Tensor, a: Tensor) -> Tensor:
+    """PyTorch's pinv_backward: the gradient through ``P = pinv(A)`` for cotangent ``g``."""
+    m, n = a._data.shape[-2:]
+    ph, gh = _mT(p), _mT(g)
+    if m <= n:
+        k = _mm(gh, p)
+        kph = _mm(k, ph)
+        return -_mT(_mm(p, k)) + kph - _mm(_mm(a, p), kph) + _mm(_mm(ph, p), gh - _mm(k, a))
+    k = _mm(p, gh)
+    phk = _mm(ph, k)
+    return -_mT(_mm(k, p)) + _mm(_mm(gh - _mm(a, k), p), ph) + phk - _mm(_mm(phk, p), a)
 
 
 def _pinv_samples(rng: np.random.Generator) -> list[Any]:
