@@ -37,9 +37,13 @@ _SAME = [
     "solve_ex",
     "tensorinv",
     "tensorsolve",
+    "matrix_rank",
+    "cond",
+    "matrix_exp",
 ]
 globals().update({name: OPS[name].fn for name in _SAME if name in OPS})
 svd = OPS["linalg_svd"].fn  # (U, S, Vh), full_matrices=True: engine.svd is torch.svd
+vander = OPS["linalg_vander"].fn  # increasing powers, N=: not torch.vander
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
@@ -75,4 +79,4 @@ def norm(
     return OPS["vector_norm"].fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = [*(n for n in _SAME if n in OPS), "LinAlgError", "cross", "diagonal", "norm", "svd"]
+__all__ = [*(n for n in _SAME if n in OPS), "LinAlgError", "cross", "diagonal", "norm", "svd", "vander"]

@@ -34,3 +34,4 @@ from . import copies
 from . import fft
 from . import polynomials
 from . import linalg_solvers
+from . import linalg_spectral
