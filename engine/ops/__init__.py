@@ -35,3 +35,4 @@ from . import fft
 from . import polynomials
 from . import linalg_solvers
 from . import linalg_spectral
+from . import lu
