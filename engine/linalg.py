@@ -33,9 +33,21 @@ _SAME = [
     "inv_ex",
     "cholesky_ex",
     "solve_triangular",
+    "lstsq",
+    "solve_ex",
+    "tensorinv",
+    "tensorsolve",
+    "matrix_rank",
+    "cond",
+    "matrix_exp",
+    "lu_factor",
+    "lu_factor_ex",
 ]
 globals().update({name: OPS[name].fn for name in _SAME if name in OPS})
 svd = OPS["linalg_svd"].fn  # (U, S, Vh), full_matrices=True: engine.svd is torch.svd
+lu = OPS["linalg_lu"].fn  # (P, L, U): torch.lu is lu_factor
+lu_solve = OPS["linalg_lu_solve"].fn  # (LU, pivots, B): torch.lu_solve takes B first
+vander = OPS["linalg_vander"].fn  # increasing powers, N=: not torch.vander
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
@@ -71,4 +83,14 @@ def norm(
     return OPS["vector_norm"].fn(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = [*(n for n in _SAME if n in OPS), "LinAlgError", "cross", "diagonal", "norm", "svd"]
+__all__ = [
+    *(n for n in _SAME if n in OPS),
+    "LinAlgError",
+    "cross",
+    "diagonal",
+    "norm",
+    "svd",
+    "vander",
+    "lu",
+    "lu_solve",
+]

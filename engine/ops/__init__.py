@@ -38,3 +38,6 @@ from . import masked
 from . import bessel
 from . import windows
 from . import mathfns
+from . import linalg_solvers
+from . import linalg_spectral
+from . import lu

@@ -799,29 +799,30 @@ class LinalgPinvBackward0(Function):
     jvp = FROM_BACKWARD
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+    def forward(
+        ctx: Any, a: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
+    ) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.save_result()
-        m, n = a._data.shape[-2:]
-        rtol = np.finfo(a._data.dtype).eps * max(m, n)
-        try:
-            return np.linalg.pinv(a._data, rcond=rtol).astype(a._data.dtype)
-        except np.linalg.LinAlgError:
-            raise _not_converged("linalg.svd", a._data, "singular values") from None
+        return _pinv_np(a._data, atol, rtol, hermitian)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
-        p = ctx.result
-        m, n = a._data.shape[-2:]
-        ph, gh = _mT(p), _mT(g)
-        if m <= n:
-            k = _mm(gh, p)
-            kph = _mm(k, ph)
-            return -_mT(_mm(p, k)) + kph - _mm(_mm(a, p), kph) + _mm(_mm(ph, p), gh - _mm(k, a))
-        k = _mm(p, gh)
-        phk = _mm(ph, k)
-        return -_mT(_mm(k, p)) + _mm(_mm(gh - _mm(a, k), p), ph) + phk - _mm(_mm(phk, p), a)
+        return pinv_grad(g, ctx.result, a)
+
+
+def pinv_grad(g: Tensor, p: Tensor, a: Tensor) -> Tensor:
+    """PyTorch's pinv_backward: the gradient through ``P = pinv(A)`` for cotangent ``g``."""
+    m, n = a._data.shape[-2:]
+    ph, gh = _mT(p), _mT(g)
+    if m <= n:
+        k = _mm(gh, p)
+        kph = _mm(k, ph)
+        return -_mT(_mm(p, k)) + kph - _mm(_mm(a, p), kph) + _mm(_mm(ph, p), gh - _mm(k, a))
+    k = _mm(p, gh)
+    phk = _mm(ph, k)
+    return -_mT(_mm(k, p)) + _mm(_mm(gh - _mm(a, k), p), ph) + phk - _mm(_mm(phk, p), a)
 
 
 def _pinv_samples(rng: np.random.Generator) -> list[Any]:
@@ -833,16 +834,88 @@ def _pinv_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_pinv_samples, torch="linalg.pinv", method=False)
-def pinv(A: Tensor) -> Tensor:
-    """The Moore-Penrose pseudo-inverse (full-rank inputs keep it differentiable)."""
-    return LinalgPinvBackward0.apply(_matrix(A, "linalg.pinv", square=False))
+def _tolerance(value: Any, batch: tuple[int, ...]) -> np.ndarray:
+    """An ``atol``/``rtol`` (number or tensor) broadcast over the batch, one per matrix."""
+    v = value._data if isinstance(value, Tensor) else np.asarray(value, np.float64)
+    return np.broadcast_to(v, np.broadcast_shapes(v.shape, batch))[..., None]
+
+
+def _pinv_np(x: np.ndarray, atol: Any, rtol: Any, hermitian: bool) -> np.ndarray:
+    """PyTorch's pinv: singular values at most ``max(atol, rtol * largest)`` count as zero
+    (``rtol`` defaults to ``eps * max(m, n)`` with no ``atol``, else to 0)."""
+    m, n = x.shape[-2:]
+    dt = x.dtype
+    if x.size == 0:
+        return np.zeros(x.shape[:-2] + (n, m), dt)
+    if rtol is None:
+        rtol = np.finfo(dt).eps * max(m, n) if atol is None or _all_zero(atol) else 0.0
+    batch = x.shape[:-2]
+    at = _tolerance(0.0 if atol is None else atol, batch)
+    rt = _tolerance(rtol, batch)
+    if hermitian:
+        try:
+            s, u = np.linalg.eigh(x)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eigh", x, "eigenvalues") from None
+        top = np.abs(s).max(-1, keepdims=True)
+        tol = np.maximum(at, rt * top)
+        with np.errstate(divide="ignore"):
+            sp = np.where(np.abs(s) > tol, 1.0 / s, 0.0)
+        return ((u * sp[..., None, :]) @ np.swapaxes(u, -1, -2)).astype(dt)
+    if not np.isfinite(x).all():
+        raise _not_converged("linalg.svd", x, "singular values")
+    u, s, vh = _svd_np(x, full_matrices=False)
+    tol = np.maximum(at, rt * s[..., :1])
+    with np.errstate(divide="ignore"):
+        sp = np.where(s > tol, 1.0 / s, 0.0)
+    return ((np.swapaxes(vh, -1, -2) * sp[..., None, :]) @ np.swapaxes(u, -1, -2)).astype(dt)
+
+
+def _all_zero(v: Any) -> bool:
+    return not np.any(v._data if isinstance(v, Tensor) else v)
+
+
+def _pinv_args(rng: np.random.Generator) -> list[Any]:
+    return [
+        *_pinv_samples(rng),
+        # a cut singular value makes the result another matrix's pseudo-inverse, where
+        # PyTorch's gradient (pinv_backward, ours too) is not the derivative
+        sample(_distinct_singular(rng, 3, 3), rtol=0.5, note="rtol cuts", gradcheck=False),
+        sample(_distinct_singular(rng, 3, 3), atol=0.1, note="atol"),
+        sample(
+            _distinct_singular(rng, 2, 3, 3),
+            Const(np.array([0.1, 0.9])),
+            note="rcond tensor cuts",
+            gradcheck=False,
+        ),
+        sample(_distinct_spectrum(rng, 3, 3), hermitian=True, note="hermitian", gradcheck=False),
+        sample(np.zeros((0, 3)), note="empty"),
+    ]
+
+
+@register(samples=_pinv_args, torch="linalg.pinv", method=False)
+def pinv(
+    A: Tensor,
+    rcond: Any = None,
+    hermitian: bool = False,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+) -> Tensor:
+    """The Moore-Penrose pseudo-inverse: singular values up to ``max(atol, rtol * largest)``
+    count as zero (``rcond`` is ``rtol``); ``hermitian`` reads one triangle with ``eigh``."""
+    a = _matrix(A, "linalg.pinv", square=False)
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise BadArgumentsError("linalg.pinv: rcond and rtol are mutually exclusive")
+        atol, rtol = 0.0, rcond
+    return LinalgPinvBackward0.apply(a, atol=atol, rtol=rtol, hermitian=bool(hermitian))
 
 
 @register(samples=_pinv_samples, torch="pinverse")
-def pinverse(input: Tensor) -> Tensor:
-    """Alias of ``linalg.pinv`` (PyTorch's ``torch.pinverse``)."""
-    return pinv(input)
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``linalg.pinv`` with ``rcond`` as its ``rtol`` (PyTorch's ``torch.pinverse``)."""
+    return pinv(input, rcond)
 
 
 # -- norms -------------------------------------------------------------------------------------

@@ -835,8 +835,6 @@ def _norm_order(p: Any, dim: Any, ndim: int) -> float:
                     + " ".join(str(d) for d in dim)
                 )
             return 2.0
-        if p == "nuc":
-            raise BadArgumentsError("norm(): p='nuc' (the nuclear norm) is not supported")
         raise BadArgumentsError(f"linalg.matrix_norm: Order {p} not supported.")
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise BadArgumentsError(f"norm(): p must be a number or 'fro', got {p!r}")
@@ -855,6 +853,8 @@ def _norm_samples(rng: np.random.Generator) -> list[Any]:
         sample(S.rand(rng, 2, 3), -inf, note="p=-inf"),
         sample(S.rand(rng, 2, 3), 0, note="p=0"),
         sample(S.rand(rng, 2, 3), "fro", note="fro"),
+        sample(S.rand(rng, 3, 2), "nuc", note="nuc"),
+        sample(S.rand(rng, 2, 3, 2), "nuc", (0, 2), True, note="nuc dims keepdim"),
         sample(S.rand(rng, 2, 3), dim=1, note="dim"),
         sample(S.rand(rng, 2, 3, 4), 2, (0, 2), True, note="dims keepdim"),
         sample(S.rand(rng, 2, 3), inf, 1, note="inf dim"),
@@ -867,8 +867,12 @@ def _norm_samples(rng: np.random.Generator) -> list[Any]:
 
 @register(samples=_norm_samples, numpy_names=False)  # torch.functional.norm: Python
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Vector p-norm over all elements or ``dim`` (p: a number, inf, -inf, 0 or 'fro')."""
+    """Vector p-norm over all elements or ``dim`` (p: a number, inf, -inf, 0, 'fro'; 'nuc' is
+    the matrix nuclear norm)."""
     a = as_tensor(input)
+    if p == "nuc":  # torch.functional.norm hands it to matrix_norm, over every dim by default
+        dims = list(range(a.ndim)) if dim is None else dim
+        return OPS["matrix_norm"].fn(a, "nuc", dims, keepdim)  # type: ignore[no-any-return]
     order = _norm_order(p, dim, a.ndim)
     _require_floating(
         a, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {name}"
