@@ -35,8 +35,8 @@ from .conv import (
     sizes,
     windows,
 )
-from .linalg import matmul
 from .reduction import mean
+from .resample import adaptive_average
 from .shape import expand, reshape, squeeze, unsqueeze
 
 # -- gathering and scattering at flat indices within each (N, C) plane ----------------------------
@@ -530,33 +530,6 @@ def _adaptive_ranges(i: int, o: int) -> tuple[np.ndarray, np.ndarray]:
     return (j * i) // o, -((-(j + 1) * i) // o)
 
 
-def _pool_matrix(i: int, o: int, dtype: np.dtype) -> np.ndarray:
-    start, end = _adaptive_ranges(i, o)
-    cols = np.arange(i)
-    inside = (cols >= start[:, None]) & (cols < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
-
-
-class AdaptiveAvgPool2DBackward0(Function):
-    """``A_h · x · A_wᵀ`` with one averaging matrix per spatial dim."""
-
-    name = "AdaptiveAvgPool2DBackward0"
-    jvp = LINEAR  # an average of windows
-
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, *, mh: np.ndarray, mw: np.ndarray) -> np.ndarray:
-        ctx.mh, ctx.mw = mh, mw
-        ctx.save_for_backward(x)  # unread, but torch saves it: an in-place write then fails
-        return np.matmul(np.matmul(mh, x._data), mw.T)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        mh = Tensor._make(ctx.mh.T.astype(g.dtype))
-        mw = Tensor._make(ctx.mw.astype(g.dtype))
-        return tie(matmul(matmul(mh, g), mw), g, x, name="AdaptiveAvgPool2DBackwardBackward0")
-
-
 def _output_size(value: Any, x: Tensor, n: int, op: str) -> tuple[int, ...]:
     if isinstance(value, (list, tuple)):
         if len(value) != n:
@@ -651,10 +624,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
         return mean(x, (-1, -2), True)
     refuse_dtype("adaptive_avg_pool2d", x.dtype)
     _adaptive_input(x, "adaptive_avg_pool2d")
-    h, w = x.shape[-2:]
-    mh = _pool_matrix(h, size[0], x.dtype)
-    mw = _pool_matrix(w, size[1], x.dtype)
-    return AdaptiveAvgPool2DBackward0.apply(x, mh=mh, mw=mw)
+    return adaptive_average(x, size)
 
 
 def _adaptive_avg_pool1d_samples(rng: np.random.Generator) -> list[Any]:
@@ -687,9 +657,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     x2 = unsqueeze(x, -2)
     _adaptive_input(x2, "adaptive_avg_pool2d")
     refuse_dtype("adaptive_avg_pool2d", x.dtype)
-    mh = np.ones((1, 1), dtype=x.dtype)
-    mw = _pool_matrix(x.shape[-1], int(size), x.dtype)
-    return squeeze(AdaptiveAvgPool2DBackward0.apply(x2, mh=mh, mw=mw), -2)
+    return adaptive_average(x, (int(size),))
 
 
 class AdaptiveMaxPool2DBackward0(Function):
