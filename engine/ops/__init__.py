@@ -34,3 +34,4 @@ from . import copies
 from . import fft
 from . import polynomials
 from . import resample_aten
+from . import pooling3d
