@@ -36,6 +36,7 @@ _SAME = [
     "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "dropout",
     "dropout1d",

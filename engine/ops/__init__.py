@@ -35,3 +35,4 @@ from . import fft
 from . import polynomials
 from . import resample_aten
 from . import pooling3d
+from . import conv_transpose3d
