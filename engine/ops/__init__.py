@@ -36,3 +36,4 @@ from . import polynomials
 from . import resample_aten
 from . import pooling3d
 from . import conv_transpose3d
+from . import nn_composites
