@@ -84,7 +84,7 @@ _LOSSES = (
     "binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss "
     "cross_entropy hinge_embedding_loss kl_div l1_loss margin_ranking_loss mse_loss "
     "nll_loss poisson_nll_loss smooth_l1_loss soft_margin_loss triplet_margin_loss "
-    "huber_loss gaussian_nll_loss multilabel_soft_margin_loss"
+    "huber_loss gaussian_nll_loss multilabel_soft_margin_loss multi_margin_loss"
 )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeMismatchError
-from ..registry import OPS, register, sample
+from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import ArgumentValueError, composite
@@ -190,3 +190,101 @@ def _constant_pad_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int
 def constant_pad_nd(input: Tensor, pad: Any, value: float = 0) -> Tensor:
     """Constant padding (negative pads crop) of the trailing dims, pairs from the last."""
     return pad_op(input, pad, "constant", value)
+
+
+# -- multi_margin_loss ------------------------------------------------------------------------------
+
+
+def _multi_margin_body(
+    x: Tensor,
+    *,
+    y: np.ndarray,
+    margin: float,
+    p: int,
+    w: np.ndarray | None,
+    red: str,
+    shape: tuple[int, ...],
+) -> Tensor:
+    n = y.shape[0]
+    c = x._data.size // max(n, 1) if n else (x.shape[-1] if x.ndim else 1)
+    x = _op("reshape")(x, (n, c))
+    picked = _op("gather")(x, 1, Tensor._make(y.reshape(n, 1)))
+    z = _op("clamp_min")(margin - picked + x, 0)
+    if p == 2:
+        z = z * z
+    if w is not None:
+        z = z * Tensor._make(w[y].reshape(n, 1).astype(x.dtype))
+    own = Tensor._make(y.reshape(n, 1) == np.arange(c))
+    loss = _op("where")(own, 0.0, z).sum(1) / c
+    return _op("reshape")(loss, shape) if red == "none" else _apply_reduction(loss, red)
+
+
+def _multi_margin_samples(rng: np.random.Generator) -> list[Any]:
+    r = S.rand
+    y = np.array([0, 3, 1, 2, 3])
+    return [
+        sample(r(rng, 5, 4), y, note="mean"),
+        sample(r(rng, 5, 4), y, p=2, margin=0.5, reduction="none", note="p=2, none"),
+        sample(r(rng, 5, 4), y, weight=Const(r(rng, 4)), reduction="sum", note="weight, sum"),
+        sample(r(rng, 4), np.array(2), note="1-d"),
+    ]
+
+
+@register(
+    samples=_multi_margin_samples,
+    method=False,
+    torch="nn.functional.multi_margin_loss",
+    estimate=_same_size,
+)
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Multi-class hinge loss: ``Σ_{j≠y} max(0, margin - x[y] + x[j])^p · w[y] / C``."""
+    red = _reduction(reduction)
+    if p not in (1, 2):
+        raise ArgumentValueError("only p == 1 and p == 2 supported")
+    w = None
+    if weight is not None:
+        wt = as_tensor(weight)
+        if wt.ndim != 1:
+            raise ArgumentValueError("weight must be one-dimensional")
+        w = wt._data
+    x, t = as_tensor(input), as_tensor(target)
+    if x.ndim > 2 or x._data.size == 0 and (x.ndim != 2 or x.shape[1] == 0):
+        raise ShapeMismatchError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(x.shape)}"
+        )
+    n, c = (1, x._data.size) if x.ndim <= 1 else x.shape
+    if t.ndim > 1 or t._data.size != n:
+        raise ShapeMismatchError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got {list(t.shape)}. "
+            f"Input size: {list(x.shape)}."
+        )
+    if w is not None and w.shape[0] != c:
+        raise ShapeMismatchError(f"inconsistent weight size, expected {c} but got {list(w.shape)}")
+    if t.dtype != np.dtype(np.int64):
+        kinds = {"f": "Float" if t.dtype == np.float32 else "Double", "b": "Bool"}
+        raise ShapeMismatchError(
+            f"expected scalar type Long but found {kinds.get(t.dtype.kind, 'Int')}"
+        )
+    y = t._data.reshape(n)
+    if ((y < 0) | (y >= c)).any():
+        raise ShapeMismatchError("target out of range")
+    return composite(
+        "MultiMarginLossBackward0",
+        _multi_margin_body,
+        x,
+        y=y,
+        margin=margin,
+        p=p,
+        w=w,
+        red=red,
+        shape=t.shape,
+    )
