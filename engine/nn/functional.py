@@ -22,6 +22,11 @@ _SAME = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_max_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool3d",
+    "avg_pool3d",
+    "max_pool3d",
     "avg_pool1d",
     "avg_pool2d",
     "batch_norm",
@@ -31,6 +36,7 @@ _SAME = [
     "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "dropout",
     "dropout1d",
@@ -67,6 +73,8 @@ _SAME = [
     "pixel_unshuffle",
     "rms_norm",
     "local_response_norm",
+    "channel_shuffle",
+    "triplet_margin_with_distance_loss",
 ]
 
 # activations whose torch.nn.functional form takes ``inplace`` as its last argument
@@ -76,7 +84,7 @@ _LOSSES = (
     "binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss "
     "cross_entropy hinge_embedding_loss kl_div l1_loss margin_ranking_loss mse_loss "
     "nll_loss poisson_nll_loss smooth_l1_loss soft_margin_loss triplet_margin_loss "
-    "huber_loss gaussian_nll_loss"
+    "huber_loss gaussian_nll_loss multilabel_soft_margin_loss multi_margin_loss"
 )
 
 

@@ -41,3 +41,7 @@ from . import mathfns
 from . import linalg_solvers
 from . import linalg_spectral
 from . import lu
+from . import resample_aten
+from . import pooling3d
+from . import conv_transpose3d
+from . import nn_composites

@@ -152,12 +152,16 @@ HardtanhBackward0 = _activation(
 )
 
 
+class HardtanhBoundsError(BadArgumentsError, ValueError):
+    """``min_val > max_val``: PyTorch raises ``ValueError``."""
+
+
 def _hardtanh(input: Any, lo: float, hi: float) -> Tensor:
+    if lo > hi:  # torch.nn.functional's own check, a ValueError, before any kernel's
+        raise HardtanhBoundsError("min_val cannot be greater than max_val")
     a = as_tensor(input)
     if a._data.dtype.kind == "b":
         raise not_implemented_for("hardtanh_cpu", a._data.dtype)
-    if lo > hi:
-        raise BadArgumentsError("min_val cannot be greater than max_val")
     if a._data.dtype.kind != "f":  # integers: clipped in their dtype, no graph
         return Tensor._make(np.clip(a._data, math.ceil(lo), math.floor(hi)).astype(a._data.dtype))
     return HardtanhBackward0.apply(a, lo=float(lo), hi=float(hi))

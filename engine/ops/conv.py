@@ -448,6 +448,8 @@ def _check_params(
                 f"expected {name} to be a single integer value or a list of {k} values to "
                 f"match the convolution dimensions, but got {name}={list(values)}"
             )
+    if any(d < 0 for d in dilation):  # aten's first check; zero is refused below
+        raise ShapeMismatchError("dilation should be greater than zero")
     if groups <= 0:
         raise ShapeMismatchError("non-positive groups is not supported")
     if any(p < 0 for p in padding):
@@ -544,6 +546,10 @@ def _convolution(
         pad = int_tuple(padding, dims, "padding", op)
     if unbatched:
         x = unsqueeze(x, 0)
+    if w.ndim < 3:
+        raise ShapeMismatchError("weight should have at least three dimensions")
+    if w.ndim != x.ndim and isinstance(padding, str):  # torch's padding="same" path checks first
+        _check_shapes(x, w, b, int(groups), transposed, k)
     _check_params(k, st, pad, dil, outpad, int(groups))
     _check_shapes(x, w, b, int(groups), transposed, k)
     kernel = tuple(w.shape[2:])
@@ -715,8 +721,8 @@ def _conv_samples(dims: int):  # type: ignore[no-untyped-def]
 def _conv_transpose_samples(dims: int):  # type: ignore[no-untyped-def]
     def build(rng: np.random.Generator) -> list[Any]:
         r = S.rand
-        sp = {1: (5,), 2: (4, 3)}[dims]
-        k = {1: (3,), 2: (3, 2)}[dims]
+        sp = {1: (5,), 2: (4, 3), 3: (3, 4, 3)}[dims]
+        k = {1: (3,), 2: (3, 2), 3: (2, 3, 2)}[dims]
         return [
             sample(r(rng, 2, 3, *sp), r(rng, 3, 4, *k), r(rng, 4), note="bias"),
             sample(r(rng, 2, 3, *sp), r(rng, 3, 2, *k), note="no bias"),

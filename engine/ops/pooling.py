@@ -26,6 +26,7 @@ from . import samples as S
 from ._tie import tie
 from ._util import as_tensor
 from .conv import (
+    ArgumentValueError,
     Blocks,
     Col2ImBackward0,
     DimIndexError,
@@ -35,8 +36,8 @@ from .conv import (
     sizes,
     windows,
 )
-from .linalg import matmul
 from .reduction import mean
+from .resample import adaptive_average
 from .shape import expand, reshape, squeeze, unsqueeze
 
 # -- gathering and scattering at flat indices within each (N, C) plane ----------------------------
@@ -221,15 +222,22 @@ def _pool_geometry(
         raise ShapeMismatchError(
             f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}"
         )
-    shape = x.shape
-    if not ((x.ndim == 3 and all(shape)) or (x.ndim == 4 and shape[1] and shape[2] and shape[3])):
-        raise ShapeMismatchError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if any(v < 0 for v in p):
+        raise ShapeMismatchError(f"pad must be non-negative, but got pad: {min(p)}")
     for kk, pp, dd in zip(k, p, d):
         if pp > ((kk - 1) * dd + 1) // 2:
             raise ShapeMismatchError(
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
                 f"kernel_size={kk} and dilation={dd}"
             )
+    shape = x.shape
+    if not ((x.ndim == 3 and all(shape)) or (x.ndim == 4 and shape[1] and shape[2] and shape[3])):
+        raise ShapeMismatchError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{sizes(shape)}"
+            if op.startswith("max") and x.ndim in (3, 4)
+            else "non-empty 3D or 4D (batch mode) tensor expected for input"
+        )
     image = tuple(shape[-2:])
     out = tuple(
         _out_size(i, kk, pp, ss, dd, ceil_mode) for i, kk, pp, ss, dd in zip(image, k, p, s, d)
@@ -356,12 +364,41 @@ def max_pool1d(
     )
     p = _one(padding, "padding", "max_pool1d")
     d = _one(dilation, "dilation", "max_pool1d")
+    _max_pool1d_checks(x.shape[-1], k, s, p, d, ceil_mode, return_indices)
     x2 = unsqueeze(x, -2)
     geo = _pool_geometry("max_pool1d", x2, (1, k), (1, s), (0, p), (1, d), ceil_mode)
     refuse_dtype("max_pool1d_impl", x.dtype)
     out, idx = _max_pool2d(x2, geo)
     out = squeeze(out, -2)
     return (out, squeeze(idx, -2)) if return_indices else out
+
+
+def _max_pool1d_checks(i: int, k: int, s: int, p: int, d: int, ceil: bool, indices: bool) -> None:
+    """PyTorch's max_pool1d argument checks, in its order (with ``return_indices`` the
+    2-d kernel's messages for the padding)."""
+    if k <= 0:
+        raise ShapeMismatchError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise ShapeMismatchError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise ShapeMismatchError(
+            f"pad must be non-negative, but got pad: {p}"
+            if indices
+            else f"max_pool1d() padding must be non-negative, but got {p}"
+        )
+    if p > ((k - 1) * d + 1) // 2 if indices else p > k // 2:
+        raise ShapeMismatchError(
+            f"pad should be at most half of effective kernel size, but got pad={p}, "
+            f"kernel_size={k} and dilation={d}"
+            if indices
+            else f"max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={p} and kernel_size={k}"
+        )
+    if d <= 0:
+        raise ShapeMismatchError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _out_size(i, k, p, s, d, ceil)
+    if out < 0:
+        raise ShapeMismatchError(f"max_pool1d() Invalid computed output size: {out}")
 
 
 # -- average pooling ------------------------------------------------------------------------------
@@ -530,37 +567,16 @@ def _adaptive_ranges(i: int, o: int) -> tuple[np.ndarray, np.ndarray]:
     return (j * i) // o, -((-(j + 1) * i) // o)
 
 
-def _pool_matrix(i: int, o: int, dtype: np.dtype) -> np.ndarray:
-    start, end = _adaptive_ranges(i, o)
-    cols = np.arange(i)
-    inside = (cols >= start[:, None]) & (cols < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
-
-
-class AdaptiveAvgPool2DBackward0(Function):
-    """``A_h · x · A_wᵀ`` with one averaging matrix per spatial dim."""
-
-    name = "AdaptiveAvgPool2DBackward0"
-    jvp = LINEAR  # an average of windows
-
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, *, mh: np.ndarray, mw: np.ndarray) -> np.ndarray:
-        ctx.mh, ctx.mw = mh, mw
-        ctx.save_for_backward(x)  # unread, but torch saves it: an in-place write then fails
-        return np.matmul(np.matmul(mh, x._data), mw.T)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        mh = Tensor._make(ctx.mh.T.astype(g.dtype))
-        mw = Tensor._make(ctx.mw.astype(g.dtype))
-        return tie(matmul(matmul(mh, g), mw), g, x, name="AdaptiveAvgPool2DBackwardBackward0")
-
-
 def _output_size(value: Any, x: Tensor, n: int, op: str) -> tuple[int, ...]:
     if isinstance(value, (list, tuple)):
+        if x.ndim <= len(value):  # torch.nn.functional's _list_with_default
+            raise ArgumentValueError(f"Input dimension should be at least {len(value) + 1}")
         if len(value) != n:
-            raise ShapeMismatchError(f"{op}: output_size must be {n}")
+            raise ShapeMismatchError(
+                f"{op}(): internal error: output_size.size() must be {n}"
+                if "max" in op
+                else f"{op}: output_size must be {n}"
+            )
         out = tuple(x.shape[-n + k] if v is None else int(v) for k, v in enumerate(value))
     else:
         out = (int(value),) * n
@@ -651,10 +667,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
         return mean(x, (-1, -2), True)
     refuse_dtype("adaptive_avg_pool2d", x.dtype)
     _adaptive_input(x, "adaptive_avg_pool2d")
-    h, w = x.shape[-2:]
-    mh = _pool_matrix(h, size[0], x.dtype)
-    mw = _pool_matrix(w, size[1], x.dtype)
-    return AdaptiveAvgPool2DBackward0.apply(x, mh=mh, mw=mw)
+    return adaptive_average(x, size)
 
 
 def _adaptive_avg_pool1d_samples(rng: np.random.Generator) -> list[Any]:
@@ -684,14 +697,17 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     if x.ndim not in (2, 3):
         raise ShapeMismatchError(_dims_message(x, "adaptive_avg_pool1d"))
     size = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
+    if int(size) < 0:
+        raise ShapeMismatchError(
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+            f"but received {{1, {int(size)}}}"
+        )
     x2 = unsqueeze(x, -2)
     if int(size) == 1:  # torch's 2-d pool to (1, 1) is a mean: it saves nothing
         return squeeze(mean(x2, (-1, -2), True), -2)
     _adaptive_input(x2, "adaptive_avg_pool2d")
     refuse_dtype("adaptive_avg_pool2d", x.dtype)
-    mh = np.ones((1, 1), dtype=x.dtype)
-    mw = _pool_matrix(x.shape[-1], int(size), x.dtype)
-    return squeeze(AdaptiveAvgPool2DBackward0.apply(x2, mh=mh, mw=mw), -2)
+    return adaptive_average(x, (int(size),))
 
 
 class AdaptiveMaxPool2DBackward0(Function):
@@ -763,15 +779,15 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     """Max pooling of ``(N, C, H, W)`` or ``(C, H, W)`` to ``output_size``; with
     ``return_indices`` also each maximum's flat position in its input plane."""
     x = as_tensor(input)
+    size = _output_size(output_size, x, 2, "adaptive_max_pool2d")
     if x.ndim not in (3, 4):
         raise ShapeMismatchError(
             f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {sizes(x.shape)}"
         )
-    size = _output_size(output_size, x, 2, "adaptive_max_pool2d")
     if any(s < 0 for s in size):
         raise ShapeMismatchError(
-            "adaptive_max_pool2d: elements of output_size must be greater than or equal to 0 "
-            f"but received {{{size[0]}, {size[1]}}}"
+            f"Trying to create tensor with negative dimension {min(size)}: "
+            f"{sizes(x.shape[:-2] + size)}"
         )
     _adaptive_input(x, "adaptive_max_pool2d")
     refuse_dtype("adaptive_max_pool2d", x.dtype)

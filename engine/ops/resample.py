@@ -23,8 +23,19 @@ from ..function import Function
 from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._tie import tie
 from ._util import as_tensor
 from .conv import ArgumentValueError, UnsupportedError, refuse_dtype, sizes
+from .interp_weights import (
+    Taps,
+    antialias_taps,
+    apply_taps,
+    area_taps,
+    bicubic_taps,
+    linear_taps,
+    taps_matrix,
+)
+from .shape import squeeze, unsqueeze
 
 # -- separable maps ------------------------------------------------------------------------------
 
@@ -54,66 +65,37 @@ class _Map(Function):
 
     transposed: type[Function]
     jvp = LINEAR  # pads and interpolations are linear maps of the input
+    reads_input = False  # PyTorch's backward op reads ``self``: its gradient ties to x
 
     @staticmethod
     def forward(
-        ctx: Any, x: Tensor, *, maps: tuple[np.ndarray, ...], index: Any = None
+        ctx: Any, x: Tensor, *, maps: tuple[np.ndarray, ...], index: Any = None, taps: Any = None
     ) -> np.ndarray:
         ctx.maps = maps
+        if getattr(getattr(ctx, "fn", None), "reads_input", False):
+            ctx.save_for_backward(x)
         if index is not None:
             return _take(x._data, index)
+        if taps is not None:  # the positions the kernel reads: an inf stays in its window
+            return apply_taps(x._data, taps)
         return _apply_maps(x._data, tuple(a.astype(x.dtype, copy=False) for a in maps))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return ctx.fn.transposed.apply(g, maps=tuple(a.T for a in ctx.maps))
-
-
-class _PadMap(_Map):
-    """Reflection and replication pads: PyTorch's backward kernel reads the input
-    (``reflection_pad1d_backward(grad, self, padding)``), so the node saves it (an
-    in-place write before backward is refused) and a create_graph gradient depends
-    on it (requires grad, with a zero derivative)."""
-
-    @staticmethod
-    def forward(
-        ctx: Any, x: Tensor, *, maps: tuple[np.ndarray, ...], index: Any = None
-    ) -> np.ndarray:
-        ctx.save_for_backward(x)
-        return _Map.forward(ctx, x, maps=maps, index=index)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        return ctx.fn.transposed.apply(g, x, maps=tuple(a.T for a in ctx.maps))
-
-
-class _PadMapBackward(Function):
-    """The pad's backward as a node: linear in the gradient, constant in the input."""
-
-    transposed: type[Function]
-    jvp = LINEAR  # the input's tangent has no part: the forward ignores the input
-
-    @staticmethod
-    def forward(ctx: Any, g: Tensor, x: Tensor, *, maps: tuple[np.ndarray, ...]) -> np.ndarray:
-        ctx.maps, ctx.x_layout = maps, (x.shape, x.dtype)
-        return _apply_maps(g._data, tuple(a.astype(g.dtype, copy=False) for a in maps))
-
-    @staticmethod
-    def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        need_g, need_x = ctx.needs_input_grad
-        back = ctx.fn.transposed.apply(gg, maps=tuple(a.T for a in ctx.maps)) if need_g else None
-        zeros = Tensor._make(np.zeros(*ctx.x_layout)) if need_x else None
-        return back, zeros
+        out: Tensor = ctx.fn.transposed.apply(g, maps=tuple(a.T for a in ctx.maps))
+        if ctx.fn.reads_input:
+            (x,) = ctx.saved_tensors
+            return tie(out, g, x, name=ctx.fn.transposed.name)
+        return out
 
 
 def _map_pair(name: str) -> type[_Map]:
     """The forward map named as PyTorch names the op, and its transpose (the node a
     create_graph backward records), each the other's backward."""
-    pad = name.startswith(("ReflectionPad", "ReplicationPad"))
-    fwd: Any = type(name, (_PadMap if pad else _Map,), {"name": name})
+    reads = name.startswith(("Reflection", "Replication", "AdaptiveAvgPool"))
+    fwd: Any = type(name, (_Map,), {"name": name, "reads_input": reads})
     back_name = name.replace("Backward0", "BackwardBackward0")
-    bwd: Any = type(back_name, (_PadMapBackward if pad else _Map,), {"name": back_name})
+    bwd: Any = type(back_name, (_Map,), {"name": back_name})
     fwd.transposed, bwd.transposed = bwd, fwd
     return fwd  # type: ignore[no-any-return]
 
@@ -143,12 +125,28 @@ _map("CopySlices")
 _map("UpsampleLinear1DBackward0")
 _map("UpsampleBilinear2DBackward0")
 _map("UpsampleTrilinear3DBackward0")
+_map("UpsampleBicubic2DBackward0")
+_map("UpsampleBilinear2DAaBackward0")
+_map("UpsampleBicubic2DAaBackward0")
+for _n in (2, 3):
+    _map(f"AdaptiveAvgPool{_n}DBackward0")
 
 
 def _gather(name: str, x: Tensor, index: tuple[np.ndarray, ...]) -> Tensor:
     sizes_in = x.shape[len(x.shape) - len(index) :]
     maps = tuple(_gather_matrix(i, n) for i, n in zip(index, sizes_in))
     return _MAPS[name].apply(x, maps=maps, index=index)
+
+
+def adaptive_average(x: Tensor, out: tuple[int, ...]) -> Tensor:
+    """Adaptive average pooling of the trailing ``len(out)`` dims (PyTorch's windows),
+    one separable map; 1-d runs as 2-d on an unsqueezed input, as PyTorch does."""
+    if len(out) == 1:
+        return squeeze(adaptive_average(unsqueeze(x, -2), (1, out[0])), -2)
+    spatial = x.shape[x.ndim - len(out) :]
+    taps = tuple(area_taps(i, o) for i, o in zip(spatial, out))
+    maps = tuple(taps_matrix(t, i).astype(x.dtype) for t, i in zip(taps, spatial))
+    return _MAPS[f"AdaptiveAvgPool{len(out)}DBackward0"].apply(x, maps=maps, taps=taps)
 
 
 # -- pad ----------------------------------------------------------------------------------------
@@ -359,9 +357,7 @@ def _nearest_index(i: int, o: int, scale: float | None, exact: bool) -> np.ndarr
     return np.minimum(src, i - 1)
 
 
-def _linear_matrix(
-    i: int, o: int, scale: float | None, align_corners: bool, dtype: np.dtype
-) -> np.ndarray:
+def _linear_taps(i: int, o: int, scale: float | None, align_corners: bool, dtype: np.dtype) -> Taps:
     t = dtype.type
     dst = np.arange(o).astype(dtype)
     if align_corners:
@@ -373,11 +369,7 @@ def _linear_matrix(
     i0 = np.minimum(np.floor(src).astype(np.int64), i - 1)
     lam1 = np.clip(src - i0.astype(dtype), 0, 1).astype(dtype)
     i1 = i0 + (i0 < i - 1)
-    m = np.zeros((o, i), dtype=dtype)
-    rows = np.arange(o)
-    np.add.at(m, (rows, i0), t(1) - lam1)
-    np.add.at(m, (rows, i1), lam1)
-    return m
+    return linear_taps(i0, i1, lam1)
 
 
 def _interp_sizes(
@@ -448,6 +440,21 @@ def _interpolate_samples(rng: np.random.Generator) -> list[Any]:
         ),
         sample(r(rng, 1, 1, 2, 3, 2), size=(3, 4, 4), mode="trilinear", note="trilinear"),
         sample(r(rng, 0, 2, 3), scale_factor=2, mode="linear", note="empty batch"),
+        sample(r(rng, 1, 2, 4, 5), size=(6, 3), mode="bicubic", note="bicubic"),
+        sample(
+            r(rng, 1, 2, 3, 4),
+            scale_factor=1.5,
+            mode="bicubic",
+            align_corners=True,
+            note="bicubic align_corners",
+        ),
+        sample(r(rng, 1, 2, 7), size=3, mode="area", note="area 1-d"),
+        sample(r(rng, 1, 2, 7, 5), size=(3, 4), mode="area", note="area 2-d"),
+        sample(r(rng, 1, 1, 4, 5, 3), size=(2, 3, 2), mode="area", note="area 3-d"),
+        sample(r(rng, 1, 2, 8, 7), size=(3, 4), mode="bilinear", antialias=True, note="antialias"),
+        sample(
+            r(rng, 1, 2, 8, 7), size=(3, 9), mode="bicubic", antialias=True, note="antialias cubic"
+        ),
     ]
 
 
@@ -489,7 +496,8 @@ def interpolate(
     antialias: bool = False,
 ) -> Tensor:
     """Resample the spatial dims of ``(N, C, ...)`` to ``size`` or by ``scale_factor``:
-    nearest, nearest-exact, linear (3-d), bilinear (4-d), trilinear (5-d)."""
+    nearest, nearest-exact, area, linear (3-d), bilinear and bicubic (4-d, optionally
+    antialiased), trilinear (5-d)."""
     x = as_tensor(input)
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ArgumentValueError(
@@ -511,8 +519,6 @@ def interpolate(
     needs = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
     if mode in needs and x.ndim != needs[mode]:
         raise UnsupportedError(f"Got {x.ndim}D input, but {mode} mode needs {needs[mode]}D input")
-    if mode in ("bicubic", "area") or antialias:
-        raise UnsupportedError(f"interpolate: mode {mode!r} is not implemented by gradserve")
     out, scales = _interp_sizes(x, n, size, scale_factor, recompute_scale_factor)
     spatial = x.shape[2:]
     if any(o <= 0 for o in out) or any(i <= 0 for i in spatial):
@@ -535,8 +541,20 @@ def interpolate(
         kind = "NearestExact" if exact else "Nearest"
         return _gather(f"Upsample{kind}{n}DBackward0", x, index)
     corners = bool(align_corners)
-    maps = tuple(_linear_matrix(i, o, s, corners, x.dtype) for i, o, s in zip(spatial, out, scales))
-    name = {1: "UpsampleLinear1DBackward0", 2: "UpsampleBilinear2DBackward0"}.get(
-        n, "UpsampleTrilinear3DBackward0"
-    )
-    return _MAPS[name].apply(x, maps=maps)
+    dims = list(zip(spatial, out, scales))
+    if mode == "area":
+        return adaptive_average(x, out)
+    if antialias:
+        cubic = mode == "bicubic"
+        taps = tuple(antialias_taps(i, o, s, corners, cubic) for i, o, s in dims)
+        name = "UpsampleBicubic2DAaBackward0" if cubic else "UpsampleBilinear2DAaBackward0"
+    elif mode == "bicubic":
+        taps = tuple(bicubic_taps(i, o, s, corners) for i, o, s in dims)
+        name = "UpsampleBicubic2DBackward0"
+    else:
+        taps = tuple(_linear_taps(i, o, s, corners, x.dtype) for i, o, s in dims)
+        name = {1: "UpsampleLinear1DBackward0", 2: "UpsampleBilinear2DBackward0"}.get(
+            n, "UpsampleTrilinear3DBackward0"
+        )
+    maps = tuple(taps_matrix(t, i).astype(x.dtype) for t, (i, _, _) in zip(taps, dims))
+    return _MAPS[name].apply(x, maps=maps, taps=taps)
