@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..binding import Binding
 from ..errors import (
     ArgumentTypeError,
     BadArgumentsError,
@@ -534,7 +535,7 @@ def _float_power_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_float_power_samples)
+@register(samples=_float_power_samples, binding=Binding(either=("input", "exponent")))
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``pow`` computed in float64."""
     to64 = lambda v: _op("to")(v, "float64") if isinstance(v, Tensor) else v  # noqa: E731
