@@ -33,3 +33,4 @@ from . import composed
 from . import copies
 from . import fft
 from . import polynomials
+from . import sum_to
