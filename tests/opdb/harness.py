@@ -249,6 +249,9 @@ def _close(t: Any, e: Any, tol: dict[Any, tuple[float, float]], what: str) -> st
 
 
 def compare(t_out: Any, e_out: Any, tol: dict[Any, tuple[float, float]], what: str) -> str | None:
+    if isinstance(t_out, torch.Size):  # the engine's sizes are tuples (as to_engine makes them)
+        ok = isinstance(e_out, tuple) and tuple(t_out) == e_out
+        return None if ok else f"{what}: {e_out!r} != torch {tuple(t_out)!r}"
     tl, el = leaves(t_out), leaves(e_out)
     if len(tl) != len(el):
         return f"{what}: {len(el)} results, torch {len(tl)}"
