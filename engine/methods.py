@@ -126,6 +126,7 @@ def bind() -> None:
     Tensor.T = property(_T)  # type: ignore[attr-defined]
     Tensor.mT = property(_mT)  # type: ignore[attr-defined]
     Tensor.__rtruediv__ = _rtruediv  # type: ignore[method-assign]
+    Tensor.__rdiv__ = _rtruediv  # type: ignore[attr-defined]  # PyTorch's old name
     for name, method in TENSOR_METHODS.items():
         setattr(Tensor, name, method)
     for spec in OPS.values():

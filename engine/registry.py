@@ -16,6 +16,7 @@ import numpy as np
 
 from gradcore.results import evaluate_results as evaluate_results  # Results.evaluate; tests
 
+from .binding import Binding, accepts, checked
 from .compat import calls
 
 
@@ -113,6 +114,8 @@ class OpSpec:
     # the op's own function, without ``fn``'s call forms (out=, axis=): what the Python
     # operators bind, since ``x * y`` can carry neither (one call less on the hot path)
     operator_fn: Callable[..., Any] | None = None
+    # the parameters PyTorch's Python binding demands be Tensors (binding.py)
+    binding: Binding | None = None
 
     def results_rule(self) -> dict[str, Any]:
         """The results fact as data (``{"count": n}`` or a ``Results`` rule)."""
@@ -148,6 +151,12 @@ class OpSpec:
 OPS: dict[str, OpSpec] = {}
 
 
+def _kept(samples: SampleFn, sig: inspect.Signature, binding: Binding) -> SampleFn:
+    """The samples PyTorch's binding accepts (a number where it demands a Tensor is an
+    error, checked by the binding's own tests, not a sample)."""
+    return lambda rng: [s for s in samples(rng) if accepts(sig, binding, s.args, s.kwargs)]
+
+
 def register(
     name: str | None = None,
     *,
@@ -164,6 +173,7 @@ def register(
     writes: tuple[str, ...] = (),
     numpy_names: bool = True,
     sizes_one_by_one: bool = True,
+    binding: Binding | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
@@ -172,7 +182,8 @@ def register(
     how its result size is ``estimate``d before allocation, which arguments it ``writes``
     in place besides its result, whether PyTorch's argument parser gives it
     ``numpy_names`` (``axis=``; not for ops PyTorch writes in Python) and sizes given
-    ``sizes_one_by_one``, whether it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
+    ``sizes_one_by_one``, which parameters its ``binding`` demands be Tensors, whether
+    it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
     ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
 
@@ -187,16 +198,18 @@ def register(
         unknown = [w for w in writes if w not in sig.parameters]
         if unknown:
             raise TypeError(f"op {key!r}: writes= names no parameter {unknown}")
+        public = fn if binding is None else checked(key, fn, sig, binding)
+        kept = samples if binding is None or samples is None else _kept(samples, sig, binding)
         OPS[key] = OpSpec(
             name=key,
             # with ``out=``, the ``axis=`` alias and sizes one by one (compat.py)
             # and asking vmap first while one runs (dispatch.py)
-            fn=calls(key, fn, sig, numpy_names=numpy_names, sizes_one_by_one=sizes_one_by_one),
+            fn=calls(key, public, sig, numpy_names=numpy_names, sizes_one_by_one=sizes_one_by_one),
             signature=sig,
             doc=(inspect.getdoc(fn) or "").splitlines()[0] if fn.__doc__ else "",
             differentiable=differentiable,
             method=method,
-            samples=samples,
+            samples=kept,
             torch=torch,
             function=function,
             inplace=inplace,
@@ -206,6 +219,7 @@ def register(
             estimate=estimate,
             writes=tuple(writes),
             operator_fn=fn,
+            binding=binding,
         )
         return fn
 

@@ -45,3 +45,4 @@ from . import resample_aten
 from . import pooling3d
 from . import conv_transpose3d
 from . import nn_composites
+from . import sum_to

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..binding import Binding
 from ..registry import OPS, Sample, register
 from ..tensor import Tensor
 from . import samples as S
@@ -89,12 +90,16 @@ def arctanh(input: Tensor) -> Tensor:
     return OPS["atanh"].fn(input)
 
 
+# torch.greater(x, 2) takes a number as other, never as input
+_COMPARISON = Binding(tensors=("input",), scalar_forms=True)
+
+
 def _tensor_pairs(rng: np.random.Generator) -> list[Sample]:
     """atan2's samples with tensors on both sides (``torch.arctan2`` takes no number)."""
     return [s for s in _binary_plain("atan2")(rng) if not any(type(a) is float for a in s.args)]
 
 
-@register(samples=_tensor_pairs, inplace=True)
+@register(samples=_tensor_pairs, inplace=True, binding=Binding(tensors=("input", "other")))
 def arctan2(input: Any, other: Any) -> Tensor:
     """``atan2`` by its numpy name."""
     return OPS["atan2"].fn(input, other)
@@ -145,31 +150,31 @@ def fix(input: Tensor) -> Tensor:
     return OPS["trunc"].fn(input)
 
 
-@register(samples=_like("gt"), differentiable=False)
+@register(samples=_like("gt"), differentiable=False, binding=_COMPARISON)
 def greater(input: Any, other: Any) -> Tensor:
     """``gt`` by its numpy name."""
     return OPS["gt"].fn(input, other)
 
 
-@register(samples=_like("ge"), differentiable=False)
+@register(samples=_like("ge"), differentiable=False, binding=_COMPARISON)
 def greater_equal(input: Any, other: Any) -> Tensor:
     """``ge`` by its numpy name."""
     return OPS["ge"].fn(input, other)
 
 
-@register(samples=_like("lt"), differentiable=False)
+@register(samples=_like("lt"), differentiable=False, binding=_COMPARISON)
 def less(input: Any, other: Any) -> Tensor:
     """``lt`` by its numpy name."""
     return OPS["lt"].fn(input, other)
 
 
-@register(samples=_like("le"), differentiable=False)
+@register(samples=_like("le"), differentiable=False, binding=_COMPARISON)
 def less_equal(input: Any, other: Any) -> Tensor:
     """``le`` by its numpy name."""
     return OPS["le"].fn(input, other)
 
 
-@register(samples=_like("ne"), differentiable=False)
+@register(samples=_like("ne"), differentiable=False, binding=_COMPARISON)
 def not_equal(input: Any, other: Any) -> Tensor:
     """``ne`` by its numpy name."""
     return OPS["ne"].fn(input, other)

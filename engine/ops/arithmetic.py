@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..binding import Binding
 from ..dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
 from ..function import Function
@@ -468,6 +469,7 @@ class RsubBackward0(Function):
     samples=lambda rng: [sample(S.rand(rng, 3), 2.0), sample(S.rand(rng, 2, 3), S.rand(rng, 3))],
     method=False,
     operators=("__rsub__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
 )
 def rsub(input: Any, other: Any) -> Tensor:
     """``other - input`` (PyTorch's ``torch.rsub``; ``number - tensor`` records RsubBackward1)."""
@@ -728,6 +730,7 @@ def _modulo_samples(rng: np.random.Generator) -> list[Any]:
     inplace=True,
     operators=("__mod__", "__imod__"),
     reflected=("__rmod__",),
+    binding=Binding(either=("input", "other")),
 )
 def remainder(input: Any, other: Any) -> Tensor:
     """Elementwise Python-style modulus: the result has the divisor's sign."""
@@ -736,7 +739,9 @@ def remainder(input: Any, other: Any) -> Tensor:
     )
 
 
-@register(samples=_modulo_samples, inplace=True)
+@register(
+    samples=_modulo_samples, inplace=True, binding=Binding(tensors=("input",), scalar_forms=True)
+)
 def fmod(input: Any, other: Any) -> Tensor:
     """Elementwise C-style modulus: the result has the dividend's sign."""
     return _modulo(_fmod, "fmod_cpu", FmodBackward0, FmodBackward1, input, other)
@@ -771,7 +776,13 @@ def _pow_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_pow_samples, inplace=True, operators=("__pow__",), reflected=("__rpow__",))
+@register(
+    samples=_pow_samples,
+    inplace=True,
+    operators=("__pow__",),
+    reflected=("__rpow__",),
+    binding=Binding(either=("input", "exponent")),
+)
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """``input ** exponent`` for tensor/number on either side."""
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..binding import Binding
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -28,37 +29,67 @@ def _compare_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_compare_samples, differentiable=False, operators=("__eq__",))
+@register(
+    samples=_compare_samples,
+    differentiable=False,
+    operators=("__eq__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 def eq(input: Any, other: Any) -> Tensor:
     """Elementwise ``input == other`` as bool."""
     return _compare(np.equal, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False, operators=("__ne__",))
+@register(
+    samples=_compare_samples,
+    differentiable=False,
+    operators=("__ne__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 def ne(input: Any, other: Any) -> Tensor:
     """Elementwise ``input != other`` as bool."""
     return _compare(np.not_equal, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False, operators=("__lt__",))
+@register(
+    samples=_compare_samples,
+    differentiable=False,
+    operators=("__lt__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 def lt(input: Any, other: Any) -> Tensor:
     """Elementwise ``input < other`` as bool."""
     return _compare(np.less, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False, operators=("__le__",))
+@register(
+    samples=_compare_samples,
+    differentiable=False,
+    operators=("__le__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 def le(input: Any, other: Any) -> Tensor:
     """Elementwise ``input <= other`` as bool."""
     return _compare(np.less_equal, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False, operators=("__gt__",))
+@register(
+    samples=_compare_samples,
+    differentiable=False,
+    operators=("__gt__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 def gt(input: Any, other: Any) -> Tensor:
     """Elementwise ``input > other`` as bool."""
     return _compare(np.greater, input, other)
 
 
-@register(samples=_compare_samples, differentiable=False, operators=("__ge__",))
+@register(
+    samples=_compare_samples,
+    differentiable=False,
+    operators=("__ge__",),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 def ge(input: Any, other: Any) -> Tensor:
     """Elementwise ``input >= other`` as bool."""
     return _compare(np.greater_equal, input, other)
@@ -68,7 +99,12 @@ def _logical_samples(rng: np.random.Generator) -> list[Any]:
     return [sample(Const(rng.random((2, 3)) > 0.5), Const(rng.random((3,)) > 0.5))]
 
 
-@register(samples=_logical_samples, differentiable=False, operators=("__and__",))
+@register(
+    samples=_logical_samples,
+    differentiable=False,
+    operators=("__and__",),
+    binding=Binding(tensors=("input", "other")),
+)
 def logical_and(input: Any, other: Any) -> Tensor:
     """Elementwise logical and, as bool."""
     a, b = as_tensor(input), as_tensor(other)
@@ -76,7 +112,12 @@ def logical_and(input: Any, other: Any) -> Tensor:
     return Tensor._make(np.logical_and(a._data, b._data))
 
 
-@register(samples=_logical_samples, differentiable=False, operators=("__or__",))
+@register(
+    samples=_logical_samples,
+    differentiable=False,
+    operators=("__or__",),
+    binding=Binding(tensors=("input", "other")),
+)
 def logical_or(input: Any, other: Any) -> Tensor:
     """Elementwise logical or, as bool."""
     a, b = as_tensor(input), as_tensor(other)
@@ -94,7 +135,9 @@ def logical_not(input: Any) -> Tensor:
     return Tensor._make(np.logical_not(as_tensor(input)._data))
 
 
-@register(samples=_logical_samples, differentiable=False)
+@register(
+    samples=_logical_samples, differentiable=False, binding=Binding(tensors=("input", "other"))
+)
 def logical_xor(input: Any, other: Any) -> Tensor:
     """Elementwise logical exclusive or, as bool."""
     a, b = as_tensor(input), as_tensor(other)

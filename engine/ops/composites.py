@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..binding import Binding
 from ..errors import (
     ArgumentTypeError,
     BadArgumentsError,
@@ -31,6 +32,7 @@ from ..views import CopyBackwards
 from . import samples as S
 from ._composite import composite
 from ._util import as_tensor, normalize_dim
+from .creation_ops import check_steps, zero_dim_bound
 
 
 def _op(name: str) -> Any:
@@ -308,6 +310,8 @@ def _seq(tensors: Any, op: str) -> list[Tensor]:
             f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
             f"{type(tensors).__name__}"
         )
+    if not tensors:  # PyTorch's stacks check this before cat does
+        raise BadArgumentsError(f"{op} expects a non-empty TensorList")
     return [as_tensor(t) for t in tensors]
 
 
@@ -534,7 +538,7 @@ def _float_power_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_float_power_samples)
+@register(samples=_float_power_samples, binding=Binding(either=("input", "exponent")))
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``pow`` computed in float64."""
     to64 = lambda v: _op("to")(v, "float64") if isinstance(v, Tensor) else v  # noqa: E731
@@ -827,6 +831,8 @@ def logspace(
     requires_grad: bool = False,
 ) -> Tensor:
     """``steps`` points from ``base**start`` to ``base**end``, evenly spaced in exponent."""
+    check_steps("logspace", start, end, steps)
+    start, end = zero_dim_bound(start, "logspace", "start"), zero_dim_bound(end, "logspace", "end")
     if steps < 0:
         raise BadArgumentsError("number of steps must be non-negative")
     dt = dtypes.to_dtype(dtype)

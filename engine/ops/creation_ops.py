@@ -15,7 +15,12 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
-from ..errors import BadArgumentsError, DtypeMismatchError, DtypeNotDifferentiableError
+from ..errors import (
+    ArgumentTypeError,
+    BadArgumentsError,
+    DtypeMismatchError,
+    DtypeNotDifferentiableError,
+)
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from ._util import as_tensor
@@ -77,6 +82,29 @@ def _number(value: Any, what: str) -> Any:
     if isinstance(value, (bool, int, float, np.number, np.bool_)):
         return value.item() if isinstance(value, (np.number, np.bool_)) else value
     raise BadArgumentsError(f"{what} must be a number, got {type(value).__name__}")
+
+
+def check_steps(op: str, start: Any, end: Any, steps: Any) -> None:
+    """PyTorch's binding takes ``steps`` as an int only: anything else matches none of
+    its overloads (a TypeError naming the combination it got)."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        got = ", ".join(
+            "Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (start, end, steps)
+        )
+        raise ArgumentTypeError(
+            f"{op}() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n * (Number start, Number end, int steps)"
+        )
+
+
+def zero_dim_bound(value: Any, op: str, what: str) -> Any:
+    """A bound given as a tensor must be 0-d (PyTorch's message)."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise BadArgumentsError(
+            f"{op} only supports 0-dimensional start and end tensors, but got {what} with "
+            f"{value.ndim} dimension(s)."
+        )
+    return value
 
 
 def _not_implemented(kernel: str, dtype: np.dtype) -> DtypeMismatchError:
@@ -272,10 +300,8 @@ def linspace(
     start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
-        raise BadArgumentsError(
-            f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}"
-        )
+    check_steps("linspace", start, end, steps)
+    start, end = zero_dim_bound(start, "linspace", "start"), zero_dim_bound(end, "linspace", "end")
     steps = int(steps)
     if steps < 0:
         raise BadArgumentsError("number of steps must be non-negative")

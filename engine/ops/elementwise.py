@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..binding import Binding
 from ..dual import LINEAR, SELF_ADJOINT, needs_derivative
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..fpstate import quiet as _quiet
@@ -912,13 +913,17 @@ def _clamp_one_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_clamp_one_samples, inplace=True)
+@register(
+    samples=_clamp_one_samples, inplace=True, binding=Binding(tensors=("input",), scalar_forms=True)
+)
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     """Elementwise max(x, min) as clamp does it (the gradient passes where x >= min)."""
     return _clamp(input, min, None, ClampMinBackward0, ClampMinBackward1)
 
 
-@register(samples=_clamp_one_samples, inplace=True)
+@register(
+    samples=_clamp_one_samples, inplace=True, binding=Binding(tensors=("input",), scalar_forms=True)
+)
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     """Elementwise min(x, max) as clamp does it (the gradient passes where x <= max)."""
     return _clamp(input, None, max, ClampMaxBackward0, ClampMaxBackward1)
@@ -999,13 +1004,21 @@ def _torch_pair(name: str) -> Callable[..., Any]:
     return call
 
 
-@register(samples=_extremum_samples, torch=_torch_pair("maximum"))
+@register(
+    samples=_extremum_samples,
+    torch=_torch_pair("maximum"),
+    binding=Binding(tensors=("input", "other")),
+)
 def maximum(input: Any, other: Any) -> Tensor:
     """Elementwise maximum, broadcasting; ties give each input half the gradient."""
     return _pair(MaximumBackward0, input, other)
 
 
-@register(samples=_extremum_samples, torch=_torch_pair("minimum"))
+@register(
+    samples=_extremum_samples,
+    torch=_torch_pair("minimum"),
+    binding=Binding(tensors=("input", "other")),
+)
 def minimum(input: Any, other: Any) -> Tensor:
     """Elementwise minimum, broadcasting; ties give each input half the gradient."""
     return _pair(MinimumBackward0, input, other)

@@ -187,6 +187,8 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     sh = _dims_list(shifts)
     base = flat_index(a._data.shape)
     if dims is None:
+        if not sh:
+            raise BadArgumentsError("`shifts` required")
         if len(sh) != 1:
             raise BadArgumentsError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
         index = np.roll(base.reshape(-1), int(sh[0])).reshape(a._data.shape)
@@ -195,6 +197,10 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         if len(sh) != len(dd):
             raise BadArgumentsError(
                 f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dd)}"
+            )
+        if a.ndim == 0:
+            raise IndexOutOfRangeError(
+                f"Dimension specified as {dd[0]} but tensor has no dimensions"
             )
         axes = tuple(normalize_dim(d, a.ndim) for d in dd)
         index = np.roll(base, tuple(int(s) for s in sh), axes) if a.ndim else base
@@ -397,6 +403,8 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
         raise IndexOutOfRangeError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, a.ndim)
     size = a._data.shape[d]
+    if isinstance(start, Tensor) and (start.ndim != 0 or start._data.dtype.kind not in "iu"):
+        raise BadArgumentsError("start must be an 0-dim integral Tensor.")
     s = int(start.item() if isinstance(start, Tensor) else start)
     if length < 0:
         raise BadArgumentsError("narrow(): length must be non-negative.")

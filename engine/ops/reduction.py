@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import dtypes
+from ..binding import Binding
 from ..dual import FROM_BACKWARD, LINEAR, REDUCTION
 from ..errors import (
     ArgumentTypeError,
@@ -591,7 +592,11 @@ def _max_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_max_samples, results=Results("given", arg="dim"))
+@register(
+    samples=_max_samples,
+    results=Results("given", arg="dim"),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 @numpy_names
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Largest element; with ``dim``, (values, indices) along it; with a tensor, ``maximum``."""
@@ -600,7 +605,11 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
     return _select("max", MaxBackward1, MaxBackward0, MaxResult, input, dim, keepdim)
 
 
-@register(samples=_max_samples, results=Results("given", arg="dim"))
+@register(
+    samples=_max_samples,
+    results=Results("given", arg="dim"),
+    binding=Binding(tensors=("input",), scalar_forms=True),
+)
 @numpy_names
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Smallest element; with ``dim``, (values, indices) along it; with a tensor, ``minimum``."""

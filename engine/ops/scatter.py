@@ -524,7 +524,10 @@ def _check_source(x: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray
             f"{op}_(): Number of indices ({index.size}) should be equal to source.size(dim): "
             f"({source.shape[dim]}), for dim: {dim}"
         )
-    raise ShapeMismatchError(f"{op}_(): Source/destination tensor must have same slice shapes.")
+    raise ShapeMismatchError(
+        "source tensor shape must match self tensor shape, excluding the specified dimension. "
+        f"Got self.shape = {list(x.shape)} source.shape = {list(source.shape)}"
+    )
 
 
 class IndexAdd(Function):

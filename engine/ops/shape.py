@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes, estimates
 from ..dual import LINEAR
-from ..errors import ArgumentValueError, BadArgumentsError, ShapeMismatchError
+from ..errors import ArgumentTypeError, ArgumentValueError, BadArgumentsError, ShapeMismatchError
 from ..function import Function
 from ..primitives import (
     CloneBackward0,
@@ -49,6 +49,11 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
                 raise BadArgumentsError(f"invalid shape dimension {s}")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise ShapeMismatchError(
+                f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous"
+            )
         if known == 0 or numel % known:
             raise ShapeMismatchError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -435,8 +440,9 @@ def detach(input: Tensor) -> Tensor:
 
 def _tensor_list(tensors: Any, op: str) -> list[Tensor]:
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise BadArgumentsError(
-            f"{op}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}"
+        raise ArgumentTypeError(
+            f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
         )
     out = []
     for i, t in enumerate(tensors):
@@ -445,7 +451,7 @@ def _tensor_list(tensors: Any, op: str) -> list[Tensor]:
         elif isinstance(t, (list, np.ndarray)):
             out.append(as_tensor(t))
         else:
-            raise BadArgumentsError(
+            raise ArgumentTypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
     return out

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..binding import Binding
 from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
@@ -26,7 +27,6 @@ from . import samples as S
 from ._util import arr, as_tensor, broadcast_shape, operands
 from .arithmetic import not_implemented_for, where
 from .elementwise import (
-    ArgumentTypeError,
     _erf,
     _float,
     _quiet,
@@ -432,7 +432,9 @@ def _isclose_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_isclose_samples, differentiable=False)
+@register(
+    samples=_isclose_samples, differentiable=False, binding=Binding(tensors=("input", "other"))
+)
 def isclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Tensor:
@@ -610,7 +612,13 @@ def _define_binary(
         )
         return [*S.binary(rng, S.rand, make_b), *ints]
 
-    register(name, samples=samples, inplace=inplace, torch=_wrap_numbers(name))(op)
+    register(
+        name,
+        samples=samples,
+        inplace=inplace,
+        torch=_wrap_numbers(name),
+        binding=Binding(tensors=("input", "other")),
+    )(op)
     return op
 
 
@@ -681,14 +689,18 @@ def _fmax_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_fmax_samples, torch=_wrap_numbers("fmax"))
+@register(
+    samples=_fmax_samples, torch=_wrap_numbers("fmax"), binding=Binding(tensors=("input", "other"))
+)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum ignoring NaN (NaN only where both are NaN)."""
     rt, a, b = _tensor_pair(input, other)
     return FmaxBackward0.apply(a, b, dtype=rt)
 
 
-@register(samples=_fmax_samples, torch=_wrap_numbers("fmin"))
+@register(
+    samples=_fmax_samples, torch=_wrap_numbers("fmin"), binding=Binding(tensors=("input", "other"))
+)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum ignoring NaN (NaN only where both are NaN)."""
     rt, a, b = _tensor_pair(input, other)
@@ -742,6 +754,7 @@ class CopysignBackward1(CopysignBackward0):
         sample(S.away_from_zero(rng, 3), Const(np.array([-0.0, 0.0, -1.0])), note="signed zeros"),
     ],
     inplace=True,
+    binding=Binding(tensors=("input",), scalar_forms=True),
 )
 def copysign(input: Any, other: Any) -> Tensor:
     """Elementwise |input| with the sign of other (the sign bit: -0.0 counts as negative)."""
@@ -808,7 +821,7 @@ def _xlogy_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_xlogy_samples, inplace=True)
+@register(samples=_xlogy_samples, inplace=True, binding=Binding(either=("input", "other")))
 def xlogy(input: Any, other: Any) -> Tensor:
     """Elementwise ``input · log(other)``, 0 where input is 0 (NaN other excepted)."""
     if isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -927,14 +940,10 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     ],
     differentiable=False,
     inplace=True,
+    binding=Binding(tensors=("input", "values")),
 )
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """Elementwise step: 0 below zero, 1 above, ``values`` at zero (NaN stays NaN)."""
-    if not isinstance(values, Tensor):
-        raise ArgumentTypeError(
-            "heaviside(): argument 'values' (position 2) must be Tensor, not "
-            f"{type(values).__name__}"
-        )
     a = as_tensor(input)
     if a._data.dtype != values._data.dtype:
         raise DtypeMismatchError(

@@ -18,6 +18,7 @@ import numpy as np
 
 import engine
 from engine import OPS, Tensor, interrupt, no_grad
+from engine.binding import numbers_as_tensors
 from engine.errors import (
     DtypeMismatchError,
     EngineError,
@@ -119,6 +120,8 @@ class Executor:
         why = arity_error(op, len(args), tuple(kwargs))
         if why is not None:
             raise BadArgumentsError(f"{op}(): {why}", hint=f"signature: {op}{spec.signature}")
+        if spec.binding is not None:  # JSON numbers where PyTorch demands a Tensor
+            args, kwargs = numbers_as_tensors(spec.signature, spec.binding, args, kwargs)
         self.check_estimate(op, args, kwargs)
         if draws(op) and "seed" not in kwargs:  # the session's generator, as torch's default
             if self.txn is not None:
@@ -156,6 +159,8 @@ class Executor:
         why = arity_error(op, len(args), tuple(kwargs))
         if why is not None:
             raise BadArgumentsError(f"{method}(): {why}", hint=f"signature: {op}{spec.signature}")
+        if spec.binding is not None:
+            args, kwargs = numbers_as_tensors(spec.signature, spec.binding, args, kwargs)
         if draws(op) and "seed" not in kwargs:
             if self.txn is not None:
                 self.txn.before_random()
@@ -370,6 +375,8 @@ def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any
     numbers or writes arguments in place (the general path records those first)."""
     spec = OPS.get(op)
     if spec is None or arity_error(op, positional, ()) is not None or draws(op) or spec.writes:
+        return None
+    if spec.binding is not None and tensors < positional:  # numbers where it wants Tensors
         return None
     return spec.fn, spec.estimate is not None or tensors >= 2
 

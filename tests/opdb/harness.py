@@ -94,9 +94,20 @@ def _engine_wrapper_set_seed(op: Callable[..., Any], *args: Any, **kwargs: Any) 
 
 
 def _method(name: str) -> Callable[..., Any] | None:
+    """``torch.Tensor.name`` called unbound, as op_db does: its ``self`` must be a tensor
+    (PyTorch's method descriptor refuses anything else with a TypeError)."""
     if not hasattr(engine.Tensor, name):
         return None
-    return lambda x, *args, **kwargs: getattr(x, name)(*args, **kwargs)
+
+    def call(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(x, engine.Tensor):
+            raise TypeError(
+                f"descriptor '{name}' for 'Tensor' objects doesn't apply to a "
+                f"'{type(x).__name__}' object"
+            )
+        return getattr(x, name)(*args, **kwargs)
+
+    return call
 
 
 def resolve(op: Any) -> Callable[..., Any] | None:
@@ -238,6 +249,9 @@ def _close(t: Any, e: Any, tol: dict[Any, tuple[float, float]], what: str) -> st
 
 
 def compare(t_out: Any, e_out: Any, tol: dict[Any, tuple[float, float]], what: str) -> str | None:
+    if isinstance(t_out, torch.Size):  # the engine's sizes are tuples (as to_engine makes them)
+        ok = isinstance(e_out, tuple) and tuple(t_out) == e_out
+        return None if ok else f"{what}: {e_out!r} != torch {tuple(t_out)!r}"
     tl, el = leaves(t_out), leaves(e_out)
     if len(tl) != len(el):
         return f"{what}: {len(el)} results, torch {len(tl)}"
