@@ -35,8 +35,8 @@ from . import fft as fft  # noqa: E402 - torch.fft (its real-valued part)
 from . import func as func  # noqa: E402 - torch.func (grad, vjp, jacrev, vmap, ...)
 from . import linalg as linalg  # noqa: E402 - torch.linalg (after the registry is full)
 from . import masked as masked  # noqa: E402 - torch.masked (dense tensors)
-from . import signal as signal  # noqa: E402 - torch.signal.windows
 from . import nn as nn  # noqa: E402 - torch.nn.functional
+from . import signal as signal  # noqa: E402 - torch.signal.windows
 from . import special as special  # noqa: E402 - torch.special
 
 __all__ = [
