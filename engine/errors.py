@@ -116,3 +116,9 @@ GRAPH_FREED_MESSAGE = (
     "you need to backward through the graph a second time or if you need to access saved "
     "tensors after calling backward."
 )
+
+
+class NotImplementedBackward(EngineError):
+    """A backward through an op PyTorch has no derivative for."""
+
+    code = "not_differentiable"

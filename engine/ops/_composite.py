@@ -23,6 +23,7 @@ from ..forward_rules import through
 from ..function import Function, Node
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
+from ._tie import tie
 
 Body = Callable[..., Tensor]
 
@@ -86,6 +87,7 @@ class Composite(Function):
         params: dict[str, Any],
         tangent_params: dict[str, Any] | None = None,
         saves: Saves | None = None,
+        fused: str | None = None,
     ) -> np.ndarray:
         if not isinstance(ctx, Node):
             with no_grad():
@@ -93,6 +95,7 @@ class Composite(Function):
         node: Any = ctx  # a Node keeps extra fields in its __dict__
         node.body, node.params = body, params
         node.tangent_params = tangent_params or {}
+        node.fused = fused
         aliases = [
             x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
             for x in inputs
@@ -123,7 +126,16 @@ class Composite(Function):
         # is recorded as a function of them (and an input passed twice gets two grads)
         xs = [x.view(x.shape) if n else x for x, n in zip(inputs, need)]
         y = ctx.body(*xs, **ctx.params)
-        return _grads(y, xs, need, g, create=True)
+        grads = _grads(y, xs, need, g, create=True)
+        if ctx.fused is None:
+            return grads
+        # PyTorch's one backward op reads the gradient and every input: each gradient
+        # it returns depends on all of them (the bias's too, with a zero derivative)
+        ins = [x for x in inputs if type(x) is Tensor]
+        return tuple(
+            None if gr is None else tie(gr, g, *ins, name=ctx.fused)
+            for gr in (grads if isinstance(grads, tuple) else (grads,))
+        )
 
 
 _NAMED: dict[str, type[Composite]] = {}
@@ -143,15 +155,23 @@ def composite(
     *inputs: Any,
     tangent_params: dict[str, Any] | None = None,
     saves: Saves | None = None,
+    fused: str | None = None,
     **params: Any,
 ) -> Tensor:
     """``body(*inputs, **params)`` recorded as one node called ``name``. ``saves`` maps
     ``needs_input_grad`` to the inputs PyTorch's node saves (all by default): only
     those are version-checked at backward. The forward rule runs the body with
     ``tangent_params`` over ``params`` (a parameter that shapes the gradient only, as
-    embedding's ``scale``, is no part of the derivative)."""
+    embedding's ``scale``, is no part of the derivative). ``fused`` names PyTorch's
+    backward op when it is one node over the gradient and all inputs (the norms'), so a
+    create_graph gradient is recorded as that node."""
     out: Tensor = named(name).apply(
-        *inputs, body=body, params=params, tangent_params=tangent_params, saves=saves
+        *inputs,
+        body=body,
+        params=params,
+        tangent_params=tangent_params,
+        saves=saves,
+        fused=fused,
     )
     return out
 

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ..dual import LINEAR
+from ..errors import NotImplementedBackward
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from .arithmetic import NotImplementedBackward
 
 
 class _Tie(Function):

@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..binding import Binding
 from ..dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT
-from ..errors import BadArgumentsError, DtypeMismatchError, EngineError
+from ..errors import BadArgumentsError, DtypeMismatchError, NotImplementedBackward
 from ..function import Function
 from ..primitives import MulBackward1, WhereBackward0
 from ..registry import Const, register, sample
@@ -85,12 +85,6 @@ def _power(base: Any, exponent: Any, dtype: np.dtype) -> np.ndarray:
         return _int_power(base, exponent, dtype)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.asarray(np.power(np.asarray(base, dtype), np.asarray(exponent, dtype)))
-
-
-class NotImplementedBackward(EngineError):
-    """A backward through an op PyTorch has no derivative for."""
-
-    code = "not_differentiable"
 
 
 def not_implemented_function(aten: str) -> type[Function]:

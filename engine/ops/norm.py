@@ -128,7 +128,16 @@ def layer_norm(
             )
     _floating("LayerNormKernelImpl", x)
     _same_dtype(x, w, b)
-    return composite("NativeLayerNormBackward0", _layer_norm_body, x, w, b, k=k, eps=float(eps))
+    return composite(
+        "NativeLayerNormBackward0",
+        _layer_norm_body,
+        x,
+        w,
+        b,
+        fused="NativeLayerNormBackwardBackward0",
+        k=k,
+        eps=float(eps),
+    )
 
 
 def _same_dtype(x: Tensor, *params: Tensor | None) -> None:
@@ -259,7 +268,16 @@ def batch_norm(
         raise BadArgumentsError(f"{which} must be defined in evaluation mode")
     # copies: a later training step updates the buffers in place
     stats = None if training else (rm._data.copy(), rv._data.copy())  # type: ignore[union-attr]
-    out = composite("NativeBatchNormBackward0", _batch_norm_body, x, w, b, stats=stats, eps=eps)
+    out = composite(
+        "NativeBatchNormBackward0",
+        _batch_norm_body,
+        x,
+        w,
+        b,
+        fused="NativeBatchNormBackwardBackward0",
+        stats=stats,
+        eps=eps,
+    )
     if training and (rm is not None or rv is not None):
         m, v = _batch_stats(x._data, (0,) + tuple(range(2, x.ndim)))
         _update_running(rm, m, float(momentum))
@@ -342,7 +360,17 @@ def instance_norm(
             "Expected running_mean and running_var to be defined when use_input_stats is false"
         )
     stats = None if use_input_stats else (rm._data.copy(), rv._data.copy())  # type: ignore[union-attr]
-    out = composite("ViewBackward0", _instance_body, x, w, b, stats=stats, eps=eps)
+    # torch runs batch_norm on the input viewed as one batch: its fused backward op
+    out = composite(
+        "ViewBackward0",
+        _instance_body,
+        x,
+        w,
+        b,
+        fused="NativeBatchNormBackwardBackward0",
+        stats=stats,
+        eps=eps,
+    )
     if use_input_stats and (rm is not None or rv is not None):
         m, v = _batch_stats(x._data, tuple(range(2, x.ndim)))
         _update_running(rm, m.mean(axis=0), float(momentum))
