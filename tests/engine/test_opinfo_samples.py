@@ -558,17 +558,7 @@ CASES = (
 )
 
 # Differences kept on purpose, each with its reason. Strict: a fixed one fails here.
-_LENIENT = (
-    "the engine takes a Python number where PyTorch's binding requires a Tensor (the "
-    "service sends numbers as they come; refusing them would break its callers)"
-)
-XFAIL: dict[str, str] = {
-    f"{op}-{family}": _LENIENT
-    for op in ("maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor",
-               "fmax", "fmin", "hypot", "logaddexp")
-    for family in ("float scalar", "int scalar", "int tensor, float scalar",
-                   "int tensor, int scalar", "bool tensor, bool scalar")
-}  # fmt: skip
+XFAIL: dict[str, str] = {}
 XFAIL.update(
     {
         "logsumexp-dims ()": "torch 2.13's logsumexp(dim=()) raises an internal out-shape "
