@@ -438,15 +438,6 @@ def _not_converged(op: str, x: np.ndarray, what: str) -> LinAlgError:
 
 
 def _svd_np(x: np.ndarray, **kwargs: Any) -> Any:
-    """numpy's SVD, except that a matrix with an inf or NaN gives NaN factors (LAPACK's
-    answer through PyTorch) where numpy refuses the whole batch."""
-    bad = ~np.isfinite(x).all(axis=(-2, -1))
-    if bad.any():
-        out = np.linalg.svd(np.where(bad[..., None, None], 0.0, x).astype(x.dtype), **kwargs)
-        parts = out if isinstance(out, tuple) else (out,)
-        for part in parts:
-            part[bad] = np.nan
-        return out
     try:
         return np.linalg.svd(x, **kwargs)
     except np.linalg.LinAlgError:
@@ -871,6 +862,8 @@ def _pinv_np(x: np.ndarray, atol: Any, rtol: Any, hermitian: bool) -> np.ndarray
         with np.errstate(divide="ignore"):
             sp = np.where(np.abs(s) > tol, 1.0 / s, 0.0)
         return ((u * sp[..., None, :]) @ np.swapaxes(u, -1, -2)).astype(dt)
+    if not np.isfinite(x).all():
+        raise _not_converged("linalg.svd", x, "singular values")
     u, s, vh = _svd_np(x, full_matrices=False)
     tol = np.maximum(at, rt * s[..., :1])
     with np.errstate(divide="ignore"):
