@@ -22,6 +22,7 @@ from .. import dtypes
 from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError
 from ..function import Function
+from ..primitives import MulBackward1
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -78,7 +79,9 @@ SpecialI0EBackward0 = _unary_function(
 SpecialI1Backward0 = _unary_function("SpecialI1Backward0", _f64(sc.i1), _i1_grad)
 SpecialI1EBackward0 = _unary_function("SpecialI1EBackward0", _f64(sc.i1e), _i1e_grad)
 SpecialNdtrBackward0 = _unary_function(  # torch composes ndtr: its node is the last mul's
-    "MulBackward1", _f64(sc.ndtr), lambda g, x: g * (exp(x * x * -0.5) / _SQRT_2PI)
+    "MulBackward1",
+    _f64(sc.ndtr),
+    lambda g, x: MulBackward1.apply(g * exp(x * x * -0.5), by=1 / _SQRT_2PI),
 )
 SpecialNdtriBackward0 = _unary_function(
     "SpecialNdtriBackward0",

@@ -4,8 +4,8 @@ log-gamma ``mvlgamma`` and ``angle`` of real numbers.
 
 ``ldexp``, ``mvlgamma`` and ``angle`` are composites of engine ops (their gradients
 come from those); ``frexp``'s mantissa is ``input / 2**exponent`` with the exponent a
-constant. PyTorch has no derivative for ``nextafter`` (its backward raises) nor for
-``igamma``'s first argument.
+constant. ``nextafter``'s gradient is PyTorch's: the incoming one to ``input``, zero to
+``other``. PyTorch has no derivative for ``igamma``'s first argument.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class NextafterBackward0(Function):
 
 
 @register(
-    samples=lambda rng: [sample(Const(S.rand(rng, 3, 4)), Const(S.rand(rng, 4)))],
+    samples=lambda rng: [sample(S.rand(rng, 3, 4), Const(S.rand(rng, 4)))],
     inplace=True,
 )
 def nextafter(input: Tensor, other: Tensor) -> Tensor:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
+from .. import codec
 from .fields import TENSOR_NAME_RULE, FetchKey, TensorName, _Model
 from .requests import BackwardIn, BatchItem, LeafIn, StepIn, TensorValue
 from .responses import ProgramOut, ValueOut
@@ -189,7 +190,7 @@ class PerSampleGradIn(_Model):
 
     of: TensorName
     wrt: list[TensorName] = Field(min_length=1)
-    batch: dict[TensorName, int] = Field(
+    batch: dict[TensorName, Annotated[int, Field(ge=-codec.MAX_NDIM, lt=codec.MAX_NDIM)]] = Field(
         min_length=1, description="Tensors the program reads, and the dim of each that holds "
         "the samples.",
     )  # fmt: skip

@@ -271,7 +271,12 @@ def test_maximum_broadcast_errors_and_promotion() -> None:
     f32 = E.ones(3)
     assert E.maximum(f32, E.tensor(0.5, dtype="float64")).dtype == np.float32
     assert E.maximum(E.tensor([1, 2]), E.tensor([0.5])).dtype == np.float32
-    assert E.maximum(f32, 2).tolist() == [2.0, 2.0, 2.0]  # a number is a wrapped scalar here
+    with pytest.raises(TypeError) as theirs_t:
+        torch.maximum(torch.ones(3), 2)  # type: ignore[call-overload]
+    with pytest.raises(TypeError) as mine_t:
+        E.maximum(f32, 2)
+    assert str(mine_t.value) == str(theirs_t.value)  # the binding demands a Tensor
+    assert E.maximum(f32, E.tensor(2)).tolist() == [2.0, 2.0, 2.0]
 
 
 def test_gelu_rejects_unknown_approximation() -> None:

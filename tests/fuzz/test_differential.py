@@ -40,6 +40,7 @@ KNOWN_CATALOGUE_DIFFERENCES: dict[str, str] = {
     "tensordot": "create_graph records ViewBackward0 where torch permutes",
     "normal": "create_graph records ViewBackward0 where torch has SumBackward1",
     "sort": "create_graph records PutBackward0 where torch has ScatterBackward0",
+    "addbmm": "create_graph records BmmBackward0 where torch scales by alpha last (MulBackward1)",
     "einsum": "a view of the result written in place: CopySlices vs AsStridedBackward0",
     # what a node saves
     "pairwise_distance": "torch's norm node saves its output: an in-place write is refused",
