@@ -29,7 +29,7 @@ from . import samples as S
 from ._util import arr, as_tensor
 from .arithmetic import where
 from .elementwise import _float, _quiet, exp, log
-from .special import _float_result, _tensor_pair, _unary_function
+from .special import XlogyBackward0, _float_result, _tensor_pair, _unary_function
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -199,36 +199,16 @@ def _special_numbers(name: str) -> Callable[..., Any]:
     return call
 
 
-def _xlog1py_array(x: Any, y: Any) -> np.ndarray:
-    with _quiet():
-        out = np.asarray(np.multiply(x, np.log1p(y)))
-        return np.where((np.asarray(x) == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
-
-
-class SpecialXlog1PyBackward0(Function):
+class SpecialXlog1PyBackward0(XlogyBackward0):
     """``xlog1py(x, y) = x·log1p(y)``, 0 where x = 0 (unless y is NaN)."""
 
     name = "SpecialXlog1PyBackward0"
-    jvp = SELF_ADJOINT
-    broadcasts = True
+    log = np.log1p
+    shift = 1
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        ctx.save_for_backward(a, b)
-        return np.asarray(_xlog1py_array(arr(a, dtype), arr(b, dtype)), dtype)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        ga = gb = None
-        if need_a:
-            bt = as_tensor(b)
-            dead = np.asarray((np.asarray(arr(a, g.dtype)) == 0) & (bt._data <= -1))
-            ga = where(Tensor._make(dead), 0.0, xlog1py(g, bt))
-        if need_b:
-            gb = g * a / (b + 1)
-        return ga, gb
+    def again(g: Tensor, b: Tensor) -> Tensor:
+        return xlog1py(g, b)
 
 
 class SpecialXlog1PyBackward1(SpecialXlog1PyBackward0):

@@ -765,35 +765,43 @@ def copysign(input: Any, other: Any) -> Tensor:
     return CopysignBackward0.apply(a, b, dtype=_float_result(rt))
 
 
-def _xlogy_array(x: Any, y: Any) -> np.ndarray:
+def _xlogy_array(x: Any, y: Any, log: Any = np.log) -> np.ndarray:
     with _quiet():
-        out = np.asarray(np.multiply(x, np.log(y)))
+        out = np.asarray(np.multiply(x, log(y)))
         return np.where((np.asarray(x) == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
 
 
 class XlogyBackward0(Function):
-    """``xlogy(x, y) = x·log(y)``, 0 where x = 0 (unless y is NaN)."""
+    """``xlogy(x, y) = x·log(y)``, 0 where x = 0 (unless y is NaN). ``xlog1py`` is the
+    same node over ``log1p``: ``shift`` 1, as ``log1p(y) = log(y + 1)``."""
 
     name = "XlogyBackward0"
     jvp = SELF_ADJOINT
     broadcasts = True
+    log: Any = np.log
+    shift = 0
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
+    def again(g: Tensor, b: Tensor) -> Tensor:
+        """The op itself, which the gradient of ``x`` is (``g · log(y)``)."""
+        return xlogy(g, b)
+
+    @classmethod
+    def forward(cls, ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:  # type: ignore[override]
         ctx.save_for_backward(a, b)
-        return np.asarray(_xlogy_array(arr(a, dtype), arr(b, dtype)), dtype)
+        return np.asarray(_xlogy_array(arr(a, dtype), arr(b, dtype), cls.log), dtype)
 
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         ga = gb = None
         if need_a:
             bt = as_tensor(b)
-            dead = np.asarray((np.asarray(arr(a, g.dtype)) == 0) & (bt._data <= 0))
-            ga = where(Tensor._make(dead), 0.0, xlogy(g, bt))
+            dead = np.asarray((np.asarray(arr(a, g.dtype)) == 0) & (bt._data <= -cls.shift))
+            ga = where(Tensor._make(dead), 0.0, cls.again(g, bt))
         if need_b:
-            gb = g * a / b
+            gb = g * a / (b + cls.shift) if cls.shift else g * a / b
         return ga, gb
 
 
