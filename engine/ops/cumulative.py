@@ -158,9 +158,13 @@ class LogcumsumexpBackward0(Function):
         ctx.save_for_backward(a)
         ctx.save_result()
         x, d = _axis(a._data, dim)
+        # PyTorch's CPU kernel accumulates in its acc_type (double for float32, float for
+        # half); in float32 the rounding decides the backward's cancellation
+        acc = np.float32 if x.dtype == np.float16 else np.float64
         with np.errstate(all="ignore"):
+            out = np.logaddexp.accumulate(x.astype(acc, copy=False), axis=d).astype(x.dtype)
             # contiguous, as PyTorch's result (numpy keeps a transposed layout)
-            return np.asarray(np.logaddexp.accumulate(x, axis=d).reshape(a._data.shape), order="C")
+            return np.asarray(out.reshape(a._data.shape), order="C")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

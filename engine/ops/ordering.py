@@ -168,7 +168,70 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
         raise IndexOutOfRangeError(f"kthvalue(): selected number k out of range for dimension {d}")
     order = stable_order(x, d, False)
     idx = np.take(order, [int(k) - 1], axis=d)
+    _torch_ties(x, d, int(k) - 1, idx)
     return _select(KthvalueBackward0, KthvalueResult, a, d, idx, bool(keepdim))
+
+
+def _torch_ties(x: np.ndarray, d: int, k: int, idx: np.ndarray) -> None:
+    """Where the k-th value is tied, the index PyTorch's CPU quickselect picks (written
+    into ``idx``, shape ``x``'s with ``dim`` 1); rows without a tie keep theirs."""
+    rows = np.moveaxis(x, d, -1).reshape(-1, x.shape[d])
+    picked = np.moveaxis(idx, d, -1).reshape(-1, 1).copy()
+    value = np.take_along_axis(rows, picked, -1)
+    same = rows == value
+    if x.dtype.kind == "f":
+        same |= np.isnan(rows) & np.isnan(value)
+    tied = np.flatnonzero(same.sum(-1) > 1)
+    for r in tied:
+        picked[r, 0] = _quickselect_index(rows[r], k)
+    if tied.size:
+        moved = np.moveaxis(idx, d, -1)
+        moved[...] = picked.reshape(moved.shape)
+
+
+def _gt_or_nan(x: Any, y: Any) -> bool:
+    return bool((x != x and y == y) or x > y)
+
+
+def _quickselect_index(row: np.ndarray, k: int) -> int:
+    """The index aten's ``quick_select_template`` (SortingUtils.h) leaves at ``k``:
+    median-of-three Hoare partitioning with NaN as the largest."""
+    arr, ind = row.tolist(), list(range(len(row)))
+
+    def swap(i: int, j: int) -> None:
+        arr[i], arr[j] = arr[j], arr[i]
+        ind[i], ind[j] = ind[j], ind[i]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _gt_or_nan(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if _gt_or_nan(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if _gt_or_nan(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if _gt_or_nan(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while _gt_or_nan(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while _gt_or_nan(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return ind[k]
 
 
 class MedianBackward0(Function):

@@ -331,6 +331,20 @@ _REDUCE = {
 _IDENTITY = {"sum": 0.0, "prod": 1.0, "mean": 0.0, "amax": -np.inf, "amin": np.inf}
 
 
+def _identity(reduce: str, dtype: np.dtype) -> Any:
+    """The value a reduction starts from where ``include_self=False`` (torch's: the
+    dtype's lowest for amax, its highest for amin, 1 for prod, 0 for sum and mean)."""
+    if dtype.kind == "f":
+        return _IDENTITY[reduce]
+    if dtype.kind == "b":
+        return reduce in ("prod", "amin")
+    if reduce == "amax":
+        return np.iinfo(dtype).min
+    if reduce == "amin":
+        return np.iinfo(dtype).max
+    return 1 if reduce == "prod" else 0
+
+
 def _reduce_np(
     x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, reduce: str, include_self: bool
 ) -> np.ndarray:
@@ -339,7 +353,7 @@ def _reduce_np(
     key = scatter_key(idx, dim)
     values = _window(_as1(src), idx.shape)
     if not include_self:
-        out[key] = _IDENTITY[reduce] if out.dtype.kind == "f" else 0
+        out[key] = _identity(reduce, out.dtype)
     with np.errstate(all="ignore"):
         _REDUCE[reduce].at(out, key, values)
     if reduce == "mean":
@@ -349,6 +363,14 @@ def _reduce_np(
         with np.errstate(all="ignore"):
             out = out / count if out.dtype.kind == "f" else out // count
     return out.astype(x.dtype, copy=False).reshape(x.shape)
+
+
+def _take(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
+    """numpy's ``gather``: ``x`` at ``index`` along ``dim``, where ``index`` may be smaller
+    than ``x`` in the other dims (numpy's ``take_along_axis`` would broadcast instead)."""
+    a, idx = _as1(x), _as1(index)
+    window = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(idx.shape))
+    return np.take_along_axis(a[window], idx, dim).reshape(index.shape)
 
 
 class ScatterReduceBackward0(Function):
@@ -369,12 +391,15 @@ class ScatterReduceBackward0(Function):
         ctx.save_for_backward(a, src, index)
         ctx.save_result()
         ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
+        ctx.src_shape = src._data.shape
         return _reduce_np(a._data, dim, index, src._data, reduce, include_self)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
         a, src, index = ctx.saved_tensors
         dim, reduce, include_self = ctx.dim, ctx.reduce, ctx.include_self
+        if src._data.shape != index.shape:  # only the window ``index`` covers takes part
+            src = src[tuple(slice(0, n) for n in index.shape)]
         idx_t = Tensor._make(index)
         result = ctx.result
         const = Tensor._make
@@ -385,9 +410,7 @@ class ScatterReduceBackward0(Function):
             n = _reduce_np(n, dim, index, np.ones(src._data.shape, g.dtype), "sum", True)
             n[n == 0] = 1
             ga = g / const(n)
-            gs = gather(g, dim, idx_t) / const(
-                np.take_along_axis(_as1(n), _as1(index), dim).reshape(index.shape)
-            )
+            gs = gather(g, dim, idx_t) / const(_take(n, index, dim))
         elif reduce == "prod":
             masked_self = where(const(a._data == 0), 1.0, a)
             masked_self_result = scatter_reduce(
@@ -398,7 +421,7 @@ class ScatterReduceBackward0(Function):
             zeros_at = _reduce_np(
                 np.zeros(a._data.shape), dim, index, src_zero.astype(float), "sum", True
             )
-            num_zeros = np.take_along_axis(_as1(zeros_at), _as1(index), dim).reshape(index.shape)
+            num_zeros = _take(zeros_at, index, dim)
             single = src_zero & (num_zeros == 1)
             masked_src = where(const(single), 1.0, src)
             masked_src_result = scatter_reduce(
@@ -410,7 +433,7 @@ class ScatterReduceBackward0(Function):
                 gather(g * result, dim, idx_t) / where(const(src_zero), 1.0, src),
             )
         else:  # amax, amin: ties share the gradient evenly
-            value = np.take_along_axis(_as1(result._data), _as1(index), dim).reshape(index.shape)
+            value = _take(result._data, index, dim)
             self_is = a._data == result._data
             src_is = src._data == value
             n = _reduce_np(self_is.astype(g.dtype), dim, index, src_is.astype(g.dtype), "sum", True)
@@ -419,9 +442,9 @@ class ScatterReduceBackward0(Function):
             gs = where(const(src_is), gather(distributed, dim, idx_t), 0.0)
         if not include_self:
             ga = _scatter_value(ga, dim, index, 0.0)
-        if gs._data.shape != src._data.shape:
+        if gs._data.shape != ctx.src_shape:
             key = tuple(slice(0, n) for n in gs._data.shape)
-            gs = SliceBackwardBackward0.apply(gs, shape=src._data.shape, key=key)
+            gs = SliceBackwardBackward0.apply(gs, shape=ctx.src_shape, key=key)
         return ga, gs
 
 
