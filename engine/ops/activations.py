@@ -491,10 +491,13 @@ class PreluKernelBackward0(Function):
         need_x, need_w = ctx.needs_input_grad
         positive = _mask(x._data > 0)
         gx = gw = None
+        # torch's _prelu_kernel_backward(grad, self, weight) node: under create_graph
+        # both gradients require grad when any of the three does
+        name = "PreluKernelBackwardBackward0"
         if need_x:
-            gx = where(positive, g, g * reshape(w, ctx.shape))
+            gx = tie(where(positive, g, g * reshape(w, ctx.shape)), g, x, w, name=name)
         if need_w:
-            full = where(positive, 0.0, g * x)
+            full = tie(where(positive, 0.0, g * x), g, x, w, name=name)
             dims = [d for d in range(x.ndim) if not (ctx.shape[d] > 1)] if x.ndim else None
             total = sum_(full, dims) if dims else full
             gw = reshape(total, w.shape)
@@ -515,10 +518,16 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     x, w = as_tensor(input), as_tensor(weight)
     _floating(x, "prelu_cpu")
     channels = x.shape[1] if x.ndim >= 2 else 1
+    if w._data.size != 1 and x.ndim == 0:
+        raise BadArgumentsError("Not allow zero-dim input tensor.")
     if w._data.size != 1 and w._data.size != channels:
         raise BadArgumentsError(
             "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
             f"{w._data.size} and channel size = {channels}."
+        )
+    if w.ndim > 1:
+        raise BadArgumentsError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}"
         )
     shape = [1] * x.ndim
     if x.ndim >= 2:

@@ -1,6 +1,6 @@
 """``torch.special``'s Bessel, Airy, normal-distribution and zeta functions, computed
 by ``scipy.special`` in float64 and rounded to the input's dtype (integers compute in
-the default float dtype).
+the default float dtype); J0, J1, Y0, Y1 by aten's own formulas (bessel_aten.py).
 
 Where PyTorch has a derivative (``i0``, ``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``,
 ``log_ndtr``, ``erfcx``, ``entr``, ``xlog1py``, ``zeta``'s second argument) it is
@@ -25,6 +25,7 @@ from ..function import Function
 from ..primitives import MulBackward1
 from ..registry import Const, register, sample
 from ..tensor import Tensor
+from . import bessel_aten
 from . import samples as S
 from ._util import arr, as_tensor
 from .arithmetic import where
@@ -168,10 +169,10 @@ def _spherical_j0(x: np.ndarray) -> np.ndarray:
 
 for _name, _kernel, _doc in [
     ("airy_ai", lambda x: sc.airy(x)[0], "The Airy function Ai."),
-    ("bessel_j0", sc.j0, "The Bessel function of the first kind, order 0."),
-    ("bessel_j1", sc.j1, "The Bessel function of the first kind, order 1."),
-    ("bessel_y0", sc.y0, "The Bessel function of the second kind, order 0."),
-    ("bessel_y1", sc.y1, "The Bessel function of the second kind, order 1."),
+    ("bessel_j0", bessel_aten.j0, "The Bessel function of the first kind, order 0."),
+    ("bessel_j1", bessel_aten.j1, "The Bessel function of the first kind, order 1."),
+    ("bessel_y0", bessel_aten.y0, "The Bessel function of the second kind, order 0."),
+    ("bessel_y1", bessel_aten.y1, "The Bessel function of the second kind, order 1."),
     ("modified_bessel_i0", sc.i0, "The modified Bessel function I0 (no derivative)."),
     ("modified_bessel_i1", sc.i1, "The modified Bessel function I1 (no derivative)."),
     ("modified_bessel_k0", sc.k0, "The modified Bessel function of the second kind K0."),
