@@ -20,15 +20,28 @@ from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite
-from ._util import as_tensor, broadcast_shape
+from ._util import as_tensor, broadcast_shape, normalize_dim
 from .arithmetic import where
 from .linalg import matmul, transpose
+from .random_ops import _dropout_p, _generator
+from .rearrange import repeat_interleave
 from .reduction import softmax
 
 
 def _attention_body(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, scale: float, causal: bool
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    noise: Tensor | None,
+    *,
+    scale: float,
+    causal: bool,
+    gqa: bool,
 ) -> Tensor:
+    if gqa:  # PyTorch's pre_process_group_query_attention_input
+        k = repeat_interleave(k, q.shape[-3] // k.shape[-3], -3)
+        v = repeat_interleave(v, q.shape[-3] // v.shape[-3], -3)
     s = matmul(q, transpose(k, -2, -1)) * scale
     allowed: np.ndarray | None = None
     if causal:
@@ -40,23 +53,33 @@ def _attention_body(
     if allowed is not None:
         keep = Tensor._make(np.broadcast_to(allowed, s.shape))
         s = where(keep, s, float("-inf"))
-    # safe softmax: a row with no finite score attends to nothing (zeros, not NaN)
-    dead = ~np.isfinite(s._data).any(axis=-1, keepdims=True) & (s._data.shape[-1] > 0)
+    # safe softmax: a row whose every score is -inf (masked out) attends to nothing
+    # (zeros, not NaN); a NaN score still spoils its row, as in PyTorch
+    dead = (s._data == -np.inf).all(axis=-1, keepdims=True) & (s._data.shape[-1] > 0)
     if dead.any():
         live = Tensor._make(np.broadcast_to(~dead, s.shape))
         s = where(live, s, 0.0)
-        return matmul(where(live, softmax(s, -1), 0.0), v)
-    return matmul(softmax(s, -1), v)
+        attn = where(live, softmax(s, -1), 0.0)
+    else:
+        attn = softmax(s, -1)
+    if noise is not None:  # the math path's dropout: a mask drawn before the node
+        attn = attn * noise
+    return matmul(attn, v)
 
 
-def _node_name(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> str:
+def _node_name(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout: bool, gqa: bool
+) -> str:
     if q.ndim == 2 and k.ndim == 2 and v.ndim == 2:
         return "MmBackward0"
     flash = (
         q.ndim == k.ndim == v.ndim == 4
         and q.shape[-1] == k.shape[-1] == v.shape[-1]
-        and q.shape[:2] == k.shape[:2] == v.shape[:2]
+        and q.shape[0] == k.shape[0] == v.shape[0]
+        and k.shape[1] == v.shape[1]
+        and (gqa or q.shape[1] == k.shape[1])
         and (mask is None or not mask.requires_grad)
+        and not dropout
     )
     return "ScaledDotProductFlashAttentionForCpuBackward0" if flash else "UnsafeViewBackward0"
 
@@ -131,16 +154,11 @@ def scaled_dot_product_attention(
     enable_gqa: bool = False,
 ) -> Tensor:
     """``softmax(q @ k.T * scale + mask) @ v``; a bool mask keeps where True, ``is_causal``
-    keeps the lower triangle. Only ``dropout_p=0``: dropout needs the session generator."""
+    keeps the lower triangle; ``dropout_p`` draws PyTorch's mask from the default generator;
+    ``enable_gqa`` repeats key/value heads (dim -3) to the query's."""
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     mask = None if attn_mask is None else as_tensor(attn_mask)
-    if dropout_p != 0.0:
-        raise BadArgumentsError(
-            "scaled_dot_product_attention: dropout_p > 0 is not supported (attention dropout "
-            "would need the session's generator); pass dropout_p=0.0"
-        )
-    if enable_gqa:
-        raise BadArgumentsError("scaled_dot_product_attention: enable_gqa is not supported")
+    p = _dropout_p(dropout_p)
     if is_causal and mask is not None:
         raise BadArgumentsError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
@@ -166,7 +184,10 @@ def scaled_dot_product_attention(
             f"scaled_dot_product_attention: key and value must have the same length, got "
             f"{k.shape[-2]} and {v.shape[-2]}"
         )
-    broadcast_shape(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    gqa = bool(enable_gqa) and _gqa_heads(q, k, v)
+    heads = q.shape[:-3] + q.shape[-3:-2] if gqa else q.shape[:-2]
+    batch = broadcast_shape(heads, k.shape[:-3] if gqa else k.shape[:-2])
+    broadcast_shape(batch, v.shape[:-3] if gqa else v.shape[:-2])
     if mask is not None:
         if mask.dtype != np.dtype(bool) and mask.dtype != q.dtype:
             raise DtypeMismatchError(
@@ -176,6 +197,46 @@ def scaled_dot_product_attention(
             )
         broadcast_shape(mask.shape, q.shape[:-1] + (k.shape[-2],))
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    noise = None
+    if p > 0:
+        shape = batch + (q.shape[-2], k.shape[-2])
+        noise = _dropout_noise(
+            broadcast_shape(shape, mask.shape) if mask is not None else shape, p, q
+        )
     return composite(
-        _node_name(q, k, v, mask), _attention_body, q, k, v, mask, scale=s, causal=bool(is_causal)
+        _node_name(q, k, v, mask, noise is not None, gqa),
+        _attention_body,
+        q,
+        k,
+        v,
+        mask,
+        noise,
+        scale=s,
+        causal=bool(is_causal),
+        gqa=gqa,
     )
+
+
+def _gqa_heads(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """Whether ``enable_gqa`` repeats key and value heads (dim -3) up to the query's;
+    PyTorch's check and its error where they do not divide."""
+    for t in (q, k, v):
+        normalize_dim(-3, t.ndim)
+    hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
+    if hq == hk == hv:
+        return False
+    if not (hk and hv and hq % hk == 0 and hq % hv == 0):
+        raise BadArgumentsError(
+            "Number of heads in key and value must divide the number of heads in "
+        )
+    return True
+
+
+def _dropout_noise(shape: tuple[int, ...], p: float, q: Tensor) -> Tensor:
+    """PyTorch's math path ``dropout(attn, p)``: ``bernoulli_(1 - p) / (1 - p)`` drawn
+    from the default generator over the attention matrix (zeros for ``p = 1``)."""
+    dt = q.dtype
+    if p == 1:
+        return Tensor._make(np.zeros(shape, dt))
+    noise = _generator(None, None).bernoulli(1.0 - p, shape, dt)
+    return Tensor._make((noise / dt.type(1.0 - p)).astype(dt))

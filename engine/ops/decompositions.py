@@ -16,10 +16,12 @@ smooth; the op database aligns PyTorch's vectors to the same convention.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from .. import dtypes, estimates
 from ..dual import FROM_BACKWARD
@@ -206,6 +208,8 @@ class LinalgDetBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
         det = ctx.result
+        if a._data.size == 0:  # nothing to differentiate: PyTorch's gradient is a constant
+            return _const(np.zeros(a._data.shape, a._data.dtype))
         scale = _unsq(_unsq(g * det, -1), -1)
         zero = det._data == 0
         if not zero.any():
@@ -261,6 +265,7 @@ class LinalgSlogdetBackward0(Function):
         with np.errstate(all="ignore"):
             sign, logabs = np.linalg.slogdet(a._data)
         sign = np.where(np.isnan(logabs), np.copysign(0.0, sign), sign)  # PyTorch: no sign of NaN
+        ctx.singular = bool(np.isneginf(logabs).any())
         dt = a._data.dtype
         return np.asarray(sign, dt), np.asarray(logabs, dt)
 
@@ -269,7 +274,25 @@ class LinalgSlogdetBackward0(Function):
         if g is None:
             return None
         (a,) = ctx.saved_tensors
+        # PyTorch's plain backward solves with the forward's LU, dividing by the zero pivot
+        # (inf/NaN, no error); under create_graph it calls linalg.solve, which refuses
+        if ctx.singular and not _enabled.get():
+            return _unsq(_unsq(g, -1), -1) * _const(_lu_inverse_t(a._data))
         return _unsq(_unsq(g, -1), -1) * _mT(inv(a))
+
+
+def _lu_inverse_t(a: np.ndarray) -> np.ndarray:
+    """``A^{-T}`` by LAPACK's getrf/getrs as PyTorch's ``lu_solve(adjoint=True)``: a zero
+    pivot gives inf/NaN entries instead of an error."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.empty_like(flat)
+    eye = np.eye(a.shape[-1], dtype=a.dtype)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        for k, m in enumerate(flat):
+            lu = scipy.linalg.lu_factor(m, check_finite=False)
+            out[k] = scipy.linalg.lu_solve(lu, eye, trans=1, check_finite=False)
+    return out.reshape(a.shape)
 
 
 def _slogdet_samples(rng: np.random.Generator) -> list[Any]:

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
+from ..errors import (
+    BadArgumentsError,
+    DtypeMismatchError,
+    IndexOutOfRangeError,
+    ShapeMismatchError,
+)
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -28,7 +33,7 @@ from ._composite import (
     KernelDtypeError,
     composite,
 )
-from ._util import as_tensor
+from ._util import as_tensor, normalize_dim
 from .elementwise import rsqrt
 from .indexing import index_select
 from .products import einsum
@@ -250,6 +255,8 @@ def batch_norm(
             f"{type(momentum).__name__ if momentum is not None else 'NoneType'}"
         )
     c = x.shape[1] if x.ndim > 1 else 0
+    if training and x.ndim == 0:  # F.batch_norm's _verify_batch_size reads size[0]
+        raise IndexOutOfRangeError("tuple index out of range")
     if training and x.ndim >= 1:
         per_channel = x.shape[0] * math.prod(x.shape[2:])
         if per_channel == 1:
@@ -259,8 +266,8 @@ def batch_norm(
             )
     for what, t in (("running_mean", rm), ("running_var", rv), ("weight", w), ("bias", b)):
         _check_channels(what, t, c)
-    if x.ndim < 2:
-        raise ShapeMismatchError(f"batch_norm: expected 2 or more dimensions, got {x.ndim}-D input")
+    if x.ndim < 2:  # PyTorch reads the channel dim 1 (its error: dim 1 out of range)
+        normalize_dim(1, x.ndim)
     _floating("batch_norm", x)
     _same_dtype(x, w, b, rm, rv)
     if not training and (rm is None or rv is None):

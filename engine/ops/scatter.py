@@ -33,7 +33,17 @@ from .reduction import sum as sum_
 from .shape import expand, reshape
 
 _FULL = slice(None)
-_SCALAR = {"int64": "Long", "int32": "Int", "float32": "Float", "float64": "Double", "bool": "Bool"}
+_SCALAR = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "bool": "Bool",
+}
 
 
 def _torch_type(dt: np.dtype) -> str:
@@ -858,14 +868,16 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     """``gather`` after broadcasting ``input`` and ``indices`` except along ``dim``."""
 
     a, i = as_tensor(input), as_tensor(indices)
-    if i._data.dtype.kind not in "iu":
+    if i._data.dtype != np.int64:
         raise DtypeMismatchError(
-            "torch.take_along_dim(): dtype of indices should be int but got "
+            "torch.take_along_dim(): dtype of indices should be Long but got "
             + _torch_type(i._data.dtype)
         )
     if dim is None:
         return gather(reshape(a, -1), 0, reshape(i, -1))
     d = normalize_dim(dim, a.ndim)
+    if a.ndim and a._data.shape[d]:  # torch wraps any index along dim (a remainder)
+        i = Tensor._make(i._data % a._data.shape[d])
     if a.ndim != i.ndim:
         raise ShapeMismatchError(
             "torch.take_along_dim(): input and indices should have the same number of dimensions, "

@@ -22,6 +22,7 @@ from engine.binding import numbers_as_tensors
 from engine.errors import (
     DtypeMismatchError,
     EngineError,
+    IndexOutOfRangeError,
     ShapeMismatchError,
 )
 
@@ -430,6 +431,8 @@ class _Env:
         self, op: str, args: list[Any], kwargs: dict[str, Any], pos: expr.Pos, method: bool
     ) -> Any:
         args = [_index_arg(a) if op == "getitem" and i == 1 else a for i, a in enumerate(args)]
+        if op == "getitem" and _is_multi(args[0]):  # ``svd(A)[1]``: Python's tuple index
+            return _pick(args[0], args[1], pos)
         try:
             return self.ex.call(op, args, kwargs, method=method)
         except UnknownOpError as exc:
@@ -453,6 +456,21 @@ def _index_arg(index: Any) -> Any:
     if isinstance(index, tuple):
         return tuple(_index_arg(i) for i in index)
     return index
+
+
+def _pick(results: tuple[Tensor, ...] | list[Tensor], index: Any, pos: expr.Pos) -> Any:
+    """One result of a multi-result call, indexed as PyTorch's tuple (an int, or a slice)."""
+    where = f" (line {pos.line}, column {pos.col})"
+    if isinstance(index, slice):
+        return tuple(results[index])
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise BadArgumentsError(
+            f"tuple indices must be integers or slices, not {type(index).__name__}{where}",
+            position={"line": pos.line, "col": pos.col},
+        )
+    if not -len(results) <= index < len(results):
+        raise IndexOutOfRangeError(f"tuple index out of range{where}")
+    return results[index]
 
 
 def _is_multi(result: Any) -> bool:
