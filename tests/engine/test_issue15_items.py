@@ -392,3 +392,45 @@ def test_what_nodes_save_decides_like_torch(torch: Any) -> None:
         for write in (None, "a", "m", "v"):
             got = outcome(E, build, write)
             assert got == outcome(torch, build, write), (name, write, got)
+
+
+def test_ravel_views_exactly_where_torch_does(torch: Any) -> None:
+    """torch's ravel is contiguous().view(-1): a view where torch calls the input
+    contiguous (size-1 dims' strides do not count), a copy otherwise."""
+    makers = [
+        lambda x: x.reshape(12, 1).t(),
+        lambda x: x.reshape(3, 1, 4).transpose(0, 1),
+        lambda x: x.reshape(2, 6)[:1],
+        lambda x: x.reshape(4, 3)[::2, :1],
+        lambda x: x.reshape(4, 3).t(),
+    ]
+    for make in makers:
+        sums = []
+        for lib in (E, torch):
+            x = lib.arange(12.0)
+            make(x).ravel().add_(100)
+            sums.append(float(x.sum()))
+        assert sums[0] == sums[1]
+
+
+def test_retains_grad_after_grad_then_backward_inputs(torch: Any) -> None:
+    states = []
+    for lib in (E, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        z = (y * y).sum()
+        lib.autograd.grad(z, [y], retain_graph=True)
+        z.backward(inputs=[y])
+        states.append((y.retains_grad, to_numpy(y.grad).tolist(), x.grad is None))
+    assert states[0] == states[1]
+
+
+def test_atleast_1d_list_and_tensordot_over_size_one_dims(torch: Any) -> None:
+    e = E.atleast_1d([E.tensor(np.float64(1.0)), E.ones(2)])
+    t = torch.atleast_1d([torch.tensor(1.0, dtype=torch.float64), torch.ones(2)])
+    assert [r.shape for r in e] == [tuple(r.shape) for r in t]
+    a, b = np.arange(3.0).reshape(1, 3), np.arange(2.0).reshape(1, 2)
+    _same(
+        E.tensordot(E.tensor(a), E.tensor(b), dims=([0], [0])),
+        torch.tensordot(torch.tensor(a), torch.tensor(b), dims=([0], [0])),
+    )
