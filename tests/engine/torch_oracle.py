@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from engine import Tensor
+from engine import grad as engine_grad
 from engine.registry import Const, OpSpec, Sample
 
 try:
@@ -367,3 +368,58 @@ def differentiable_outputs(result: Any) -> list[Any]:
     if _is_seq(result):
         return [t for r in result for t in differentiable_outputs(r)]
     return [result] if getattr(result, "requires_grad", False) else []
+
+
+# -- comparing a function of several leaves ---------------------------------------------
+
+
+def _leaves(arrays: list[np.ndarray]) -> tuple[list[Any], list[Any]]:
+    torch = require_torch()
+    mine = [Tensor(a.copy(), requires_grad=True) for a in arrays]
+    theirs = [torch.from_numpy(a.copy()).requires_grad_(True) for a in arrays]
+    return mine, theirs
+
+
+def _requiring_grad(result: Any) -> list[Any]:
+    if isinstance(result, (tuple, list)):
+        return [r for r in result if r.requires_grad]
+    return [result]
+
+
+def compare_functions(fn_e: Any, fn_t: Any, *arrays: np.ndarray, second: bool = True) -> None:
+    """Values, grad_fn names, first-order gradients and (``second``) a second-order
+    vector-Hessian product, engine against torch, in float64: the one helper for
+    tests that compare a function of several leaves (not a registered op's sample)."""
+    torch = require_torch()
+    xs, ts = _leaves(list(arrays))
+    out_e, out_t = fn_e(*xs), fn_t(*ts)
+    assert_same(out_e, out_t)
+    outs_e, outs_t = _requiring_grad(out_e), _requiring_grad(out_t)
+    rng = np.random.default_rng(3)
+    gs = [rng.uniform(-1, 1, o.shape) for o in outs_e]
+    ge = engine_grad(outs_e, xs, [Tensor(g) for g in gs], create_graph=second, allow_unused=True)
+    gt = torch.autograd.grad(
+        outs_t, ts, [torch.from_numpy(g) for g in gs], create_graph=second, allow_unused=True
+    )
+    for k, (a, b) in enumerate(zip(ge, gt)):
+        assert (a is None) == (b is None), f"input {k}"
+        if a is not None:
+            assert_same(a, b, graph=False, path=f"grad {k}")
+    if not second:
+        return
+    pairs = [(a, b) for a, b in zip(ge, gt) if a is not None and b is not None and b.requires_grad]
+    if not pairs:
+        return
+    vs = [rng.uniform(-1, 1, a.shape) for a, _ in pairs]
+    se = engine_grad([a for a, _ in pairs], xs, [Tensor(v) for v in vs], allow_unused=True)
+    st = torch.autograd.grad(
+        [b for _, b in pairs], ts, [torch.from_numpy(v) for v in vs], allow_unused=True
+    )
+    for k, (a, b) in enumerate(zip(se, st)):
+        if b is not None and b._is_zerotensor():  # torch's symbolic zero (sign's derivative)
+            b = torch.zeros(b.shape, dtype=b.dtype)
+        if b is None:
+            assert a is None or not np.any(a._data), f"second order {k}: torch None"
+        else:
+            assert a is not None, f"second order {k}: engine None"
+            assert_same(a, b, graph=False, path=f"second order {k}")
