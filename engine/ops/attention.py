@@ -152,9 +152,13 @@ def scaled_dot_product_attention(
     is_causal: bool = False,
     scale: float | None = None,
     enable_gqa: bool = False,
+    *,
+    generator: Any = None,
+    seed: int | None = None,
 ) -> Tensor:
     """``softmax(q @ k.T * scale + mask) @ v``; a bool mask keeps where True, ``is_causal``
-    keeps the lower triangle; ``dropout_p`` draws PyTorch's mask from the default generator;
+    keeps the lower triangle; ``dropout_p`` draws PyTorch's mask (``generator``/``seed`` as
+    ``dropout``'s: the default generator unless given);
     ``enable_gqa`` repeats key/value heads (dim -3) to the query's."""
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     mask = None if attn_mask is None else as_tensor(attn_mask)
@@ -200,9 +204,8 @@ def scaled_dot_product_attention(
     noise = None
     if p > 0:
         shape = batch + (q.shape[-2], k.shape[-2])
-        noise = _dropout_noise(
-            broadcast_shape(shape, mask.shape) if mask is not None else shape, p, q
-        )
+        full = broadcast_shape(shape, mask.shape) if mask is not None else shape
+        noise = _dropout_noise(full, p, q, _generator(seed, generator))
     return composite(
         _node_name(q, k, v, mask, noise is not None, gqa),
         _attention_body,
@@ -232,11 +235,11 @@ def _gqa_heads(q: Tensor, k: Tensor, v: Tensor) -> bool:
     return True
 
 
-def _dropout_noise(shape: tuple[int, ...], p: float, q: Tensor) -> Tensor:
+def _dropout_noise(shape: tuple[int, ...], p: float, q: Tensor, gen: Any) -> Tensor:
     """PyTorch's math path ``dropout(attn, p)``: ``bernoulli_(1 - p) / (1 - p)`` drawn
     from the default generator over the attention matrix (zeros for ``p = 1``)."""
     dt = q.dtype
     if p == 1:
         return Tensor._make(np.zeros(shape, dt))
-    noise = _generator(None, None).bernoulli(1.0 - p, shape, dt)
+    noise = gen.bernoulli(1.0 - p, shape, dt)
     return Tensor._make((noise / dt.type(1.0 - p)).astype(dt))
