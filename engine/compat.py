@@ -161,7 +161,7 @@ def _into(
         for t in inputs:
             check(o if t is o else target, t)
     for o, r in zip(outs, results):
-        _write(o, r)
+        write_out(o, r)
     return out if isinstance(out, (list, tuple)) else outs[0]
 
 
@@ -204,7 +204,7 @@ def _contiguous(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _write(out: Any, result: Any) -> None:
+def write_out(out: Any, result: Any) -> None:
     """PyTorch's ``out`` rules: the result's dtype must cast safely by category, a shape
     mismatch resizes (warning when ``out`` held elements)."""
     rd, od = result._data.dtype, out._data.dtype

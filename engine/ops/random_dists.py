@@ -1,5 +1,5 @@
-"""The in-place samplers of other distributions: ``exponential_``, ``cauchy_``,
-``geometric_``, ``log_normal_``.
+"""The in-place samplers of other distributions (``exponential_``, ``cauchy_``,
+``geometric_``, ``log_normal_``) and ``multinomial``.
 
 PyTorch's CPU kernels draw these one element at a time in order (a serial kernel),
 each from one ``uniform_real_distribution<double>`` draw (log-normal from one
@@ -15,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, estimates
+from ..compat import write_out
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..registry import Const, register, sample
 from ..tensor import Tensor
+from ._util import as_tensor
 from .creation_ops import _not_implemented
-from .random_ops import _fill, _generator, _torch_method, _zero_gradient
+from .random_ops import _fill, _generator, _torch_call, _torch_method, _zero_gradient
 
 ExponentialBackward0 = _zero_gradient("ExponentialBackward0")
 CauchyBackward0 = _zero_gradient("CauchyBackward0")
@@ -131,3 +133,119 @@ def log_normal_(
     with np.errstate(over="ignore"):
         values = np.exp(normal * std + float(mean))
     return _fill(self, values.reshape(self.shape).astype(self.dtype), LogNormalBackward0)
+
+
+# -- multinomial -------------------------------------------------------------------------------
+
+_MAX_CATEGORIES = 1 << 24  # the index is computed in float: its consecutive integers
+
+
+def _multinomial_checks(x: np.ndarray, n: int, replacement: bool, out: Any) -> None:
+    """PyTorch's refusals, in its order, before any value is read."""
+    if not 0 < x.ndim <= 2:
+        raise BadArgumentsError("prob_dist must be 1 or 2 dim")
+    if x.dtype.kind != "f":
+        raise DtypeMismatchError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            + dtypes.type_name(x.dtype)
+        )
+    if out is not None and out.dtype != dtypes.int64:
+        raise DtypeMismatchError(
+            f"multinomial expects Long tensor out, got: {dtypes.type_name(out.dtype)}"
+        )
+    if n <= 0:
+        raise BadArgumentsError("cannot sample n_sample <= 0 samples")
+    if not replacement and n > x.shape[-1]:
+        raise BadArgumentsError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if x.shape[-1] > _MAX_CATEGORIES:
+        raise BadArgumentsError("number of categories cannot exceed 2^24")
+
+
+def _gumbel_top(x: np.ndarray, n: int, gen: Any) -> np.ndarray:
+    """Without replacement (or one sample): the ``n`` largest of ``p / q`` with ``q``
+    exponential draws (PyTorch's Gumbel trick), largest first."""
+    if not bool((x < np.inf).all() and (x >= 0).all()):
+        raise BadArgumentsError("probability tensor contains either `inf`, `nan` or element < 0")
+    if bool((x.reshape(-1, x.shape[-1]).sum(-1) == 0).any()):
+        raise BadArgumentsError("invalid multinomial distribution (sum of probabilities <= 0)")
+    q = (-np.log1p(-gen.doubles(x.size))).astype(x.dtype).reshape(x.shape)
+    ratio = x / q
+    if n == 1:
+        return np.argmax(ratio, axis=-1)[..., None]
+    return np.argsort(-ratio, axis=-1, kind="stable")[..., :n]
+
+
+def _with_replacement(x: np.ndarray, n: int, gen: Any) -> np.ndarray:
+    """PyTorch's CPU kernel: per row, the cumulative sum in the input's precision,
+    normalized, its last bucket set to 1, then a binary search per uniform draw."""
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty((rows.shape[0], n), np.int64)
+    for i, row in enumerate(rows):
+        if bool((row < 0).any()):
+            raise BadArgumentsError(
+                "invalid multinomial distribution (encountering probability entry < 0)"
+            )
+        if not bool(np.isfinite(row).all()):
+            raise BadArgumentsError(
+                "invalid multinomial distribution (encountering probability entry = infinity "
+                "or NaN)"
+            )
+        cum = np.cumsum(row, dtype=row.dtype)
+        total = cum[-1]
+        if not total > 0:
+            raise BadArgumentsError("invalid multinomial distribution (sum of probabilities <= 0)")
+        cum = cum / total
+        cum[-1] = 1
+        out[i] = np.searchsorted(cum.astype(np.float64), gen.doubles(n), side="left")
+    return out.reshape((*x.shape[:-1], n))
+
+
+def _multinomial_size(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The indices (a row of ``num_samples`` per distribution) beside the input's copies."""
+    x = estimates.arg(args, kwargs, 0, "input")
+    n = estimates.arg(args, kwargs, 1, "num_samples")
+    if not hasattr(x, "shape") or isinstance(n, bool) or not isinstance(n, int):
+        return None
+    rows = x.shape[0] if len(x.shape) == 2 else 1
+    return rows * max(n, 0) + 3 * estimates.numel(x)
+
+
+@register(
+    estimate=_multinomial_size,
+    samples=lambda rng: [
+        sample(Const(rng.uniform(0, 1, (4,))), 3, seed=0, note="without replacement"),
+        sample(Const(rng.uniform(0, 1, (3, 10))), 3, True, seed=1, note="rows, replacement"),
+        sample(Const(rng.uniform(0, 1, (5,))), 1, seed=2, note="one sample"),
+    ],
+    differentiable=False,
+    torch=_torch_call("multinomial"),
+)
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Any = None,
+    seed: int | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Indices drawn from the categories of each row of ``input`` (weights, not
+    necessarily normalized): the same indices as ``torch.multinomial`` after the same seed."""
+    x = as_tensor(input)._data
+    n = int(num_samples)
+    _multinomial_checks(x, n, bool(replacement), out)
+    gen = _generator(seed, generator)
+    shape = (*x.shape[:-1], n)
+    if x.size == 0:
+        values = np.zeros(shape, np.int64)
+    elif not replacement or n == 1:
+        values = _gumbel_top(x, n, gen)
+    else:
+        values = _with_replacement(x, n, gen)
+    result = Tensor._make(np.ascontiguousarray(values, dtype=np.int64))
+    if out is None:
+        return result
+    write_out(out, result)
+    return out
