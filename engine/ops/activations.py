@@ -515,10 +515,16 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     x, w = as_tensor(input), as_tensor(weight)
     _floating(x, "prelu_cpu")
     channels = x.shape[1] if x.ndim >= 2 else 1
+    if w._data.size != 1 and x.ndim == 0:
+        raise BadArgumentsError("Not allow zero-dim input tensor.")
     if w._data.size != 1 and w._data.size != channels:
         raise BadArgumentsError(
             "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
             f"{w._data.size} and channel size = {channels}."
+        )
+    if w.ndim > 1:
+        raise BadArgumentsError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}"
         )
     shape = [1] * x.ndim
     if x.ndim >= 2:
