@@ -23,6 +23,11 @@ from . import dtypes
 from .dispatch import OPEN, ask, hooked
 from .errors import ArgumentTypeError, BadArgumentsError, DtypeMismatchError
 from .grad_mode import _enabled
+from .memory_overlap import (
+    assert_no_internal_overlap,
+    assert_no_overlap,
+    assert_no_partial_overlap,
+)
 from .tensor import Tensor
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
@@ -36,9 +41,12 @@ def calls(
     *,
     numpy_names: bool = True,
     sizes_one_by_one: bool = True,
+    out_overlap: str = "partial",
+    out_dtype: str = "cast",
 ) -> Callable[..., Any]:
-    """``fn`` taking ``out=`` and the numpy aliases its signature does not name (unless
-    the registration says PyTorch parses none), and sizes one by one (unless it says no)."""
+    """``fn`` taking ``out=`` (sharing memory with its inputs as ``out_overlap`` allows)
+    and the numpy aliases its signature does not name (unless the registration says
+    PyTorch parses none), and sizes one by one (unless it says no)."""
     params = sig.parameters
     aliases = {k: v for k, v in _ALIASES.items() if numpy_names and v in params and k not in params}
     takes_out = "out" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values())
@@ -88,7 +96,7 @@ def calls(
         out = kwargs.pop("out", None) if takes_out else None
         if out is None:
             return fn(*args, **kwargs)
-        return _into(name, fn, out, args, kwargs)
+        return _into(name, fn, out, args, kwargs, out_overlap, out_dtype)
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -120,7 +128,15 @@ def _tensors(values: Any) -> list[Any]:
     return found
 
 
-def _into(name: str, fn: Callable[..., Any], out: Any, args: tuple[Any, ...], kw: dict) -> Any:
+def _into(
+    name: str,
+    fn: Callable[..., Any],
+    out: Any,
+    args: tuple[Any, ...],
+    kw: dict,
+    overlap: str,
+    dtype_rule: str,
+) -> Any:
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if not all(isinstance(o, Tensor) for o in outs):
         raise ArgumentTypeError(
@@ -132,16 +148,63 @@ def _into(name: str, fn: Callable[..., Any], out: Any, args: tuple[Any, ...], kw
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    for o in outs:
+        assert_no_internal_overlap(o)
     result = fn(*args, **kw)
     results = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(results) != len(outs):
         raise ArgumentTypeError(f"{name}(): expected {len(results)} out tensor(s), got {len(outs)}")
+    check = assert_no_overlap if overlap == "none" else assert_no_partial_overlap
     for o, r in zip(outs, results):
-        _write(o, r)
+        _check_dtype(o._data.dtype, r._data.dtype, dtype_rule)
+        target = _Footprint(_resized(o._data, r._data.shape)) if o.shape != r.shape else o
+        for t in inputs:
+            check(o if t is o else target, t)
+    for o, r in zip(outs, results):
+        write_out(o, r)
     return out if isinstance(out, (list, tuple)) else outs[0]
 
 
-def _write(out: Any, result: Any) -> None:
+def _check_dtype(od: np.dtype, rd: np.dtype, rule: str) -> None:
+    """An op whose ``out`` must have the result's very dtype: "exact" (PyTorch's
+    structured kernels' message) or the op's own message (``{input}``, ``{out}``)."""
+    if rule == "cast" or od == rd:
+        return
+    if rule == "exact":
+        message = (
+            f"Expected out tensor to have dtype {dtypes.cpp_name(rd)}, "
+            f"but got {dtypes.cpp_name(od)} instead"
+        )
+    else:
+        message = rule.format(input=dtypes.type_name(rd), out=dtypes.type_name(od))
+    raise DtypeMismatchError(message)
+
+
+class _Footprint:
+    """The memory ``out`` will occupy once resized to the result's shape (what PyTorch
+    checks against the inputs after resizing): an array that is never read nor written."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+
+
+def _resized(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``a``'s memory from its first element on, read contiguously in ``shape`` (a resize
+    keeps the data pointer): only its address range is looked at."""
+    return np.lib.stride_tricks.as_strided(a, shape, _contiguous(shape, a.itemsize))
+
+
+def _contiguous(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def write_out(out: Any, result: Any) -> None:
     """PyTorch's ``out`` rules: the result's dtype must cast safely by category, a shape
     mismatch resizes (warning when ``out`` held elements)."""
     rd, od = result._data.dtype, out._data.dtype

@@ -105,6 +105,24 @@ def type_name(dtype: np.dtype) -> str:
     return TYPE_NAMES.get(dtype, str(dtype))
 
 
+# C++ type names PyTorch prints for a dtype in some messages ("but got double instead")
+CPP_NAMES = {
+    float16: "c10::Half",
+    float32: "float",
+    float64: "double",
+    uint8: "unsigned char",
+    int8: "signed char",
+    int16: "short int",
+    int32: "int",
+    int64: "long int",
+    bool_: "bool",
+}
+
+
+def cpp_name(dtype: np.dtype) -> str:
+    return CPP_NAMES.get(dtype, str(dtype))
+
+
 def is_floating(dtype: np.dtype) -> bool:
     return dtype.kind == "f"
 

@@ -128,6 +128,16 @@ class Generator:
         return (self._u32(n) & _MASK24) * 2.0**-24
 
     # -- distributions ----------------------------------------------------------------------
+    def doubles(self, n: int) -> np.ndarray:
+        """``n`` draws of ``uniform_real_distribution<double>(0, 1)``, in order: what
+        PyTorch's serial CPU samplers (exponential, cauchy, geometric) transform."""
+        return self._unit(n, np.dtype(np.float64))
+
+    def normal_doubles(self, n: int) -> np.ndarray:
+        """``n`` draws of ``normal_distribution<double>``, one at a time with the spare
+        kept (PyTorch's serial samplers: log_normal)."""
+        return np.array([self._normal_double() for _ in range(n)], dtype=np.float64)
+
     def uniform(
         self, shape: tuple[int, ...], dtype: np.dtype, low: float = 0.0, high: float = 1.0
     ) -> np.ndarray:

@@ -174,6 +174,8 @@ def register(
     numpy_names: bool = True,
     sizes_one_by_one: bool = True,
     binding: Binding | None = None,
+    out_overlap: str = "partial",
+    out_dtype: str = "cast",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
@@ -182,8 +184,11 @@ def register(
     how its result size is ``estimate``d before allocation, which arguments it ``writes``
     in place besides its result, whether PyTorch's argument parser gives it
     ``numpy_names`` (``axis=``; not for ops PyTorch writes in Python) and sizes given
-    ``sizes_one_by_one``, which parameters its ``binding`` demands be Tensors, whether
-    it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
+    ``sizes_one_by_one``, whether an ``out=`` tensor may share memory with an input
+    (``out_overlap``: "partial" lets it be an input itself, "none" refuses any) and
+    must have the result's dtype (``out_dtype``: "cast" by category, "exact", or the
+    op's own message with ``{input}``/``{out}``), which parameters its ``binding``
+    demands be Tensors, whether it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
     ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
 
@@ -191,6 +196,8 @@ def register(
         key = name or fn.__name__.rstrip("_")
         if key in OPS:
             raise RuntimeError(f"op {key!r} registered twice")
+        if out_overlap not in ("partial", "none"):
+            raise TypeError(f"op {key!r}: out_overlap= is 'partial' or 'none'")
         if isinstance(results, bool) or not isinstance(results, int | Results):
             # a client evaluates the rule from GET /v1/ops: it must be data, not code
             raise TypeError(f"op {key!r}: results= takes an int or a Results rule")
@@ -204,7 +211,15 @@ def register(
             name=key,
             # with ``out=``, the ``axis=`` alias and sizes one by one (compat.py)
             # and asking vmap first while one runs (dispatch.py)
-            fn=calls(key, public, sig, numpy_names=numpy_names, sizes_one_by_one=sizes_one_by_one),
+            fn=calls(
+                key,
+                public,
+                sig,
+                numpy_names=numpy_names,
+                sizes_one_by_one=sizes_one_by_one,
+                out_overlap=out_overlap,
+                out_dtype=out_dtype,
+            ),
             signature=sig,
             doc=(inspect.getdoc(fn) or "").splitlines()[0] if fn.__doc__ else "",
             differentiable=differentiable,

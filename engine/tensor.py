@@ -31,6 +31,7 @@ from .errors import (
     ShapeMismatchError,
 )
 from .grad_mode import _enabled
+from .memory_overlap import INTERNAL_OVERLAP_MESSAGE, has_internal_overlap
 from .printing import tensor_repr
 
 if TYPE_CHECKING:
@@ -55,18 +56,6 @@ GRAD_DTYPE_MESSAGE = (
     "Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break "
     "downstream systems that assume they match."
 )
-# C++ type names PyTorch prints for an assigned gradient's dtype
-_CPP_TYPE_NAMES = {
-    "float16": "c10::Half",
-    "float32": "float",
-    "float64": "double",
-    "uint8": "unsigned char",
-    "int8": "signed char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
-}
 REQUIRES_GRAD_ATTRIBUTE_MESSAGE = (
     "only Tensors of floating point and complex dtype can require gradients"
 )
@@ -84,10 +73,6 @@ NO_GRAD_VIEW_MESSAGE = (
     "code by moving both the view and the inplace either both inside the no_grad block (if you "
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
-)
-OVERLAP_MESSAGE = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location. Please clone() the tensor before performing the operation."
 )
 DETACH_VIEW_MESSAGE = (
     "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
@@ -304,7 +289,7 @@ class Tensor:
             if value._data.dtype != self._data.dtype:
                 raise DtypeMismatchError(
                     GRAD_DTYPE_MESSAGE.format(
-                        got=_CPP_TYPE_NAMES.get(value._data.dtype.name, value._data.dtype.name),
+                        got=dtypes.cpp_name(value._data.dtype),
                         want=dtypes.type_name(self._data.dtype),
                     )
                 )
@@ -510,12 +495,8 @@ class Tensor:
                     # made before its base required grad, and not read since, is a leaf
                     raise LeafInplaceError(LEAF_INPLACE_MESSAGE)
         data = self._data
-        if (
-            0 in data.strides
-            and data.size  # an empty tensor has no element to share (numpy may give it 0 strides)
-            and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
-        ):
-            raise BadArgumentsError(OVERLAP_MESSAGE)
+        if 0 in data.strides and has_internal_overlap(data):
+            raise BadArgumentsError(INTERNAL_OVERLAP_MESSAGE)
 
     def _write(self, value: np.ndarray) -> Tensor:
         """Write ``value`` into this tensor's memory and bump its version."""

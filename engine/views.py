@@ -38,46 +38,17 @@ from .function import (
     edge_of,
     set_history,
 )
+from .memory_overlap import assert_no_partial_overlap
 from .registry import OPS
 from .tensor import NO_GRAD_VIEW_MESSAGE, Tensor, _snapshot, check_multi_output
-
-PARTIAL_OVERLAP_MESSAGE = (
-    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
-    "a single memory location. Please clone() the tensor before performing the operation."
-)
-
-
-def _dense(a: np.ndarray) -> bool:
-    """PyTorch's ``is_non_overlapping_and_dense``: the strides, sorted, are those of a
-    contiguous layout (size-1 dims ignored)."""
-    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
-    expected = a.itemsize
-    for st, n in dims:
-        if st != expected:
-            return False
-        expected *= n
-    return True
 
 
 def check_partial_overlap(target: Tensor, sources: tuple[Any, ...]) -> None:
     """PyTorch's ``assert_no_partial_overlap`` before an in-place write: a source that
     shares only part of the target's memory (or all of it in another layout) would be
     read after being overwritten. Sources it cannot judge (expanded) pass, as there."""
-    out = target._data
     for src in sources:
-        data = getattr(src, "_data", None)
-        # numpy's bounds test in C first: the common source shares no memory at all
-        if src is target or type(data) is not np.ndarray or not np.may_share_memory(out, data):
-            continue
-        if out.size == 0 or data.size == 0 or not _dense(out) or not _dense(data):
-            continue
-        lo, hi = np.lib.array_utils.byte_bounds(out)
-        slo, shi = np.lib.array_utils.byte_bounds(data)
-        if (slo, shi) == (lo, hi):
-            if data.strides != out.strides:
-                raise BadArgumentsError(PARTIAL_OVERLAP_MESSAGE)
-        elif slo < hi and lo < shi:
-            raise BadArgumentsError(PARTIAL_OVERLAP_MESSAGE)
+        assert_no_partial_overlap(target, src)
 
 
 def _same_edge(a: tuple[Any, int] | None, b: tuple[Any, int] | None) -> bool:

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..compat import write_out
 from ..errors import (
     ArgumentTypeError,
+    ArgumentValueError,
     BadArgumentsError,
     DtypeMismatchError,
     DtypeNotDifferentiableError,
@@ -250,12 +252,16 @@ def arange(
     *,
     dtype: Any = None,
     requires_grad: bool = False,
+    out: Any = None,
 ) -> Tensor:
-    """Values from ``start`` (default 0) up to but excluding ``end``, ``step`` apart."""
+    """Values from ``start`` (default 0) up to but excluding ``end``, ``step`` apart
+    (in ``out``'s dtype when ``out`` is given, as PyTorch does)."""
     if end is None:
         start, end = 0, start
     xs, xe, xst = (_number(v, name) for v, name in ((start, "start"), (end, "end"), (step, "step")))
     integral = all(isinstance(v, (bool, int)) for v in (xs, xe, xst))
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
     dt = _dtype(dtype, dtypes.int64 if integral else dtypes.DEFAULT_FLOAT)
     if dt == dtypes.bool_:
         raise _not_implemented("arange_cpu", dt)
@@ -266,6 +272,8 @@ def arange(
     else:
         xs, xe, xst = float(xs), float(xe), float(xst)
     if xst == 0:
+        if step != 0:  # a fractional step truncated for an integer dtype: Python's check
+            raise ArgumentValueError("step must be nonzero")
         raise BadArgumentsError("step must be nonzero")
     if not (math.isfinite(xs) and math.isfinite(xe)):
         raise BadArgumentsError(f"unsupported range: {_cpp(xs)} -> {_cpp(xe)}")
@@ -279,7 +287,10 @@ def arange(
     else:
         n = math.ceil((xe - xs) / xst)
         data = (np.arange(n, dtype=np.float64) * xst + xs).astype(dt)
-    return _leaf(data, requires_grad)
+    if out is None:
+        return _leaf(data, requires_grad)
+    write_out(out, Tensor._make(data))
+    return out  # type: ignore[no-any-return]
 
 
 @register(

@@ -514,7 +514,7 @@ def _gather_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_gather_samples)
+@register(samples=_gather_samples, out_overlap="none", out_dtype="exact")
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
     a, idx_t = as_tensor(input), as_tensor(index)
@@ -602,7 +602,12 @@ def _index_select_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_index_select_samples, estimate=estimates.index_select)
+@register(
+    samples=_index_select_samples,
+    estimate=estimates.index_select,
+    out_overlap="none",
+    out_dtype="index_select(): self and result must have the same scalar type",
+)
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a vector) along ``dim``."""
     a, idx_t = as_tensor(input), as_tensor(index)

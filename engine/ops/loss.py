@@ -1001,6 +1001,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> 
             "The function 'soft_margin_loss' is not differentiable with respect to argument "
             "'target'. This input cannot have requires_grad True."
         )
+    broadcast_shape(x.shape, y.shape)  # PyTorch's first step, -input * target, says so
     return composite("SoftMarginLossBackward0", _soft_margin_body, x, y, reduction=red)
 
 

@@ -157,7 +157,7 @@ def _kth_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_kth_samples, results=2)
+@register(samples=_kth_samples, results=2, out_overlap="none")
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """(values, indices) of the ``k``-th smallest element (from 1) along ``dim``."""
     a = as_tensor(input)

@@ -676,14 +676,20 @@ def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -
     return fn.apply(a, dims=dims, keepdim=bool(keepdim))
 
 
-@register(samples=_amax_samples)
+_AMAX_OUT = (
+    "Expected the dtype for input and out to match, but got {input} for input's dtype and {out} "
+    "for out's dtype."
+)
+
+
+@register(samples=_amax_samples, out_dtype=_AMAX_OUT)
 @numpy_names
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _extreme("amax", AmaxBackward0, input, dim, keepdim)
 
 
-@register(samples=_amax_samples)
+@register(samples=_amax_samples, out_dtype=_AMAX_OUT)
 @numpy_names
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
@@ -1491,6 +1497,7 @@ class AminmaxBackward0(Function):
         sample(Const(np.array([3, -1, 7])), note="int64"),
     ],
     results=2,
+    out_dtype="exact",
 )
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
     """The smallest and the largest element (over one ``dim``), as ``(min, max)``."""

@@ -823,7 +823,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         ),
         sample(S.rand(rng), Const(np.array(True)), note="0-d"),
         sample(S.rand(rng, 2, 3), Const(np.zeros((2, 3), bool)), note="nothing selected"),
-    ]
+    ],
+    out_overlap="none",
+    out_dtype="masked_select(): self and result must have the same scalar type",
 )
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of ``input`` where ``mask`` is true, as a vector (shapes broadcast)."""
@@ -838,7 +840,12 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         sample(S.rand(rng, 3, 4), Const(np.array([0, 5, 11, 5]))),
         sample(S.rand(rng, 3, 4), Const(np.array([[-1, 0], [2, -12]])), note="negative, 2-d index"),
         sample(S.rand(rng), Const(np.array(0)), note="0-d"),
-    ]
+    ],
+    out_overlap="none",
+    out_dtype=(
+        "take(): self and out expected to have the same dtype, but got self.dtype = {input} "
+        "and out.dtype = {out}"
+    ),
 )
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of the flattened ``input`` at ``index`` (in the index's shape)."""

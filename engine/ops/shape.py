@@ -502,7 +502,7 @@ def _cat_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_cat_samples, method=False, estimate=estimates.total)
+@register(samples=_cat_samples, method=False, estimate=estimates.total, out_overlap="none")
 def cat(tensors: Any, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim`` (dtypes promote as in PyTorch)."""
     ts = _tensor_list(tensors, "cat")

@@ -166,7 +166,7 @@ class Transaction:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.bindings = dict(session.tensors)
-        self._journal: dict[int, tuple[Tensor, np.ndarray, int]] = {}
+        self._journal: dict[int, tuple[Tensor, np.ndarray, np.ndarray, int]] = {}
         # for autograd verbs in a batch: grads as they were, nodes before backward freed them
         self._grads: dict[int, tuple[Tensor, Tensor | None, np.ndarray | None, int, bool]] = {}
         self._nodes: dict[int, tuple[Node, Any, Any, bool, Any]] = {}
@@ -202,7 +202,7 @@ class Transaction:
     def before_write(self, t: Tensor) -> None:
         """Record ``t``'s data and version before its first in-place write."""
         if id(t) not in self._journal:
-            self._journal[id(t)] = (t, t._data.copy(), t._version)
+            self._journal[id(t)] = (t, t._data, t._data.copy(), t._version)
 
     def commit(self) -> None:
         self.session.tensors = self.bindings
@@ -212,11 +212,15 @@ class Transaction:
         self._generator = None
 
     def rollback(self) -> None:
-        for t, data, version in self._journal.values():
+        for t, array, data, version in self._journal.values():
+            # the old values go back into the memory that was written (views of the
+            # buffer see them too), and the tensor gets its own array back: an expanded
+            # tensor stays expanded (a later write into it is refused again)
             if t._data.shape == data.shape and t._data.flags.writeable:
-                np.copyto(t._data, data)  # views of the buffer see the old values too
-            else:
-                t._data = data
+                np.copyto(t._data, data)
+            elif array.flags.writeable:
+                np.copyto(array, data)
+            t._data = array
             t._vc[0] = version
         self._journal.clear()
         for t, g, old, version, requires in self._grads.values():

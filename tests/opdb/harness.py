@@ -177,17 +177,42 @@ def _engine_dtype(dtype: Any) -> Any:
     return getattr(engine, name)
 
 
-def to_engine(value: Any, memo: dict[int, Any]) -> Any:
+def _shared(value: Any, storages: dict[Any, np.ndarray]) -> np.ndarray:
+    """``value``'s elements as a numpy view into one copy of its storage, shared by every
+    tensor of the sample on that storage: an ``expand``ed tensor keeps its repeated
+    elements and a slice of another argument keeps sharing its memory, as in torch."""
+    storage = value.untyped_storage()
+    key = (storage.data_ptr(), value.dtype)
+    buf = storages.get(key)
+    if buf is None:
+        n = storage.nbytes() // value.element_size()
+        flat = torch.empty(0, dtype=value.dtype).set_(storage, 0, (n,), (1,))
+        buf = storages[key] = flat.numpy().copy()
+    return np.lib.stride_tricks.as_strided(
+        buf[value.storage_offset() :],
+        tuple(value.shape),
+        tuple(st * buf.itemsize for st in value.stride()),
+    )
+
+
+def to_engine(
+    value: Any, memo: dict[int, Any], storages: dict[Any, np.ndarray] | None = None
+) -> Any:
     """The engine twin of a sample argument (tensors become leaves that keep
-    ``requires_grad``; a tensor passed twice stays one tensor)."""
+    ``requires_grad``; a tensor passed twice stays one tensor). With ``storages``
+    (error inputs, where torch's aliasing is what is tested) tensors sharing memory in
+    torch share it in the engine too."""
     if isinstance(value, torch.Tensor):
         if id(value) in memo:
             return memo[id(value)]
         if value.is_complex() or value.dtype == torch.bfloat16 or value.layout != torch.strided:
             raise Unsupported(str(value.dtype))
         try:
-            out = engine.Tensor(value.detach().numpy(force=True).copy())
-        except Exception as exc:  # beyond numpy (more than 64 dims)
+            if storages is None:
+                out = engine.Tensor(value.detach().numpy(force=True).copy())
+            else:
+                out = engine.Tensor(_shared(value.detach(), storages))
+        except Exception as exc:  # beyond numpy (more than 64 dims), meta tensors
             raise Unsupported(str(exc)) from exc
         if value.requires_grad:
             out.requires_grad_(True)
@@ -204,9 +229,9 @@ def to_engine(value: Any, memo: dict[int, Any]) -> Any:
     if isinstance(value, complex):
         raise Unsupported("complex")
     if isinstance(value, list | tuple):
-        return type(value)(to_engine(v, memo) for v in value)
+        return type(value)(to_engine(v, memo, storages) for v in value)
     if isinstance(value, dict):
-        return {k: to_engine(v, memo) for k, v in value.items()}
+        return {k: to_engine(v, memo, storages) for k, v in value.items()}
     if callable(value) and not isinstance(value, type):
         raise Unsupported("callable")
     return value
@@ -484,8 +509,9 @@ def run_errors(op: Any, fn: Callable[..., Any] | None, result: EntryResult) -> N
         s = ei.sample_input
         try:
             memo: dict[int, Any] = {}
-            args = [to_engine(s.input, memo), *to_engine(list(s.args), memo)]
-            kwargs = to_engine(dict(s.kwargs), memo)
+            storages: dict[Any, np.ndarray] = {}
+            args = [to_engine(s.input, memo, storages), *to_engine(list(s.args), memo, storages)]
+            kwargs = to_engine(dict(s.kwargs), memo, storages)
         except Unsupported:
             continue
         with _quiet():

@@ -183,3 +183,17 @@ def test_indexing_and_matmul_smoke(client: SyncClient, session: str) -> None:
     assert_problem(
         client.post(f"{NB}/ops", json={"out": "y", "expr": "m[10]"}), 422, "index_out_of_range"
     )
+
+
+def test_assign_into_expanded_refused_every_time(client: SyncClient, session: str) -> None:
+    """An assign into an expanded non-leaf is torch's overlap error, and the failed
+    request leaves the tensor expanded: the next assign is refused again."""
+    step(client, "nb", out="b", expr="expand(x.sum() * 2, [3])")
+    for _ in range(2):
+        r = client.post(
+            f"{NB}/ops", json={"out": "b", "op": "mul", "args": ["b", 3], "assign": True}
+        )
+        body = assert_problem(r, 422, "bad_arguments")
+        assert "more than one element of the written-to tensor" in body["detail"]
+    b = client.get(f"{NB}/tensors/b").json()
+    assert b["version"] == 0 and b["data"]["data"] == [6.0, 6.0, 6.0]
