@@ -46,3 +46,8 @@ from . import pooling3d
 from . import conv_transpose3d
 from . import nn_composites
 from . import sum_to
+from . import native_norms
+from . import native_softmax
+from . import householder
+from . import ldl
+from . import lowrank
