@@ -20,6 +20,7 @@ from scipy.linalg import lapack
 from .. import dtypes
 from ..binding import Binding
 from ..errors import BadArgumentsError, DtypeMismatchError
+from ..estimates import copies_of
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -97,18 +98,12 @@ def _hp_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-def _hp_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """The result and a few working matrices of the input's size."""
-    x: Any = args[0] if args else kwargs.get("input")
-    return 4 * math.prod(x.shape) + 64 if hasattr(x, "shape") else None
-
-
 @register(
     "linalg_householder_product",
     samples=_hp_samples,
     method=False,
     torch="linalg.householder_product",
-    estimate=_hp_estimate,
+    estimate=copies_of(4, "input"),
     binding=Binding(tensors=("input", "tau")),
 )
 def householder_product(input: Tensor, tau: Tensor) -> Tensor:
@@ -213,17 +208,11 @@ def _geqrf_one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return qr, tau
 
 
-def _geqrf_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """The packed factors, tau and LAPACK's working copy."""
-    x: Any = args[0] if args else kwargs.get("input")
-    return 3 * math.prod(x.shape) + 64 if hasattr(x, "shape") else None
-
-
 @register(
     samples=lambda rng: [sample(Const(S.rand(rng, 4, 3))), sample(Const(S.rand(rng, 2, 2, 3)))],
     differentiable=False,
     results=2,
-    estimate=_geqrf_estimate,
+    estimate=copies_of(3, "input"),
     binding=Binding(tensors=("input",)),
 )
 def geqrf(input: Tensor) -> Any:

@@ -15,6 +15,7 @@ from scipy.linalg import lapack
 from .. import dtypes
 from ..binding import Binding
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
+from ..estimates import copies_of
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from ._util import as_tensor
@@ -49,12 +50,6 @@ def _symmetric_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-def _factor_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """LD, the pivots and LAPACK's working copy."""
-    a: Any = args[0] if args else kwargs.get("A")
-    return 3 * math.prod(a.shape) + 64 if hasattr(a, "shape") else None
-
-
 @register(
     "linalg_ldl_factor_ex",
     samples=_symmetric_samples,
@@ -62,7 +57,7 @@ def _factor_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | Non
     differentiable=False,
     results=3,
     torch="linalg.ldl_factor_ex",
-    estimate=_factor_estimate,
+    estimate=copies_of(3, "A"),
     binding=Binding(tensors=("A",)),
 )
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Any:
@@ -98,7 +93,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     differentiable=False,
     results=2,
     torch="linalg.ldl_factor",
-    estimate=_factor_estimate,
+    estimate=copies_of(3, "A"),
     binding=Binding(tensors=("A",)),
 )
 def ldl_factor(A: Tensor, *, hermitian: bool = False) -> Any:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..binding import Binding
 from ..errors import BadArgumentsError, ShapeMismatchError
+from ..estimates import copies_of
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -66,17 +67,11 @@ def _layer_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-def _norm_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """The result and its statistics: at most three times the input."""
-    x: Any = args[0] if args else kwargs.get("input")
-    return 3 * math.prod(x.shape) + 64 if hasattr(x, "shape") else None
-
-
 @register(
     samples=_layer_samples,
     method=False,
     results=3,
-    estimate=_norm_estimate,
+    estimate=copies_of(3, "input"),
     binding=Binding(tensors=("input",)),
 )
 def native_layer_norm(
@@ -139,7 +134,7 @@ def _group_samples(rng: np.random.Generator) -> list[Any]:
     samples=_group_samples,
     method=False,
     results=3,
-    estimate=_norm_estimate,
+    estimate=copies_of(3, "input"),
     binding=Binding(tensors=("input",)),
 )
 def native_group_norm(
@@ -254,7 +249,7 @@ _BN_WRITES = ("running_mean", "running_var")
     samples=_bn_samples,
     method=False,
     results=3,
-    estimate=_norm_estimate,
+    estimate=copies_of(3, "input"),
     writes=_BN_WRITES,
     binding=Binding(tensors=("input",)),
 )
@@ -307,7 +302,7 @@ def _legit_samples(rng: np.random.Generator) -> list[Any]:
     samples=_legit_samples,
     method=False,
     results=3,
-    estimate=_norm_estimate,
+    estimate=copies_of(3, "input"),
     writes=_BN_WRITES,
     binding=Binding(tensors=("input",)),
 )
@@ -365,7 +360,7 @@ def _update_samples(rng: np.random.Generator) -> list[Any]:
     samples=_update_samples,
     method=False,
     results=4,
-    estimate=_norm_estimate,
+    estimate=copies_of(3, "input"),
     writes=_BN_WRITES,
     binding=Binding(tensors=("input", "running_mean", "running_var")),
     torch="ops.aten._batch_norm_with_update",

@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..binding import Binding
 from ..errors import DtypeMismatchError, ShapeMismatchError
+from ..estimates import copies_of
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -26,12 +27,6 @@ from .loss import cross_entropy
 from .reduction import softmax
 from .reduction import sum as sum_
 from .shape import reshape, to_dtype
-
-
-def _same_size(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """The result has the first tensor's size."""
-    x: Any = args[0] if args else next(iter(kwargs.values()), None)
-    return math.prod(x.shape) if hasattr(x, "shape") else None
 
 
 def _safe_body(x: Tensor, *, dim: int, dead: np.ndarray) -> Tensor:
@@ -49,7 +44,7 @@ def _safe_samples(rng: np.random.Generator) -> list[Any]:
 @register(
     samples=_safe_samples,
     method=False,
-    estimate=_same_size,
+    estimate=copies_of(1, "input"),
     binding=Binding(tensors=("input",)),
     torch="ops.aten._safe_softmax.default",
 )
@@ -77,7 +72,7 @@ def _softmax_bw_samples(rng: np.random.Generator) -> list[Any]:
 @register(
     samples=_softmax_bw_samples,
     method=False,
-    estimate=_same_size,
+    estimate=copies_of(1, "grad_output"),
     binding=Binding(tensors=("grad_output", "output")),
 )
 def _softmax_backward_data(
@@ -118,7 +113,7 @@ def _dropout_bw_body(g: Tensor, mask: Tensor, *, scale: float) -> Tensor:
         sample(S.rand(rng, 3, 4), Const(rng.random((3, 4)) > 0.5), 2.0, note="scale 2")
     ],
     method=False,
-    estimate=_same_size,
+    estimate=copies_of(1, "grad_output"),
     binding=Binding(tensors=("grad_output", "mask")),
     torch="ops.aten.native_dropout_backward.default",
 )
