@@ -20,7 +20,7 @@ hostile sizes and fails for an op whose allocation outgrows its estimate.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,17 @@ def arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) ->
 
 def numel(t: Any) -> int:
     return math.prod(t.shape) if _is_tensor(t) else 0
+
+
+def copies_of(count: int, name: str) -> Callable[[tuple[Any, ...], dict[str, Any]], int | None]:
+    """An op whose results and working arrays are at most ``count`` copies of its
+    tensor argument ``name`` (the first): factorizations, norms with statistics."""
+
+    def estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+        t = arg(args, kwargs, 0, name)
+        return count * numel(t) + 64 if _is_tensor(t) else None
+
+    return estimate
 
 
 def _int(v: Any) -> int | None:

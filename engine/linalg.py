@@ -48,6 +48,10 @@ svd = OPS["linalg_svd"].fn  # (U, S, Vh), full_matrices=True: engine.svd is torc
 lu = OPS["linalg_lu"].fn  # (P, L, U): torch.lu is lu_factor
 lu_solve = OPS["linalg_lu_solve"].fn  # (LU, pivots, B): torch.lu_solve takes B first
 vander = OPS["linalg_vander"].fn  # increasing powers, N=: not torch.vander
+householder_product = OPS["linalg_householder_product"].fn
+ldl_factor = OPS["linalg_ldl_factor"].fn
+ldl_factor_ex = OPS["linalg_ldl_factor_ex"].fn
+ldl_solve = OPS["linalg_ldl_solve"].fn
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
@@ -93,4 +97,8 @@ __all__ = [
     "vander",
     "lu",
     "lu_solve",
+    "householder_product",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
 ]

@@ -52,6 +52,7 @@ _SAME = [
     "interpolate",
     "layer_norm",
     "linear",
+    "linear_cross_entropy",
     "logsigmoid",
     "max_pool1d",
     "max_pool2d",

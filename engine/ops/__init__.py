@@ -47,3 +47,8 @@ from . import conv_transpose3d
 from . import nn_composites
 from . import sum_to
 from . import random_dists
+from . import native_norms
+from . import native_softmax
+from . import householder
+from . import ldl
+from . import lowrank

@@ -152,7 +152,8 @@ def resolve(op: Any) -> Callable[..., Any] | None:
     if op.name.startswith("__"):
         return _method(op.name)
     obj: Any = engine
-    for part in op.name.split("."):
+    # ``torch.ops.aten.NAME.default`` entries: the engine's op of that name
+    for part in op.name.removeprefix("torch.ops.aten.").removesuffix(".default").split("."):
         obj = getattr(obj, part, None)
         if obj is None:
             break
