@@ -66,8 +66,10 @@ def run_program(
                     ex.seed(item.args[0])
                     names: list[str] = []
                 elif isinstance(item, BackwardStepIn | GradStepIn | ZeroGradStepIn):
+                    # before the first verb, the steps' bound holds (grads come after it)
+                    held = None if verb_ran else ex.upper_bound()
                     verb_ran = True
-                    names, freed = _run_verb(session, settings, txn, item)
+                    names, freed = _run_verb(session, settings, txn, item, held)
                     freeing = freeing or freed
                 else:
                     plain = item.plain
@@ -111,9 +113,10 @@ def _run_verb(
     settings: Settings,
     txn: Transaction,
     item: BackwardStepIn | GradStepIn | ZeroGradStepIn,
+    held: int | None = None,
 ) -> tuple[list[str], bool]:
     """One verb against the transaction's bindings: the names it bound, and whether it
-    freed a graph."""
+    freed a graph (``held``: an upper bound of the bindings' bytes, or None)."""
     txn.before_grads()
     if isinstance(item, ZeroGradStepIn):
         verbs.zero_grad(session, item.zero_grad, txn.bindings)
@@ -127,7 +130,7 @@ def _run_verb(
         return bound, not _retains(body.retain_graph, body.create_graph)
     back = item.backward
     txn.before_backward(session.lookup(n, txn.bindings) for n in verbs.names_of(back.tensors))
-    verbs.run_backward(session, back, settings, txn.bindings)
+    verbs.run_backward(session, back, settings, txn.bindings, held)
     return [], not _retains(back.retain_graph, back.create_graph)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -68,6 +69,7 @@ class Executor:
         # past it, the exact count decides (``reserve``)
         self.spent = 0
         self.room: int | None = None
+        self.basis = 0  # the count ``room`` was computed from (``spent`` is beside it)
         self.held = 0  # the session's bytes when the request began: a refusal's ``used``
         self.estimate: int | None = None  # the op's estimate in bytes, check_estimate to invoke
         self.check = interrupt.current()  # the request's deadline, called before each op
@@ -80,7 +82,9 @@ class Executor:
         return codec.decode(value, max_elements=self.settings.max_tensor_elements)
 
     def constant(self, value: Any) -> Tensor:
-        return Tensor(self.decode(value))
+        arr = self.decode(value)
+        self.spent += arr.nbytes  # the bytes it binds, beside what the ops make
+        return Tensor(arr)
 
     def resolve(self, arg: Any) -> Any:
         """A step argument: a name is a tensor, an object a constant, a list its items."""
@@ -186,10 +190,15 @@ class Executor:
             return
         estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
-            codec.check_elements(estimate, self.settings.max_tensor_elements, f"the result of {op}")
-        if estimate is not None:  # in bytes: at the widest of its tensors' item sizes
-            size = max((a._data.itemsize for a in args if type(a) is Tensor), default=8)
-            self.estimate = size * estimate
+            if estimate > self.settings.max_tensor_elements:
+                codec.check_elements(
+                    estimate, self.settings.max_tensor_elements, f"the result of {op}"
+                )
+            size = 0  # in bytes: at the widest of its tensors' item sizes
+            for a in args:
+                if type(a) is Tensor and a._data.itemsize > size:
+                    size = a._data.itemsize
+            self.estimate = (size or 8) * estimate
 
     def reserve(self, args: list[Any]) -> None:
         """Refuse (507) before an op allocates when what it makes (its estimate in bytes)
@@ -203,14 +212,19 @@ class Executor:
         if self.room is None:
             bound = self.session.bytes_bound
             self.held = self.session.nbytes() if bound is None else bound
-            self.room = self._room(self.held)
+            self.room, self.basis = self._room(self.held), self.held
         if self.spent + need > self.room:
             exact = bindings_bytes(self.bindings.values())
             # what this request's earlier steps made is requested, not held
             refuse_bytes(
                 self.session, self.settings, exact + need, need + max(exact - self.held, 0)
             )
-            self.room, self.spent = self._room(exact), 0
+            self.room, self.spent, self.basis = self._room(exact), 0, exact
+
+    def upper_bound(self) -> int | None:
+        """An upper bound of the bindings' bytes now, when the ops so far kept one (the
+        count they started from and what they made); None when none ran checked."""
+        return None if self.room is None else self.basis + self.spent
 
     def _room(self, held: int | None) -> int:
         """Bytes the budgets leave beside ``held`` (the session's count)."""
@@ -328,8 +342,9 @@ class Executor:
                         f"output with shape {list(target.shape)} doesn't match the broadcast "
                         f"shape {list(np.broadcast_shapes(result.shape, target.shape))}"
                     )
-                txn.before_write(target)
-                target.copy_(result)
+                if not _swap(txn, target, result):
+                    txn.before_write(target)
+                    target.copy_(result)
             return [step.out]
         if step.no_grad:
             with no_grad():
@@ -353,6 +368,38 @@ class Executor:
         for name, value in zip(outs, results):
             self.bindings[name] = as_tensor(value)
         return outs
+
+
+def _swap(txn: Transaction, target: Tensor, result: Tensor) -> bool:
+    """An assign without copies, when nothing can tell: the result is a fresh array that
+    no name, grad or view shares (the expression made it), of the target's dtype, shape
+    and layout, and the target's own array is held by nothing but the target (no view, no
+    other name, no saved node); the target then takes the result's array and the
+    transaction keeps the old one for a rollback. Returns False, having done nothing,
+    when the ordinary write must run."""
+    if result is target or target._view is not None or target._fw is not None:
+        return False
+    old, new = target._data, result._data
+    if (
+        result._fw is not None
+        or type(old) is not np.ndarray
+        or type(new) is not np.ndarray
+        or new.base is not None
+        or old.base is not None
+        or new.dtype != old.dtype
+        or new.shape != old.shape
+        or new.strides != old.strides
+        or not new.flags.writeable
+        # each array held by its tensor, here and as the argument; the result tensor by
+        # run_step, here and as the argument: any more is a name, a grad, a view, a node
+        or sys.getrefcount(old) != 3
+        or sys.getrefcount(new) != 3
+        or sys.getrefcount(result) != 3
+    ):
+        return False
+    target._check_inplace()
+    txn.swap_in(target, new)
+    return True
 
 
 @lru_cache(maxsize=4096)

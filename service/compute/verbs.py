@@ -19,7 +19,7 @@ from .. import codec
 from ..errors import BadArgumentsError, InvalidNameError
 from ..names import check_tensor_name
 from ..schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, TensorIn, ZeroGradIn
-from ..session.quotas import bytes_ahead, check_bytes, refuse_bytes
+from ..session.quotas import bytes_ahead, check_bytes, over_budget, refuse_bytes
 from ..session.state import Session, bindings_bytes, grad_of
 from ..settings import Settings
 from .steps import Executor
@@ -102,16 +102,26 @@ def _hint(exc: EngineError, bindings: Bindings) -> None:
 
 
 def run_backward(
-    session: Session, body: BackwardIn, settings: Settings, bindings: Bindings | None = None
+    session: Session,
+    body: BackwardIn,
+    settings: Settings,
+    bindings: Bindings | None = None,
+    held: int | None = None,
 ) -> dict[str, Tensor]:
-    """``torch.autograd.backward``; returns name -> new grad for every changed tensor."""
+    """``torch.autograd.backward``; returns name -> new grad for every changed tensor.
+
+    ``held``: an upper bound of the bindings' bytes the caller kept (a program's steps):
+    far from every budget it stands for the exact count, which walks every tensor and
+    graph node; near one, the exact count decides, as without it."""
     bindings = session.tensors if bindings is None else bindings
     ex = Executor(session, settings, bindings)
     names = names_of(body.tensors)
     roots = [ex.lookup(n) for n in names]
     grads = _grad_values(ex, body.grad_tensors, roots)
     inputs = None if body.inputs is None else [ex.lookup(n) for n in body.inputs]
-    refuse_bytes(session, settings, bindings_bytes(bindings.values()) + bytes_ahead(bindings))
+    ahead = bytes_ahead(bindings)
+    if held is None or over_budget(session, settings, held + ahead) is not None:
+        refuse_bytes(session, settings, bindings_bytes(bindings.values()) + ahead)
     try:
         changed = engine.backward(
             roots,

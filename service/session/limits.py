@@ -6,6 +6,7 @@ generic reading of those facts."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from engine import OPS, Tensor, estimates
@@ -42,12 +43,52 @@ def estimate_elements(op: str, args: list[Any], kwargs: dict[str, Any]) -> int |
     the op's registered ``estimate``, else the broadcast of its tensor arguments
     (shapes that cannot broadcast are the engine's ``shape_mismatch`` to report). The
     result is checked again after the op, so an estimate only has to catch the huge."""
+    spec = OPS.get(op)
+    if not kwargs and (spec is None or spec.estimate is None):
+        shapes = _plain_shapes(args)
+        if shapes is not None:  # tensors and numbers only (the commonest call)
+            return _broadcast_elements(shapes) if len(shapes) >= 2 else None
     if not _may_grow(op, args, kwargs):
         return None
-    spec = OPS.get(op)
     try:
         if spec is not None and spec.estimate is not None:
             return spec.estimate(tuple(args), kwargs)
         return estimates.broadcast(estimates.tensors_in(list(args) + list(kwargs.values())))
     except (ValueError, TypeError, IndexError, RuntimeError, ArithmeticError):
         return None  # arguments of the wrong kind: the op itself refuses them
+
+
+_NUMBERS = (float, int, bool)
+
+
+def _plain_shapes(args: list[Any]) -> list[tuple[int, ...]] | None:
+    """The shapes of the tensors among ``args`` when the rest are numbers, else None."""
+    shapes = []
+    for a in args:
+        kind = type(a)
+        if kind is Tensor:
+            shapes.append(a._data.shape)
+        elif kind not in _NUMBERS:
+            return None
+    return shapes
+
+
+def _broadcast_elements(shapes: list[tuple[int, ...]]) -> int | None:
+    """``prod(np.broadcast_shapes(*shapes))``, pairwise; None when the shapes cannot
+    broadcast (the op reports the mismatch in its own words)."""
+    out = shapes[0]
+    for shape in shapes[1:]:
+        if shape == out:
+            continue
+        a, b = (out, shape) if len(out) >= len(shape) else (shape, out)
+        lead = len(a) - len(b)
+        dims = list(a[:lead])
+        for x, y in zip(a[lead:], b):
+            if x == y or y == 1:
+                dims.append(x)
+            elif x == 1:
+                dims.append(y)
+            else:
+                return None
+        out = tuple(dims)
+    return math.prod(out)

@@ -204,6 +204,15 @@ class Transaction:
         if id(t) not in self._journal:
             self._journal[id(t)] = (t, t._data, t._data.copy(), t._version)
 
+    def swap_in(self, t: Tensor, data: np.ndarray) -> None:
+        """``t`` takes the fresh array ``data`` (its dtype and shape) in place of a write
+        into its memory, which nothing but ``t`` holds: the old array, untouched, is what a
+        rollback restores. Copy-on-write: neither a copy of the old values nor a write."""
+        if id(t) not in self._journal:
+            self._journal[id(t)] = (t, t._data, t._version)
+        t._data = data
+        t._vc[0] += 1
+
     def commit(self) -> None:
         self.session.tensors = self.bindings
         self._journal.clear()
