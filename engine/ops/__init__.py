@@ -48,3 +48,5 @@ from . import nn_composites
 from . import sum_to
 from . import strided
 from . import scatter_views
+from . import storage_ops
+from . import index_put

@@ -331,6 +331,14 @@ _REDUCE = {
 _IDENTITY = {"sum": 0.0, "prod": 1.0, "mean": 0.0, "amax": -np.inf, "amin": np.inf}
 
 
+def _int_identity(dtype: np.dtype, reduce: str) -> Any:
+    """The identity of ``reduce`` in an integer (or bool) dtype."""
+    if dtype.kind == "b":
+        return reduce in ("prod", "amin")
+    info = np.iinfo(dtype)
+    return {"prod": 1, "amax": info.min, "amin": info.max}.get(reduce, 0)
+
+
 def _reduce_np(
     x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, reduce: str, include_self: bool
 ) -> np.ndarray:
@@ -339,7 +347,7 @@ def _reduce_np(
     key = scatter_key(idx, dim)
     values = _window(_as1(src), idx.shape)
     if not include_self:
-        out[key] = _IDENTITY[reduce] if out.dtype.kind == "f" else 0
+        out[key] = _IDENTITY[reduce] if out.dtype.kind == "f" else _int_identity(out.dtype, reduce)
     with np.errstate(all="ignore"):
         _REDUCE[reduce].at(out, key, values)
     if reduce == "mean":
