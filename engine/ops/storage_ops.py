@@ -330,3 +330,67 @@ def hash_tensor(input: Tensor, dim: Any = (), *, keepdim: bool = False, mode: in
     xor: Any = np.bitwise_xor
     out = xor.reduce(bits, axis=axes, keepdims=bool(keepdim)) if axes else bits
     return Tensor._make(np.asarray(out, np.uint64))
+
+
+# -- _chunk_cat -----------------------------------------------------------------------------
+
+
+def _chunk_cat_dim(tensors: list[Tensor], dim: int) -> int:
+    ndims = {t._data.ndim for t in tensors}
+    if dim < 0:
+        if len(ndims) > 1:
+            raise BadArgumentsError(
+                "_chunk_cat expects non-negative dim when input tensors have different ndims"
+            )
+        dim += ndims.pop()
+    if any(dim >= t._data.ndim for t in tensors) or dim < 0:
+        raise BadArgumentsError("_chunk_cat expects dim < ndim for all input tensors")
+    return dim
+
+
+def chunk_cat_size(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The inputs padded to whole chunks (each slice past ``dim`` padded by up to a
+    row per chunk: bounded by ``numel * (num_chunks + 1)``) and the result."""
+    chunks = estimates.arg(args, kwargs, 2, "num_chunks")
+    if not isinstance(chunks, int) or isinstance(chunks, bool):
+        return None
+    tensors = estimates.tensors_in(args[:1] if args else [])
+    k = max(chunks, 0)
+    return sum(2 * estimates.numel(t) * (k + 1) for t in tensors) + k
+
+
+@register(
+    samples=lambda rng: [
+        sample([Const(S.rand(rng, 1, 2, 3)), Const(S.rand(rng, 1, 2, 3))], -1, 5),
+        sample([Const(S.rand(rng, 3, 3, 2)), Const(S.rand(rng, 3, 4, 2))], 1, 2, note="dim 1"),
+    ],
+    differentiable=False,
+    method=False,
+    estimate=chunk_cat_size,
+)
+def _chunk_cat(tensors: Any, dim: int, num_chunks: int) -> Tensor:
+    """Each tensor cut into ``num_chunks`` chunks along ``dim`` (zero-padded to equal
+    chunks), each chunk flattened past ``dim``, the chunks of all tensors concatenated:
+    ``(*leading, num_chunks, sum of chunk sizes)`` (aten's ``_chunk_cat``)."""
+    if not isinstance(tensors, list | tuple) or not tensors:
+        raise BadArgumentsError("_chunk_cat expects a non-empty input tensor list")
+    ts = [as_tensor(t) for t in tensors]
+    d = _chunk_cat_dim(ts, int(dim))
+    if num_chunks < 1:
+        raise BadArgumentsError("_chunk_cat expects positive num_chunks")
+    lead = ts[0]._data.shape[:d]
+    if any(t._data.shape[:d] != lead for t in ts):
+        raise BadArgumentsError(
+            "_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors"
+        )
+    if any(t._data.size == 0 for t in ts):
+        raise BadArgumentsError("_chunk_cat expects non-empty tensor")
+    parts = []
+    for t in ts:
+        x = t._data
+        n = x.shape[d]
+        size = -(-n // num_chunks)
+        pad = [(0, 0)] * x.ndim
+        pad[d] = (0, size * num_chunks - n)
+        parts.append(np.pad(x, pad).reshape(*lead, num_chunks, -1))
+    return Tensor._make(np.concatenate(parts, axis=d + 1))
