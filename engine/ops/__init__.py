@@ -50,3 +50,4 @@ from . import strided
 from . import scatter_views
 from . import storage_ops
 from . import index_put
+from . import segment_reduce
