@@ -143,4 +143,5 @@ def bind() -> None:
                 setattr(Tensor, dunder, spec.operator_fn or spec.fn)
         for dunder in spec.reflected:
             setattr(Tensor, dunder, _reflected(spec.operator_fn or spec.fn))
+    Tensor.unfold = OPS["tensor_unfold"].fn  # type: ignore[attr-defined]  # not F.unfold
     Tensor.__hash__ = object.__hash__  # type: ignore[method-assign, assignment]

@@ -52,3 +52,8 @@ from . import native_softmax
 from . import householder
 from . import ldl
 from . import lowrank
+from . import strided
+from . import scatter_views
+from . import storage_ops
+from . import index_put
+from . import segment_reduce
