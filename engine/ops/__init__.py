@@ -47,3 +47,4 @@ from . import conv_transpose3d
 from . import nn_composites
 from . import sum_to
 from . import unpool
+from . import nn_small
