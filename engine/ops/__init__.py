@@ -48,3 +48,4 @@ from . import nn_composites
 from . import sum_to
 from . import unpool
 from . import nn_small
+from . import embedding_bag
