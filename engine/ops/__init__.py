@@ -49,3 +49,4 @@ from . import sum_to
 from . import unpool
 from . import nn_small
 from . import embedding_bag
+from . import grid_sample
