@@ -50,3 +50,4 @@ from . import unpool
 from . import nn_small
 from . import embedding_bag
 from . import grid_sample
+from . import mha
