@@ -51,3 +51,4 @@ from . import nn_small
 from . import embedding_bag
 from . import grid_sample
 from . import mha
+from . import ctc
