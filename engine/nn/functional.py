@@ -76,6 +76,16 @@ _SAME = [
     "local_response_norm",
     "channel_shuffle",
     "triplet_margin_with_distance_loss",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "grid_sample",
+    "embedding_bag",
+    "multilabel_margin_loss",
+    "ctc_loss",
+    "multi_head_attention_forward",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
 ]
 
 # activations whose torch.nn.functional form takes ``inplace`` as its last argument

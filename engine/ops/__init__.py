@@ -57,3 +57,9 @@ from . import scatter_views
 from . import storage_ops
 from . import index_put
 from . import segment_reduce
+from . import unpool
+from . import nn_small
+from . import embedding_bag
+from . import grid_sample
+from . import mha
+from . import ctc
