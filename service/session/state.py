@@ -209,7 +209,8 @@ class Transaction:
         into its memory, which nothing but ``t`` holds: the old array, untouched, is what a
         rollback restores. Copy-on-write: neither a copy of the old values nor a write."""
         if id(t) not in self._journal:
-            self._journal[id(t)] = (t, t._data, t._version)
+            # the old array is both what goes back and its untouched values
+            self._journal[id(t)] = (t, t._data, t._data, t._version)
         t._data = data
         t._vc[0] += 1
 
@@ -225,7 +226,9 @@ class Transaction:
             # the old values go back into the memory that was written (views of the
             # buffer see them too), and the tensor gets its own array back: an expanded
             # tensor stays expanded (a later write into it is refused again)
-            if t._data.shape == data.shape and t._data.flags.writeable:
+            if data is array:  # swapped in (copy-on-write): the old array is intact
+                pass
+            elif t._data.shape == data.shape and t._data.flags.writeable:
                 np.copyto(t._data, data)
             elif array.flags.writeable:
                 np.copyto(array, data)

@@ -25,23 +25,23 @@ def _outcome(call: Callable[[], Any]) -> str:
 
 # each case: lib -> a call to run; ``lib`` is torch or engine, aliasing made by each
 CASES: dict[str, Callable[[Any], Callable[[], Any]]] = {
-    "masked_select out expanded": lambda t: lambda: t.masked_select(
-        t.ones(6), t.tensor([True, False] * 3), out=t.zeros(1).expand(3)
+    "masked_select out expanded": lambda t: (
+        lambda: t.masked_select(t.ones(6), t.tensor([True, False] * 3), out=t.zeros(1).expand(3))
     ),
     "masked_select out is input": lambda t: (
         lambda y: lambda: t.masked_select(y, t.tensor([True, False] * 3), out=y)
     )(t.ones(6)),
-    "gather out is input": lambda t: (
-        lambda s: lambda: t.gather(s, 0, t.tensor([2, 1, 0]), out=s)
-    )(t.ones(6)),
+    "gather out is input": lambda t: (lambda s: lambda: t.gather(s, 0, t.tensor([2, 1, 0]), out=s))(
+        t.ones(6)
+    ),
     "gather out grows into index": lambda t: (
         lambda i: lambda: t.gather(i.clone(), 0, i[1:], out=i[:1])
     )(t.tensor([0, 1, 2])),
-    "take out shares the index": lambda t: (
-        lambda i: lambda: t.take(i.clone(), i[1:], out=i[:-1])
-    )(t.tensor([2, 1, 0])),
-    "index_select out expanded": lambda t: lambda: t.index_select(
-        t.ones(3, 6), 1, t.tensor([0, 1]), out=t.zeros(1, 6).expand(2, 6)
+    "take out shares the index": lambda t: (lambda i: lambda: t.take(i.clone(), i[1:], out=i[:-1]))(
+        t.tensor([2, 1, 0])
+    ),
+    "index_select out expanded": lambda t: (
+        lambda: t.index_select(t.ones(3, 6), 1, t.tensor([0, 1]), out=t.zeros(1, 6).expand(2, 6))
     ),
     "cat out is an empty input": lambda t: (
         lambda x: lambda: t.cat((x, t.ones(4, 6)), dim=0, out=x)
@@ -53,12 +53,12 @@ CASES: dict[str, Callable[[Any], Callable[[], Any]]] = {
         lambda x: lambda: t.kthvalue(x, 5, out=(x, t.empty((), dtype=t.long)))
     )(t.arange(10.0)),
     "add out is input (allowed)": lambda t: (lambda a: lambda: t.add(a, 1, out=a))(t.ones(6)),
-    "add out overlaps input partly": lambda t: (
-        lambda a: lambda: t.add(a[1:4], 1, out=a[0:3])
-    )(t.ones(6)),
+    "add out overlaps input partly": lambda t: (lambda a: lambda: t.add(a[1:4], 1, out=a[0:3]))(
+        t.ones(6)
+    ),
     "exp out expanded": lambda t: lambda: t.exp(t.ones(3), out=t.zeros(1).expand(3)),
-    "bernoulli out expanded": lambda t: lambda: t.bernoulli(
-        t.full((6,), 0.5), out=t.zeros(1).expand(6)
+    "bernoulli out expanded": lambda t: (
+        lambda: t.bernoulli(t.full((6,), 0.5), out=t.zeros(1).expand(6))
     ),
     "add_ into expanded": lambda t: lambda: t.zeros(1).expand(3).add_(1),
     "copy_ into expanded non-leaf": lambda t: (
