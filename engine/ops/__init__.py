@@ -46,3 +46,5 @@ from . import pooling3d
 from . import conv_transpose3d
 from . import nn_composites
 from . import sum_to
+from . import complex_ops
+from . import spectral
