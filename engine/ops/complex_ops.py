@@ -21,6 +21,7 @@ from ..primitives import cast
 from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
+from ._composite import composite, named
 from ._util import as_tensor
 
 
@@ -175,18 +176,60 @@ def view_as_complex(input: Tensor) -> Tensor:
 @register(samples=lambda rng: [sample(S.rand(rng, 3), S.rand(rng, 3))], method=False)
 def complex(real: Tensor, imag: Tensor) -> Tensor:
     """``real + i imag`` from two float tensors of one dtype (broadcast)."""
-    re, im = as_tensor(real), as_tensor(imag)
+    re, im = _real_pair(as_tensor(real), as_tensor(imag))
+    return ComplexBackward0.apply(re, im)
+
+
+def _real_pair(re: Tensor, im: Tensor) -> tuple[Tensor, Tensor]:
+    """Two float tensors of one dtype, broadcast to one shape (``complex``, ``polar``)."""
+    floats = (dtypes.float32, dtypes.float64)
+    if re._data.dtype not in floats or im._data.dtype not in floats:
+        raise BadArgumentsError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{dtypes.type_name(re._data.dtype)} and {dtypes.type_name(im._data.dtype)}"
+        )
     if re._data.dtype != im._data.dtype:
         raise BadArgumentsError(
             f"Expected object of scalar type {dtypes.type_name(re._data.dtype)} but got "
             f"scalar type {dtypes.type_name(im._data.dtype)} for second argument"
         )
-    if re._data.dtype not in (dtypes.float32, dtypes.float64):
-        raise BadArgumentsError(
-            f"Expected both inputs to be Half, Float or Double tensors but got "
-            f"{dtypes.type_name(re._data.dtype)} and {dtypes.type_name(im._data.dtype)}"
-        )
     if re.shape != im.shape:
         shape = np.broadcast_shapes(re.shape, im.shape)
         re, im = re.expand(*shape), im.expand(*shape)
-    return ComplexBackward0.apply(re, im)
+    return re, im
+
+
+@register(
+    samples=lambda rng: [
+        sample(S.positive(rng, 3), S.rand(rng, 3)),
+        sample(S.positive(rng, 2, 1), S.rand(rng, 3), note="broadcast"),
+    ],
+    method=False,
+)
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """``abs * (cos(angle) + i sin(angle))`` from two float tensors of one dtype."""
+    r, theta = _real_pair(as_tensor(abs), as_tensor(angle))
+    return composite("PolarBackward0", _polar_body, r, theta)
+
+
+def _polar_body(r: Tensor, theta: Tensor) -> Tensor:
+    return ComplexBackward0.apply(r * theta.cos(), r * theta.sin())
+
+
+named("PolarBackward0").complex_ok = True  # its body is made of complex-aware nodes
+
+
+def _cast_samples(rng: np.random.Generator) -> list[Any]:
+    return [sample(S.rand(rng, 2, 3)), sample(S.rand(rng, 4), note="vector")]
+
+
+@register(samples=_cast_samples, function=False, differentiable=False)
+def cfloat(input: Tensor) -> Tensor:
+    """A copy as complex64 (the tensor itself if it already is)."""
+    return cast(as_tensor(input), dtypes.complex64)
+
+
+@register(samples=_cast_samples, function=False)
+def cdouble(input: Tensor) -> Tensor:
+    """A copy as complex128 (the tensor itself if it already is)."""
+    return cast(as_tensor(input), dtypes.complex128)
