@@ -16,6 +16,7 @@ of the transform in the direction it names."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,11 +27,11 @@ from ..dual import LINEAR
 from ..errors import BadArgumentsError, IndexOutOfRangeError
 from ..function import Function
 from ..primitives import cast
-from ..registry import register, sample
+from ..registry import OPS, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import as_tensor
-from .complex_ops import conjugate, real_part
+from .complex_ops import ViewAsRealBackward0, conjugate, real_part
 
 NONE, BY_ROOT_N, BY_N = 0, 1, 2  # torch's fft_norm_mode
 
@@ -551,3 +552,220 @@ def hfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = 
 def ihfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None) -> Tensor:
     """``fft.ihfft2``: ``ihfftn`` over the last two dims."""
     return _ihfftn("ihfft2", input, s, dim, norm)
+
+
+# -- stft ---------------------------------------------------------------------------------
+
+
+class UnfoldBackward0(Function):
+    """Frames of ``size`` samples every ``step`` along the last dim (``Tensor.unfold``'s
+    values, copied); its gradient adds each frame back where it came from."""
+
+    name = "UnfoldBackward0"
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, *, size: int, step: int) -> np.ndarray:
+        ctx.size, ctx.step, ctx.length = size, step, a._data.shape[-1]
+        view = np.lib.stride_tricks.sliding_window_view(a._data, size, axis=-1)
+        return np.ascontiguousarray(view[..., ::step, :])
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return FramesSumBackward.apply(g, step=ctx.step, length=ctx.length)
+
+
+class FramesSumBackward(Function):
+    """The adjoint of ``UnfoldBackward0``: frames (..., k, size) added into a signal."""
+
+    name = "UnfoldBackwardBackward0"
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *, step: int, length: int) -> np.ndarray:
+        ctx.step, ctx.size = step, g._data.shape[-1]
+        frames = g._data
+        out = np.zeros(frames.shape[:-2] + (length,), frames.dtype)
+        for k in range(frames.shape[-2]):
+            out[..., k * step : k * step + ctx.size] += frames[..., k, :]
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return UnfoldBackward0.apply(g, size=ctx.size, step=ctx.step)
+
+
+class TransposeBackward1(Function):
+    """The last two dims swapped (stft's in-place ``transpose_``), a copy."""
+
+    name = "TransposeBackward1"
+    complex_ok = True
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        return np.ascontiguousarray(np.swapaxes(a._data, -1, -2))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return TransposeBackward1.apply(g)
+
+
+class SqueezeBackward4(Function):
+    """The leading size-1 dim dropped (stft of a 1-D signal)."""
+
+    name = "SqueezeBackward4"
+    complex_ok = True
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        return a._data[0].copy()
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return UnsqueezeFirst.apply(g)
+
+
+class UnsqueezeFirst(Function):
+    name = "UnsqueezeBackward0"
+    complex_ok = True
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        return a._data[None].copy()
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return SqueezeBackward4.apply(g)
+
+
+NO_WINDOW_WARNING = (
+    "A window was not provided. A rectangular window will be applied,which is known to "
+    "cause spectral leakage. Other windows such as torch.hann_window or torch.hamming_window "
+    "are recommended to reduce spectral leakage.To suppress this warning and use a "
+    "rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`."
+)
+REAL_RESULT_WARNING = (
+    "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
+    "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
+    "Note: you can still call torch.view_as_real on the complex output to recover the old "
+    "return format."
+)
+
+_warned: list[bool] = []
+
+
+def _stft_samples(rng: np.random.Generator) -> list[Any]:
+    # each with a window: torch warns about a missing one once per process
+    return [
+        sample(S.rand(rng, 20), 8, window=S.positive(rng, 8), return_complex=True),
+        sample(
+            S.rand(rng, 2, 16),
+            6,
+            3,
+            window=S.positive(rng, 6),
+            center=False,
+            return_complex=True,
+            note="batch",
+        ),
+        sample(
+            S.rand(rng, 18),
+            8,
+            win_length=6,
+            window=S.positive(rng, 6),
+            normalized=True,
+            return_complex=False,
+            note="win_length",
+        ),
+    ]
+
+
+def _stft_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """Frames x n_fft, complex, with the padded signal and the windowed frames."""
+    a = estimates.arg(args, kwargs, 0, "input")
+    n_fft = estimates.arg(args, kwargs, 1, "n_fft")
+    if not hasattr(a, "shape") or not isinstance(n_fft, int) or not a.shape:
+        return None
+    hop = estimates.arg(args, kwargs, 2, "hop_length")
+    hop = max(n_fft // 4, 1) if not isinstance(hop, int) else max(hop, 1)
+    length = a.shape[-1] + 2 * (n_fft // 2)
+    frames = max(length - n_fft, 0) // hop + 1
+    batch = math.prod(a.shape[:-1])
+    return 4 * batch * (frames * max(n_fft, 1) + length)
+
+
+@register(samples=_stft_samples, estimate=_stft_estimate)
+def stft(
+    input: Tensor,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+) -> Tensor:
+    """Short-time Fourier transform of a real signal: windowed frames of ``n_fft``
+    samples every ``hop_length``, each ``rfft``-ed (torch.stft's frequency x frame)."""
+    a = as_tensor(input)
+    if a._data.dtype.kind == "c":
+        raise BadArgumentsError("stft of a complex input is not supported by this engine")
+    if return_complex is None:
+        raise BadArgumentsError(
+            "stft requires the return_complex parameter be given for real inputs, and will "
+            "further require that return_complex=True in a future PyTorch release."
+        )
+    if a.ndim not in (1, 2):
+        raise BadArgumentsError(f"stft: expected a 1D or 2D tensor, but got {a.ndim}D")
+    a = _promote(a, False)
+    one_d = a.ndim == 1
+    if window is None and not _warned:  # once per process, as torch's TORCH_WARN_ONCE
+        _warned.append(True)
+        warnings.warn(NO_WINDOW_WARNING, UserWarning, stacklevel=2)
+    if center:
+        pad = n_fft // 2
+        shape = a.shape
+        a = OPS["pad"].fn(a.reshape((1,) * (3 - a.ndim) + shape), [pad, pad], pad_mode)
+        a = a.reshape(a.shape[3 - len(shape) :])
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    length = a.shape[-1]
+    if not 0 < n_fft <= length:
+        raise BadArgumentsError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise BadArgumentsError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        raise BadArgumentsError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    frames = UnfoldBackward0.apply(a, size=n_fft, step=hop)  # (..., frames, n_fft)
+    if window is not None:
+        w = as_tensor(window)
+        if w.ndim != 1 or w.shape[0] != win:
+            raise BadArgumentsError(
+                "stft: expected a 1D window tensor of size equal to win_length="
+                f"{win}, but got window with size {list(w.shape)}"
+            )
+        if win < n_fft:
+            left = (n_fft - win) // 2
+            w = OPS["constant_pad_nd"].fn(w, [left, n_fft - win - left])
+        frames = frames * w
+    elif win < n_fft:
+        left = (n_fft - win) // 2
+        mask = np.zeros(n_fft, frames._data.dtype)
+        mask[left : left + win] = 1
+        frames = frames * Tensor._make(mask)
+    side = True if onesided is None else bool(onesided)
+    mode = BY_ROOT_N if normalized else NONE
+    if frames.ndim == 2:
+        frames = frames.reshape((1, *frames.shape))
+    out = FftR2CBackward0.apply(frames, dims=(2,), mode=mode, onesided=side)
+    out = TransposeBackward1.apply(out)  # (batch, bins, frames)
+    if one_d:
+        out = SqueezeBackward4.apply(out)
+    if return_complex:
+        return out
+    warnings.warn(REAL_RESULT_WARNING, UserWarning, stacklevel=2)
+    return ViewAsRealBackward0.apply(out)
