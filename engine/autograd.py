@@ -126,6 +126,13 @@ def _make_root_grads(outputs: list[Tensor], grads: list[Any], kind: str) -> list
                 f"output[{i}] has a shape of {_size_str(out.shape)}.",
                 index=i,
             )
+        if g.dtype != out.dtype and (dtypes.is_complex(out.dtype) or dtypes.is_complex(g.dtype)):
+            raise BadArgumentsError(
+                "For complex Tensors, both grad_output and output are required to have the "
+                f"same dtype. Mismatch in dtype: {kind}[{i}] has a dtype of "
+                f"torch.{dtypes.torch_name(g.dtype)} and output[{i}] has a dtype of "
+                f"torch.{dtypes.torch_name(out.dtype)}."
+            )
         if g.dtype != out.dtype and dtypes.is_floating(out.dtype):
             g = (
                 Tensor._make(g._data.astype(out.dtype))
@@ -419,7 +426,11 @@ def _fit(
             )
         g = sum_to_array(np.asarray(g), shape) if raw else sum_to(g, shape)
     if g.dtype != dtype:
-        g = np.asarray(g).astype(dtype) if raw else cast(g, dtype)
+        if raw:  # a complex gradient of a real input is its real part (torch's handle_r_to_c)
+            g = np.asarray(g)
+            g = (g.real if g.dtype.kind == "c" and dtype.kind != "c" else g).astype(dtype)
+        else:
+            g = cast(g, dtype)
     return g
 
 

@@ -29,6 +29,8 @@ def _infer(data: Any, dtype: np.dtype | None = None) -> np.ndarray:
         return arr.astype(dtypes.int64)
     if arr.dtype.kind == "b":
         return arr
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return arr.astype(dtypes.to_complex(dtypes.DEFAULT_FLOAT) if dtype is None else dtype)
     raise InvalidTensorError(f"unsupported element type {arr.dtype}")
 
 

@@ -3,7 +3,7 @@
 NumPy 2 promotes a float32 array with a float64 0-d array to float64, and an
 int64 array with a float16 array to float64; PyTorch keeps float32 and float16:
 0-d tensors and Python scalars rank below dimensioned tensors of the same
-category (bool < integer < floating), and an integer never widens a float.
+category (bool < integer < floating < complex), and an integer never widens a float.
 ``result_type`` implements PyTorch's three tiers (dimensioned tensors, 0-d
 tensors, wrapped Python numbers) and ``promote`` its lattice within one tier.
 """
@@ -25,6 +25,8 @@ int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
 
 DTYPES: dict[str, np.dtype] = {
     "float16": float16,
@@ -36,6 +38,8 @@ DTYPES: dict[str, np.dtype] = {
     "int32": int32,
     "int64": int64,
     "bool": bool_,
+    "complex64": complex64,
+    "complex128": complex128,
 }
 # PyTorch's other spellings of the same dtypes (``torch.half``, ``torch.long`` ...)
 _ALIASES: dict[str, np.dtype] = {
@@ -45,9 +49,15 @@ _ALIASES: dict[str, np.dtype] = {
     "short": int16,
     "int": int32,
     "long": int64,
+    "cfloat": complex64,
+    "cdouble": complex128,
 }
 DEFAULT_FLOAT = float32
 FLOATING = (float16, float32, float64)
+COMPLEX = (complex64, complex128)
+# the complex type holding a float type's values (torch's toComplexType; no complex32)
+COMPLEX_OF: dict[np.dtype, np.dtype] = {float16: complex64, float32: complex64, float64: complex128}
+REAL_OF: dict[np.dtype, np.dtype] = {complex64: float32, complex128: float64}
 
 _TORCH_NAMES = {dt: name for name, dt in DTYPES.items()}
 # The names in PyTorch's messages: "not implemented for 'Long'", "torch.LongTensor"
@@ -61,9 +71,12 @@ TYPE_NAMES = {
     int32: "Int",
     int64: "Long",
     bool_: "Bool",
+    complex64: "ComplexFloat",
+    complex128: "ComplexDouble",
 }
 _CATEGORY = {bool_: 0, uint8: 1, int8: 1, int16: 1, int32: 1, int64: 1}
 _CATEGORY.update({f: 2 for f in FLOATING})
+_CATEGORY.update({c: 3 for c in COMPLEX})
 
 
 def to_dtype(dtype: Any) -> np.dtype:
@@ -93,6 +106,8 @@ def to_dtype(dtype: Any) -> np.dtype:
         return float64 if dt.itemsize > 4 else float32
     if dt.kind in "iu":
         return int64
+    if dt.kind == "c":
+        return complex128 if dt.itemsize > 8 else complex64
     raise InvalidTensorError(f"unsupported dtype {dt}; expected one of {', '.join(DTYPES)}")
 
 
@@ -127,8 +142,29 @@ def is_floating(dtype: np.dtype) -> bool:
     return dtype.kind == "f"
 
 
+def is_complex(dtype: np.dtype) -> bool:
+    return dtype.kind == "c"
+
+
+def is_differentiable(dtype: np.dtype) -> bool:
+    """Floating or complex: the dtypes a tensor that requires grad may have."""
+    return dtype.kind in "fc"
+
+
+def to_real(dtype: np.dtype) -> np.dtype:
+    """The real dtype of a complex one's parts (``float32`` for ``complex64``)."""
+    return REAL_OF.get(dtype, dtype)
+
+
+def to_complex(dtype: np.dtype) -> np.dtype:
+    """The complex dtype a real one becomes (integers take the default, complex64)."""
+    if dtype.kind == "c":
+        return dtype
+    return COMPLEX_OF.get(dtype, complex64)
+
+
 def category(dtype: np.dtype) -> int:
-    """0 for bool, 1 for integers, 2 for floating."""
+    """0 for bool, 1 for integers, 2 for floating, 3 for complex."""
     return _CATEGORY[dtype]
 
 
@@ -141,6 +177,9 @@ def promote(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
     if b is None or a == b:
         return a
     ca, cb = _CATEGORY[a], _CATEGORY[b]
+    if {ca, cb} == {2, 3}:  # complex64 with float64 is complex128, as torch
+        real = np.promote_types(to_real(a), to_real(b))
+        return COMPLEX_OF[real]
     if ca != cb:
         return a if ca > cb else b
     return np.promote_types(a, b)
@@ -152,6 +191,8 @@ def scalar_dtype(value: Any) -> np.dtype:
         return bool_
     if isinstance(value, (int, np.integer)):
         return int64
+    if isinstance(value, (complex, np.complexfloating)):
+        return COMPLEX_OF[DEFAULT_FLOAT]
     return DEFAULT_FLOAT
 
 
@@ -161,7 +202,9 @@ def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None
         return lower
     if lower is None:
         return higher
-    if _CATEGORY[higher] == 2:
+    if _CATEGORY[higher] == 2 and _CATEGORY[lower] == 3:  # float32 with a complex number
+        return COMPLEX_OF[higher]
+    if _CATEGORY[higher] >= 2:
         return higher
     if higher is bool_ or _CATEGORY[lower] > _CATEGORY[higher]:
         return promote(higher, lower)

@@ -180,14 +180,14 @@ def from_backward(
     """The generic forward rule: the backward rule is linear in the output gradient
     ``u``, so ``J t = d/du <J^T u, t>`` (backward of the backward). Exact, but two
     backward passes per call: ops keep it only until an explicit rule is written."""
-    float_out = [r for r in results if r._data.dtype.kind == "f"]
+    float_out = [r for r in results if r._data.dtype.kind in "fc"]
     # any point serves (the backward rule is linear in u); ones, not zeros, since a rule
     # may work in log space (logcumsumexp's), where u = 0 is a singular point
     us = [Tensor._make(np.ones_like(r._data), True) for r in float_out]
     grad_on = _enabled.get()
     with enable_grad():
         it = iter(us)
-        args = [next(it) if r._data.dtype.kind == "f" else None for r in results]
+        args = [next(it) if r._data.dtype.kind in "fc" else None for r in results]
         grads = cls.backward(ctx, *args)
         settle(ctx)
         total = sum_against(grads, tangents)
@@ -199,7 +199,7 @@ def from_backward(
             total, us, create_graph=grad_on and wanted, allow_unused=True, materialize_grads=True
         )
     it = iter(jts)
-    made = tuple(next(it) if r._data.dtype.kind == "f" else None for r in results)
+    made = tuple(next(it) if r._data.dtype.kind in "fc" else None for r in results)
     return made if len(results) > 1 else made[0]
 
 

@@ -49,7 +49,7 @@ def _zeros(t: Tensor) -> Tensor:
 
 
 def _is_float(t: Any) -> bool:
-    return type(t) is Tensor and t._data.dtype.kind == "f"
+    return type(t) is Tensor and t._data.dtype.kind in "fc"
 
 
 def propagate(
@@ -79,7 +79,7 @@ def propagate(
                     r.requires_grad_flag = False
     made = made if type(made) is tuple else (made,)
     for r, tan in zip(results, made):
-        if tan is not None and r._data.dtype.kind == "f":
+        if tan is not None and r._data.dtype.kind in "fc":
             dual.set_tangent(r, level, _fit(cls, tan, r))
     return out
 

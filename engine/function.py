@@ -31,6 +31,7 @@ from .errors import (
     ArgumentTypeError,
     BadArgumentsError,
     GraphFreedError,
+    NotImplementedBackward,
     ShapeMismatchError,
     VersionMismatchError,
 )
@@ -43,6 +44,16 @@ from .tensor import Tensor, clock, multi_output_message
 
 _make = Tensor._make
 _new = object.__new__
+
+
+def _no_complex_gradient(cls: type[Function]) -> None:
+    """Refuse to record a complex result of an op whose backward is written for reals
+    (a wrong gradient would pass silently): the engine's complex gradients are those of
+    the Functions marked ``complex_ok`` (spectral ops, parts, conjugation, casts, sums)."""
+    raise NotImplementedBackward(
+        f"the derivative of {cls.name.split('Backward')[0]} is not implemented for complex "
+        "tensors in this engine"
+    )
 
 
 class _NoGrads:
@@ -300,6 +311,9 @@ class Function:
     # The forward returns a numpy view of input 0: the result shares its memory
     # and version counter, so writes through either are seen by saved-tensor checks.
     is_view: ClassVar[bool] = False
+    # ``backward`` is right for complex tensors too (PyTorch's conjugate convention): a
+    # Function without it refuses to record a complex result (``_no_complex_gradient``)
+    complex_ok: ClassVar[bool] = False
     # The forward-mode rule (``engine.dual``): ``jvp(ctx, *tangents)`` written with engine
     # ops (one tangent or None per input, returning the output's tangent, or a tuple), or
     # ``dual.LINEAR`` / ``SELF_ADJOINT`` / ``FROM_BACKWARD``; None: forward AD refused.
@@ -436,7 +450,9 @@ class Function:
             # Tensor._make inlined (one frame less per op)
             result = _new(T)
             result._data = out
-            if dtype.kind == "f":
+            if dtype.kind in "fc":
+                if dtype.kind == "c" and not cls.complex_ok:
+                    _no_complex_gradient(cls)
                 result.requires_grad_flag = True
                 result._grad_fn = node
             else:
@@ -460,7 +476,9 @@ class Function:
         for nr, arr in enumerate(out):
             if type(arr) is not np.ndarray:
                 arr = np.asarray(arr)
-            differentiable = arr.dtype.kind == "f"
+            differentiable = arr.dtype.kind in "fc"
+            if arr.dtype.kind == "c" and not cls.complex_ok:
+                _no_complex_gradient(cls)
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
                 make_view(results[-1], inputs[0], cls, params, nr, recording)

@@ -6,7 +6,9 @@ Jacobians, one finite difference and one backward per element. Larger ones use
 the HIPS-autograd / PyTorch fast-mode trick: a finite-difference JVP along a
 random direction ``u`` and the VJP with a random ``v`` must agree on ``v·J·u``,
 which costs two evaluations per input and one backward per output whatever
-the sizes. Checks run in the inputs' dtype, so give float64 inputs.
+the sizes. Checks run in the inputs' dtype, so give float64 inputs. A complex output
+is checked as two real ones, its real and imaginary parts (as PyTorch's gradcheck
+splits it), so its backward is exercised with real and with imaginary cotangents.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from .autograd import grad as autograd_grad
 from .errors import BadArgumentsError, EngineError
 from .grad_mode import enable_grad
+from .ops.complex_ops import ImagBackward0, RealBackward0
 from .tensor import Tensor
 
 FULL_JACOBIAN_MAX = 64  # input elements (all inputs together) up to which Jacobians are full
@@ -43,6 +46,21 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 def _is_float(x: Any) -> bool:
     return isinstance(x, Tensor) and x._data.dtype.kind == "f"
+
+
+def _split_complex(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with each complex output replaced by its real and imaginary parts."""
+
+    def split(*args: Any) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for o in _as_tuple(fn(*args)):
+            if isinstance(o, Tensor) and o._data.dtype.kind == "c":
+                out += [RealBackward0.apply(o), ImagBackward0.apply(o)]
+            else:
+                out.append(o)
+        return tuple(out)
+
+    return split
 
 
 def _differentiable(outputs: tuple[Any, ...]) -> list[int]:
@@ -268,7 +286,7 @@ def gradcheck(
     None picks full Jacobians up to ``FULL_JACOBIAN_MAX`` input elements and the
     random-direction check above that."""
     try:
-        p = _Problem(fn, _as_tuple(inputs))
+        p = _Problem(_split_complex(fn), _as_tuple(inputs))
         if not p.diff_out:
             _no_differentiable_outputs(p, eps)
             return True
@@ -385,7 +403,8 @@ def gradgradcheck(
     layouts do not change the values)."""
     del gen_non_contig_grad_outputs
     tupled = _as_tuple(inputs)
-    if grad_outputs is None:
+    if grad_outputs is None:  # complex outputs as real pairs: real cotangents to perturb
+        fn = _split_complex(fn)
         with enable_grad():
             outs = _as_tuple(fn(*tupled))
         rng = np.random.default_rng(_SEED)

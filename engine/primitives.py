@@ -179,6 +179,7 @@ class UnsafeViewBackward0(ViewBackward0):
 
 class CloneBackward0(Function):
     name = "CloneBackward0"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
@@ -193,11 +194,14 @@ class CloneBackward0(Function):
 
 class ToCopyBackward0(Function):
     name = "ToCopyBackward0"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.in_dtype = a._data.dtype
+        if a._data.dtype.kind == "c" and dtype.kind != "c":  # the real part, as torch
+            return a._data.real.astype(dtype)
         return a._data.astype(dtype)
 
     @staticmethod
@@ -372,8 +376,9 @@ def cast(input: Tensor, dtype: Any) -> Tensor:
     dt = dtypes.to_dtype(dtype)
     if input._data.dtype == dt:
         return input
-    if not dtypes.is_floating(dt):
-        return Tensor._make(input._data.astype(dt))
+    if not dtypes.is_differentiable(dt):
+        data = input._data.real if input._data.dtype.kind == "c" else input._data
+        return Tensor._make(data.astype(dt))
     return ToCopyBackward0.apply(input, dtype=dt)
 
 

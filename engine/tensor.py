@@ -134,7 +134,7 @@ class Tensor:
         self._view: ViewInfo | None = None
         self._fw: tuple[Any, Tensor] | None = None
         if requires_grad:
-            if not dtypes.is_floating(arr.dtype):
+            if not dtypes.is_differentiable(arr.dtype):
                 raise DtypeNotDifferentiableError(REQUIRES_GRAD_CONSTRUCT_MESSAGE)
             self.requires_grad_flag = True
 
@@ -199,7 +199,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if value and self.grad_fn is None and not dtypes.is_floating(self._data.dtype):
+        if value and self.grad_fn is None and not dtypes.is_differentiable(self._data.dtype):
             # the attribute's message is not requires_grad_()'s, in PyTorch
             raise DtypeNotDifferentiableError(REQUIRES_GRAD_ATTRIBUTE_MESSAGE)
         self.requires_grad_(value)
@@ -232,7 +232,7 @@ class Tensor:
             if requires_grad:
                 return self
             raise NotLeafError(NOT_LEAF_MESSAGE)
-        if requires_grad and not dtypes.is_floating(self._data.dtype):
+        if requires_grad and not dtypes.is_differentiable(self._data.dtype):
             raise DtypeNotDifferentiableError(REQUIRES_GRAD_DTYPE_MESSAGE)
         self.requires_grad_flag = requires_grad
         return self

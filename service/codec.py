@@ -24,8 +24,11 @@ from engine import dtypes as engine_dtypes
 
 from .errors import InvalidTensorError, LimitExceededError
 
-# Every engine dtype, by the same names (one list: engine.dtypes.DTYPES).
-DTYPES: dict[str, np.dtype] = dict(engine_dtypes.DTYPES)
+# Every real engine dtype, by the same names (one list: engine.dtypes.DTYPES); complex
+# ones stay inside the engine (JSON has no complex numbers; steps refuse complex results).
+DTYPES: dict[str, np.dtype] = {
+    name: dt for name, dt in engine_dtypes.DTYPES.items() if dt.kind != "c"
+}
 DEFAULT_DTYPE = "float32"
 SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 MAX_NDIM = 32  # numpy's own limit is 64; no autograd tutorial comes near either

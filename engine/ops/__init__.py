@@ -63,3 +63,5 @@ from . import embedding_bag
 from . import grid_sample
 from . import mha
 from . import ctc
+from . import complex_ops
+from . import spectral

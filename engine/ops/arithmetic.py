@@ -115,6 +115,7 @@ def not_implemented_function(aten: str) -> type[Function]:
 
 class AddBackward0(Function):
     name = "AddBackward0"
+    complex_ok = True
     jvp = LINEAR
     broadcasts = True
     ctx_fields = ("alpha",)
@@ -142,6 +143,7 @@ class AddBackward0(Function):
 
 class SubBackward0(Function):
     name = "SubBackward0"
+    complex_ok = True
     jvp = LINEAR
     broadcasts = True
     ctx_fields = ("alpha",)
@@ -249,6 +251,7 @@ class DivBackward0(Function):
 
 class NegBackward0(Function):
     name = "NegBackward0"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod

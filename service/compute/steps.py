@@ -276,6 +276,12 @@ class Executor:
             raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
         for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
             if isinstance(t, Tensor):
+                if t._data.dtype.kind == "c":
+                    raise BadArgumentsError(
+                        f"{op}() gives a complex tensor, which the service does not hold or "
+                        "send (JSON has no complex numbers)",
+                        hint="the engine has complex tensors; over HTTP, only real results",
+                    )
                 if self.checked:
                     codec.check_elements(t._data.size, self.settings.max_tensor_elements)
                     self.spent += t._data.nbytes if t._grad_fn is None else 2 * t._data.nbytes

@@ -280,8 +280,8 @@ def _close(t: Any, e: Any, tol: dict[Any, tuple[float, float]], what: str) -> st
             return f"{what}: dtype {np.dtype(e.dtype).name} != torch {t.dtype}"
         a = t.detach().numpy(force=True)
         b = np.asarray(e.detach().numpy())
-        if t.dtype.is_floating_point:
-            rtol, atol = tol.get(t.dtype, (1e-3, 1e-3))
+        if t.dtype.is_floating_point or t.dtype.is_complex:  # complex: by its parts' dtype
+            rtol, atol = tol.get(t.dtype.to_real(), (1e-3, 1e-3))
             if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
                 bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
                 return f"{what}: values differ at {int(bad.sum())} of {a.size} ({a[bad][:3]} vs {b[bad][:3]})"
@@ -316,10 +316,14 @@ def compare(t_out: Any, e_out: Any, tol: dict[Any, tuple[float, float]], what: s
 
 
 def _cotangents(outs: list[Any], rng: np.random.Generator) -> list[np.ndarray]:
-    return [
-        rng.standard_normal(tuple(o.shape)).astype(str(o.dtype).removeprefix("torch."))
-        for o in outs
-    ]
+    """Random cotangents; a complex output's has random real and imaginary parts."""
+    cots = []
+    for o in outs:
+        c = rng.standard_normal(tuple(o.shape))
+        if o.dtype.is_complex:
+            c = c + 1j * rng.standard_normal(tuple(o.shape))
+        cots.append(c.astype(str(o.dtype).removeprefix("torch.")))
+    return cots
 
 
 def _fill(grads: Any, ins: list[Any], zeros: Callable[[Any], Any]) -> list[Any]:
@@ -330,7 +334,9 @@ def _differentiable(outs: list[Any]) -> list[int]:
     return [
         k
         for k, o in enumerate(outs)
-        if isinstance(o, torch.Tensor) and o.requires_grad and o.dtype.is_floating_point
+        if isinstance(o, torch.Tensor)
+        and o.requires_grad
+        and (o.dtype.is_floating_point or o.dtype.is_complex)
     ]
 
 
