@@ -54,8 +54,10 @@ ldl_factor_ex = OPS["linalg_ldl_factor_ex"].fn
 ldl_solve = OPS["linalg_ldl_solve"].fn
 
 
-def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """``linalg.cross``: along ``dim`` (-1 by default, where ``torch.cross`` finds one)."""
+    if out is not None:
+        return OPS["cross"].fn(input, other, dim, out=out)
     return OPS["cross"].fn(input, other, dim)
 
 

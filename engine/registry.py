@@ -185,7 +185,8 @@ def register(
     in place besides its result, whether PyTorch's argument parser gives it
     ``numpy_names`` (``axis=``; not for ops PyTorch writes in Python) and sizes given
     ``sizes_one_by_one``, whether an ``out=`` tensor may share memory with an input
-    (``out_overlap``: "partial" lets it be an input itself, "none" refuses any) and
+    (``out_overlap``: "partial" lets it be an input itself, "none" refuses any,
+    "unchecked" lets any be: PyTorch's reductions and matrix products check none) and
     must have the result's dtype (``out_dtype``: "cast" by category, "exact", or the
     op's own message with ``{input}``/``{out}``), which parameters its ``binding``
     demands be Tensors, whether it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
@@ -196,8 +197,8 @@ def register(
         key = name or fn.__name__.rstrip("_")
         if key in OPS:
             raise RuntimeError(f"op {key!r} registered twice")
-        if out_overlap not in ("partial", "none"):
-            raise TypeError(f"op {key!r}: out_overlap= is 'partial' or 'none'")
+        if out_overlap not in ("partial", "none", "unchecked"):
+            raise TypeError(f"op {key!r}: out_overlap= is 'partial', 'none' or 'unchecked'")
         if isinstance(results, bool) or not isinstance(results, int | Results):
             # a client evaluates the rule from GET /v1/ops: it must be data, not code
             raise TypeError(f"op {key!r}: results= takes an int or a Results rule")

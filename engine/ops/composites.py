@@ -970,7 +970,7 @@ def _matrix_power_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_matrix_power_samples)
+@register(out_overlap="unchecked", samples=_matrix_power_samples)
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """The ``n``-th power of square matrices (of the inverse for negative ``n``), by
     repeated squaring as PyTorch does."""

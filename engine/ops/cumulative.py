@@ -255,7 +255,7 @@ def _cumextreme_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_cumextreme_samples, results=2)
+@register(out_overlap="unchecked", samples=_cumextreme_samples, results=2)
 def cummax(input: Tensor, dim: int) -> Any:
     """(values, indices) of the running maximum along ``dim``."""
     return _cumextreme(CummaxBackward0, np.greater_equal, CummaxResult, input, dim)

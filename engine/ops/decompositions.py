@@ -248,7 +248,7 @@ def _det_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_det_samples, torch="linalg.det")
+@register(out_overlap="unchecked", samples=_det_samples, torch="linalg.det")
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix."""
     return LinalgDetBackward0.apply(_matrix(A, "linalg.det"))
@@ -916,7 +916,7 @@ def _pinv_args(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_pinv_args, torch="linalg.pinv", method=False)
+@register(out_overlap="unchecked", samples=_pinv_args, torch="linalg.pinv", method=False)
 def pinv(
     A: Tensor,
     rcond: Any = None,
@@ -959,7 +959,9 @@ def _vector_norm_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_vector_norm_samples, torch="linalg.vector_norm", method=False)
+@register(
+    out_overlap="unchecked", samples=_vector_norm_samples, torch="linalg.vector_norm", method=False
+)
 def vector_norm(
     x: Tensor,
     ord: Any = 2,

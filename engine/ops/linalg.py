@@ -471,6 +471,7 @@ def _matmul_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    out_overlap="unchecked",
     samples=_matmul_samples,
     operators=("__matmul__",),
     reflected=("__rmatmul__",),
@@ -483,6 +484,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 
 @register(
+    out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), S.rand(rng, 3, 4)),
         sample(S.rand(rng, 0, 3), S.rand(rng, 3, 2), note="empty"),
@@ -501,6 +503,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @register(
+    out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 2, 3), S.rand(rng, 2, 3, 4)),
         sample(S.rand(rng, 0, 2, 3), S.rand(rng, 0, 3, 1), note="empty"),
@@ -520,10 +523,11 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @register(
+    out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), S.rand(rng, 3)),
         sample(S.rand(rng, 0, 3), S.rand(rng, 3), note="empty"),
-    ]
+    ],
 )
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Product of a matrix and a vector."""
@@ -535,10 +539,11 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 
 @register(
+    out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 3), S.rand(rng, 3)),
         sample(S.rand(rng, 0), S.rand(rng, 0), note="empty"),
-    ]
+    ],
 )
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two vectors of the same length."""

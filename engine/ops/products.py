@@ -350,7 +350,7 @@ def _tensordot_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_tensordot_samples, method=False, estimate=_pair_size)
+@register(out_overlap="unchecked", samples=_tensordot_samples, method=False, estimate=_pair_size)
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract ``dims`` (a count of trailing/leading dims, or two lists) of ``a`` and ``b``."""
     x, y = as_tensor(a), as_tensor(b)
@@ -422,7 +422,7 @@ def _cross_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_cross_samples)
+@register(out_overlap="unchecked", samples=_cross_samples)
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (``torch.linalg.cross``; inputs broadcast)."""
     a, b = as_tensor(input), as_tensor(other)
@@ -497,13 +497,13 @@ def _tri(name: str, fn: type[Function], input: Any, diagonal: int) -> Tensor:
     return fn.apply(a, k=int(diagonal))
 
 
-@register(samples=_tri_samples, inplace=True)
+@register(out_overlap="unchecked", samples=_tri_samples, inplace=True)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle (on and below ``diagonal``) of the last two dims; the rest zeros."""
     return _tri("tril", TrilBackward0, input, diagonal)
 
 
-@register(samples=_tri_samples, inplace=True)
+@register(out_overlap="unchecked", samples=_tri_samples, inplace=True)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle (on and above ``diagonal``) of the last two dims; the rest zeros."""
     return _tri("triu", TriuBackward0, input, diagonal)

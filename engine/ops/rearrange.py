@@ -619,7 +619,7 @@ def _diag_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_diag_samples, estimate=_embed_estimate)
+@register(out_overlap="unchecked", samples=_diag_samples, estimate=_embed_estimate)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's diagonal matrix, or a matrix's diagonal (a copy)."""
     a = as_tensor(input)

@@ -205,7 +205,7 @@ def _dtype_arg(dtype: Any) -> np.dtype | None:
     return None if dtype is None else dtypes.to_dtype(dtype)
 
 
-@register(samples=_sum_samples)
+@register(out_overlap="unchecked", samples=_sum_samples)
 @numpy_names
 def sum(  # noqa: A001
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
@@ -304,7 +304,7 @@ def _mean_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_mean_samples)
+@register(out_overlap="unchecked", samples=_mean_samples)
 @numpy_names
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of all elements, or over ``dim``, computed in ``dtype`` when given; floating
@@ -428,7 +428,7 @@ def _prod_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_prod_samples)
+@register(out_overlap="unchecked", samples=_prod_samples)
 @numpy_names
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or along one ``dim`` (in ``dtype`` when given; integers
@@ -682,14 +682,14 @@ _AMAX_OUT = (
 )
 
 
-@register(samples=_amax_samples, out_dtype=_AMAX_OUT)
+@register(out_overlap="unchecked", samples=_amax_samples, out_dtype=_AMAX_OUT)
 @numpy_names
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _extreme("amax", AmaxBackward0, input, dim, keepdim)
 
 
-@register(samples=_amax_samples, out_dtype=_AMAX_OUT)
+@register(out_overlap="unchecked", samples=_amax_samples, out_dtype=_AMAX_OUT)
 @numpy_names
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
@@ -880,7 +880,9 @@ def _norm_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_norm_samples, numpy_names=False)  # torch.functional.norm: Python
+@register(
+    out_overlap="unchecked", samples=_norm_samples, numpy_names=False
+)  # torch.functional.norm: Python
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     """Vector p-norm over all elements or ``dim`` (p: a number, inf, -inf, 0, 'fro'; 'nuc' is
     the matrix nuclear norm)."""
@@ -1028,7 +1030,7 @@ def _var_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_var_samples)
+@register(out_overlap="unchecked", samples=_var_samples)
 @numpy_names
 def var(
     input: Tensor,
@@ -1043,7 +1045,7 @@ def var(
     return VarBackward0.apply(a, dims=dims, correction=corr, keepdim=bool(keepdim))
 
 
-@register(samples=_var_samples)
+@register(out_overlap="unchecked", samples=_var_samples)
 @numpy_names
 def std(
     input: Tensor,
@@ -1117,6 +1119,7 @@ class LogsumexpBackward0(Function):
 
 
 @register(
+    out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), 1),
         sample(S.rand(rng, 2, 3), 0, True),
@@ -1124,7 +1127,7 @@ class LogsumexpBackward0(Function):
         sample(S.rand(rng, 2, 3) * 400.0, 1, note="large values stay finite"),
         sample(S.rand(rng), 0, note="0-d"),
         sample(S.rand(rng, 0, 3), 0, note="empty slice gives -inf"),
-    ]
+    ],
 )
 @numpy_names
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -1417,7 +1420,7 @@ def _nansum_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_nansum_samples)
+@register(out_overlap="unchecked", samples=_nansum_samples)
 @numpy_names
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero (integers sum to int64)."""
@@ -1429,7 +1432,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     return NansumBackward0.apply(a, dims=dims, keepdim=bool(keepdim), dtype=dt)
 
 
-@register(samples=_nan_samples)
+@register(out_overlap="unchecked", samples=_nan_samples)
 @numpy_names
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of the non-NaN elements (NaN for a slice of NaNs only); PyTorch's composite

@@ -5,6 +5,7 @@ the same message."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -71,6 +72,50 @@ CASES: dict[str, Callable[[Any], Callable[[], Any]]] = {
         lambda z: lambda: t.index_select(z[:1], 1, t.tensor([0]), out=z[1:2, :1])
     )(t.zeros(2, 3)),
 }
+
+# an out= that shares memory with an input part-way: PyTorch's reductions and matrix
+# products check nothing (their result is whole before it is written), its elementwise,
+# scan and sort kernels refuse; each call gets a fresh 4x4 ``m`` and ``L`` (int64)
+PARTIAL_OUT: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "sum": lambda t, m, L: t.sum(m, 1, out=m[0]),
+    "nansum": lambda t, m, L: t.nansum(m, 1, out=m[0]),
+    "prod": lambda t, m, L: t.prod(m, 1, out=m[0]),
+    "mean": lambda t, m, L: t.mean(m, 1, out=m[0]),
+    "logsumexp": lambda t, m, L: t.logsumexp(m, 1, out=m[0]),
+    "std": lambda t, m, L: t.std(m, 1, out=m[0]),
+    "var": lambda t, m, L: t.var(m, 1, out=m[0]),
+    "norm": lambda t, m, L: t.norm(m, dim=1, out=m[0]),
+    "vector_norm": lambda t, m, L: t.linalg.vector_norm(m, dim=1, out=m[0]),
+    "amax": lambda t, m, L: t.amax(m, 1, out=m[0]),
+    "amin": lambda t, m, L: t.amin(m, 1, out=m[0]),
+    "max with dim": lambda t, m, L: t.max(m, 1, out=(m[0], t.empty(4, dtype=L))),
+    "median": lambda t, m, L: t.median(m, 1, out=(m[0], t.empty(4, dtype=L))),
+    "mm": lambda t, m, L: t.mm(m[:2], m, out=m[1:3]),
+    "matmul": lambda t, m, L: t.matmul(m[:2], m, out=m[1:3]),
+    "mv": lambda t, m, L: t.mv(m, m[0], out=m[1]),
+    "dot": lambda t, m, L: t.dot(m[0], m[1], out=m[0, 0]),
+    "linalg.cross": lambda t, m, L: t.linalg.cross(m[:, :3], m[:, 1:], out=m[:, :3]),
+    "tril": lambda t, m, L: t.tril(m, out=m.T),
+    "tensordot": lambda t, m, L: t.tensordot(m, m, 1, out=m.T),
+    "matrix_power": lambda t, m, L: t.linalg.matrix_power(m, 2, out=m.T),
+    "cummax": lambda t, m, L: t.cummax(m[0], 0, out=(m.view(-1)[1:5], t.empty(4, dtype=L))),
+    "cumsum": lambda t, m, L: t.cumsum(m[0], 0, out=m.view(-1)[1:5]),
+    "sort": lambda t, m, L: t.sort(m[0], out=(m.view(-1)[1:5], t.empty(4, dtype=L))),
+    "addmm": lambda t, m, L: t.addmm(m, m, m, out=m.T),
+    "hypot": lambda t, m, L: t.hypot(m[0], m[1], out=m.view(-1)[1:5]),
+    "linalg.solve": lambda t, m, L: t.linalg.solve(m + t.eye(4) * 9, m, out=m.T),
+}
+
+
+@pytest.mark.parametrize("case", list(PARTIAL_OUT))
+def test_partial_out_overlap_as_torch(case: str, torch: Any) -> None:
+    def outcome(lib: Any, long: Any) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's "output was resized" deprecation
+            m = lib.arange(1.0, 17.0).reshape(4, 4)
+            return _outcome(lambda: PARTIAL_OUT[case](lib, m, long))
+
+    assert outcome(engine, engine.int64) == outcome(torch, torch.long)
 
 
 @pytest.mark.parametrize("case", list(CASES))
