@@ -33,7 +33,7 @@ from .errors import (
     ShapeMismatchError,
     UnusedInputError,
 )
-from .function import Node
+from .function import Node, no_complex_gradient
 from .grad_mode import set_grad_enabled
 from .hooks import NodeHooks
 from .leafnode import AccumulateGrad
@@ -351,6 +351,10 @@ def _run(
                             shape, dtype = target.output_meta[nr]
                     else:
                         shape, dtype = target._data.shape, target._data.dtype
+                    if dtype.kind == "c" and not node.fn.complex_ok:
+                        # a backward written for reals reached a complex input: refuse
+                        # rather than give a wrong gradient (complex_ok marks the right ones)
+                        no_complex_gradient(node.fn)
                     gd = g.dtype  # the same dtype is nearly always the same object
                     if g.shape != shape or (gd is not dtype and gd != dtype):
                         g = _fit(node, g, shape, dtype, raw, edge)

@@ -46,7 +46,7 @@ _make = Tensor._make
 _new = object.__new__
 
 
-def _no_complex_gradient(cls: type[Function]) -> None:
+def no_complex_gradient(cls: type[Function]) -> None:
     """Refuse to record a complex result of an op whose backward is written for reals
     (a wrong gradient would pass silently): the engine's complex gradients are those of
     the Functions marked ``complex_ok`` (spectral ops, parts, conjugation, casts, sums)."""
@@ -312,7 +312,7 @@ class Function:
     # and version counter, so writes through either are seen by saved-tensor checks.
     is_view: ClassVar[bool] = False
     # ``backward`` is right for complex tensors too (PyTorch's conjugate convention): a
-    # Function without it refuses to record a complex result (``_no_complex_gradient``)
+    # Function without it refuses to record a complex result (``no_complex_gradient``)
     complex_ok: ClassVar[bool] = False
     # The forward-mode rule (``engine.dual``): ``jvp(ctx, *tangents)`` written with engine
     # ops (one tangent or None per input, returning the output's tangent, or a tuple), or
@@ -452,7 +452,7 @@ class Function:
             result._data = out
             if dtype.kind in "fc":
                 if dtype.kind == "c" and not cls.complex_ok:
-                    _no_complex_gradient(cls)
+                    no_complex_gradient(cls)
                 result.requires_grad_flag = True
                 result._grad_fn = node
             else:
@@ -478,7 +478,7 @@ class Function:
                 arr = np.asarray(arr)
             differentiable = arr.dtype.kind in "fc"
             if arr.dtype.kind == "c" and not cls.complex_ok:
-                _no_complex_gradient(cls)
+                no_complex_gradient(cls)
             results.append(make(arr, differentiable, node if differentiable else None, nr))
             if cls.is_view:
                 make_view(results[-1], inputs[0], cls, params, nr, recording)

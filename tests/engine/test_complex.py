@@ -62,6 +62,16 @@ def test_a_complex_result_of_a_real_only_backward_is_refused() -> None:
         np.testing.assert_allclose((z * z).numpy(), z.detach().numpy() ** 2)
 
 
+def test_a_real_only_backward_reaching_a_complex_input_is_refused() -> None:
+    """``abs`` of a complex leaf records (its result is real) but its backward is written
+    for reals: the backward refuses instead of giving a wrong gradient."""
+    z = engine.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    loss = engine.abs(z).sum()
+    with pytest.raises(NotImplementedBackward, match="derivative of Abs"):
+        loss.backward()
+    assert z.grad is None
+
+
 def test_complex_gradient_dtype_must_match_the_output() -> None:
     z = engine.fft.fft(engine.tensor(np.ones(4), requires_grad=True))
     with pytest.raises(engine.EngineError, match="both grad_output and output"):
