@@ -86,6 +86,9 @@ _SAME = [
     "multi_head_attention_forward",
     "fractional_max_pool2d",
     "fractional_max_pool3d",
+    "rrelu",
+    "alpha_dropout",
+    "feature_alpha_dropout",
 ]
 
 # activations whose torch.nn.functional form takes ``inplace`` as its last argument

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, estimates
+from ..compat import cpu_device
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
@@ -293,6 +294,7 @@ def _std_checked(std: float) -> float:
             seed=4,
             note="both tensors",
         ),
+        sample(1.6, 0.3, (2, 3), seed=5, dtype="float64", device="cpu", note="device='cpu'"),
     ],
     differentiable=False,
     method=False,
@@ -307,9 +309,12 @@ def normal(
     generator: Any = None,
     seed: int | None = None,
     dtype: Any = None,
+    device: Any = None,
 ) -> Tensor:
     """``torch.normal``: numbers and a size, or tensors of means and/or deviations
-    (standard normals scaled then shifted, in the result's dtype, as PyTorch does)."""
+    (standard normals scaled then shifted, in the result's dtype, as PyTorch does);
+    ``device`` the CPU, as the factories take it."""
+    cpu_device(device)
     gen = _generator(seed, generator)
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
