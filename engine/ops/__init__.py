@@ -65,3 +65,4 @@ from . import mha
 from . import ctc
 from . import complex_ops
 from . import spectral
+from . import fractional_pool
