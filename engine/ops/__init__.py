@@ -66,3 +66,4 @@ from . import ctc
 from . import complex_ops
 from . import spectral
 from . import fractional_pool
+from . import pool_backward_aten
