@@ -203,3 +203,17 @@ def _deprecated_upsample(name: str, mode: str, align_corners: bool | None) -> Ca
 
 upsample_nearest = _deprecated_upsample("upsample_nearest", "nearest", None)
 upsample_bilinear = _deprecated_upsample("upsample_bilinear", "bilinear", True)
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """PyTorch's always-both form of ``max_pool2d``: (output, indices) whatever
+    ``return_indices`` says, as ``torch.nn.functional.max_pool2d_with_indices``."""
+    return OPS["max_pool2d"].fn(input, kernel_size, stride, padding, dilation, ceil_mode, True)

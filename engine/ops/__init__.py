@@ -66,3 +66,5 @@ from . import ctc
 from . import complex_ops
 from . import spectral
 from . import random_nn
+from . import fractional_pool
+from . import pool_backward_aten

@@ -137,6 +137,23 @@ def _method(name: str) -> Callable[..., Any] | None:
     return call
 
 
+class _Aten:
+    """``torch.ops.aten.NAME.default`` in an op_db function: the engine's op ``NAME``."""
+
+    def __getattr__(self, name: str) -> Any:
+        return types.SimpleNamespace(default=getattr(engine, name))
+
+
+class _EngineTorch:
+    """The engine as ``torch`` for op_db's named functions that wrap an aten call
+    (``max_pool2d_backward``), with ``torch.ops.aten`` added."""
+
+    ops = types.SimpleNamespace(aten=_Aten())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(engine, name)
+
+
 def resolve(op: Any) -> Callable[..., Any] | None:
     """The engine callable for ``op``: the same dotted name (``linalg.det``,
     ``nn.functional.relu``), else the Tensor method, else the entry's own lambda run
@@ -149,6 +166,16 @@ def resolve(op: Any) -> Callable[..., Any] | None:
         scope["torch"] = engine
         scope["wrapper_set_seed"] = _engine_wrapper_set_seed
         return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__)
+    if (
+        isinstance(fn, types.FunctionType)
+        and fn.__module__.endswith("common_methods_invocations")
+        and not fn.__closure__
+    ):
+        scope = dict(fn.__globals__)
+        scope["torch"] = _EngineTorch()
+        wrapped = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__)
+        wrapped.__kwdefaults__ = fn.__kwdefaults__
+        return wrapped
     if op.name.startswith("__"):
         return _method(op.name)
     obj: Any = engine
