@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidTensorError
+from .errors import DtypeMismatchError, InvalidTensorError
 
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
@@ -77,6 +77,10 @@ TYPE_NAMES = {
 _CATEGORY = {bool_: 0, uint8: 1, int8: 1, int16: 1, int32: 1, int64: 1}
 _CATEGORY.update({f: 2 for f in FLOATING})
 _CATEGORY.update({c: 3 for c in COMPLEX})
+# PyTorch's "limited support" unsigned types (hash_tensor's uint64): integers in
+# promotion, where PyTorch refuses to mix them with another integer type
+_LIMITED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
+_CATEGORY.update({u: 1 for u in _LIMITED})
 
 
 def to_dtype(dtype: Any) -> np.dtype:
@@ -182,6 +186,11 @@ def promote(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
         return COMPLEX_OF[real]
     if ca != cb:
         return a if ca > cb else b
+    if a in _LIMITED or b in _LIMITED:
+        raise DtypeMismatchError(
+            f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+            f"promote {cpp_name(a)} and {cpp_name(b)}"
+        )
     return np.promote_types(a, b)
 
 

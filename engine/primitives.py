@@ -151,6 +151,7 @@ class ExpandBackward0(Function):
 
 class ViewBackward0(Function):
     name = "ViewBackward0"
+    complex_ok = True  # a reshape back: the same for complex gradients
     jvp = LINEAR
     is_view = True
 

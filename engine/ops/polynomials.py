@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, interrupt
 from ..errors import ArgumentTypeError
 from ..registry import register, sample
 from ..tensor import Tensor
@@ -24,11 +24,16 @@ Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
 def _recurrence(
     x: np.ndarray, n: np.ndarray, first: np.ndarray, step: Callable[..., Any]
 ) -> np.ndarray:
-    """p_n by ``p_{k+1} = step(k, p_k, p_{k-1})`` from p_0 = 1 and p_1 = ``first``."""
+    """p_n by ``p_{k+1} = step(k, p_k, p_{k-1})`` from p_0 = 1 and p_1 = ``first``: n
+    steps, as PyTorch's kernels take, so a huge degree is stopped by the caller's check
+    (a request's deadline) every 1024 steps."""
     p, q = np.ones_like(x), first
     out = np.where(n == 0, p, q)
     top = int(n.max()) if n.size else 0
+    check = interrupt.current()
     for k in range(1, top):
+        if check is not None and k % 1024 == 0:
+            check()
         p, q = q, step(k, q, p)
         out = np.where(n == k + 1, q, out)
     return out

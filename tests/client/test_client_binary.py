@@ -208,9 +208,10 @@ def test_a_binary_answer_without_its_headers_is_a_transport_error() -> None:
     assert wire.from_raw(b"\0\0\x80\x3f", "float32", "").tolist() == 1.0  # 0-d
 
 
-def test_the_client_knows_every_engine_dtype() -> None:
-    from engine import dtypes
+def test_the_client_knows_every_wire_dtype() -> None:
+    """Every dtype the service sends (the engine's real ones: JSON has no complex)."""
+    from service import codec
 
-    assert list(wire.DTYPES) == list(dtypes.DTYPES)
+    assert list(wire.DTYPES) == list(codec.DTYPES)
     for name, dt in wire.DTYPES.items():
         assert wire.dtype_name(dt.newbyteorder("=")) == name

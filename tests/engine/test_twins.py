@@ -117,8 +117,13 @@ def _graph_twins(outputs: list[Tensor]) -> set[type[Function]]:
 
 
 def _float_outputs(result: Any) -> list[Tensor]:
+    """The real outputs with a graph (a loss over a complex one would need complex weights)."""
     items = result if isinstance(result, (tuple, list)) else (result,)
-    return [t for t in items if isinstance(t, Tensor) and t.grad_fn is not None]
+    return [
+        t
+        for t in items
+        if isinstance(t, Tensor) and t.grad_fn is not None and t.detach().numpy().dtype.kind != "c"
+    ]
 
 
 def _agreement_cases() -> dict[type[Function], list[tuple[str, Callable[[], Any]]]]:
