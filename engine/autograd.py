@@ -782,3 +782,11 @@ def _batched_grad(
 from . import forward_ad as forward_ad  # noqa: E402 - it imports grad from here
 
 sys.modules[f"{__name__}.forward_ad"] = forward_ad
+
+# ``torch.autograd.functional`` (jacobian, hessian, vjp, jvp, vhp, hvp) and
+# ``torch.autograd.gradcheck``/``gradgradcheck``, the same way
+from . import functional as functional  # noqa: E402 - it imports grad from here
+from .gradcheck import gradcheck as gradcheck  # noqa: E402
+from .gradcheck import gradgradcheck as gradgradcheck  # noqa: E402
+
+sys.modules[f"{__name__}.functional"] = functional

@@ -6,7 +6,9 @@ for a Jacobian of several outputs w.r.t. several inputs. Results are detached
 unless ``create_graph=True``, and ``strict=True`` refuses outputs that do not
 depend on an input. The engine has reverse mode only, so ``jvp`` uses the
 double-backward trick (its ops' VJPs must be differentiable, which they are:
-they are written with engine ops).
+they are written with engine ops); ``jacobian(strategy="forward-mode")`` pushes one
+basis tangent per input element through ``forward_ad``. ``vectorize=True`` is
+accepted and computes what the loop computes (one pass per row or column).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad
 from .autograd import grad as autograd_grad
 from .errors import (
+    ArgumentTypeError,
     BadArgumentsError,
     NoGradFnError,
     NotScalarError,
@@ -30,6 +34,10 @@ from .registry import OPS
 from .tensor import Tensor
 
 
+class NotSupportedTogetherError(BadArgumentsError, NotImplementedError):
+    """Arguments PyTorch does not implement together (its NotImplementedError)."""
+
+
 def _size(shape: tuple[int, ...]) -> str:
     return f"torch.Size([{', '.join(map(str, shape))}])"
 
@@ -40,7 +48,7 @@ def _as_tuple(x: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Tensor, 
     for i, el in enumerate(items):
         if not isinstance(el, Tensor):
             where = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
-            raise BadArgumentsError(
+            raise ArgumentTypeError(
                 f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
                 f"Tensors but {where} has type {type(el)}."
             )
@@ -164,6 +172,20 @@ def _zeros_like(t: Tensor) -> Tensor:
     return Tensor._make(np.zeros(t.shape, t.dtype))
 
 
+_INDEPENDENT = {
+    "back": "The output of the user-provided function is independent of input {i}. This is "
+    "not allowed in strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
+    "grad_outputs when using the double backward trick to compute forward mode gradients. "
+    "This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. "
+    "This is not allowed in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry "
+    "{i} in the grad_jacobian. This is not allowed in strict mode as it prevents from using "
+    "the double backward trick to replace forward mode AD.",
+}
+
+
 def _fill_in_zeros(
     grads: tuple[Tensor | None, ...],
     refs: tuple[Tensor, ...],
@@ -171,26 +193,18 @@ def _fill_in_zeros(
     create_graph: bool,
     stage: str,
 ) -> tuple[Tensor, ...]:
+    """None gradients as zeros, or (strict) PyTorch's error for the ``stage`` that
+    produced them: "back", "back_trick", "double_back", "double_back_trick"."""
     res = []
     for i, g in enumerate(grads):
         if g is None:
             if strict:
-                if stage == "back":
-                    msg = (
-                        "The output of the user-provided function is independent of "
-                        f"input {i}. This is not allowed in strict mode."
-                    )
-                else:
-                    msg = (
-                        f"The gradient with respect to the input is independent of entry {i} "
-                        "in the grad_outputs when using the double backward trick to compute "
-                        "forward mode gradients. This is not allowed in strict mode."
-                    )
-                raise UnusedInputError(msg)
+                raise UnusedInputError(_INDEPENDENT[stage].format(i=i))
             g = _zeros_like(refs[i])
         elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
             raise NoGradFnError(
-                "The jacobian of the user-provided function is independent of "
+                f"The {what} of the user-provided function is independent of "
                 f"input {i}. This is not allowed in strict mode when create_graph=True."
             )
         res.append(g)
@@ -278,6 +292,62 @@ def _stack_rows(rows: list[Tensor], shape: tuple[int, ...], ref: Tensor) -> Tens
     return reshape(OPS["stack"].fn(rows, 0), shape)
 
 
+def _basis_tangents(ins: tuple[Tensor, ...]) -> list[tuple[Tensor, ...]]:
+    """One tangent tuple per input element: that element 1, every other 0."""
+    out = []
+    for j, x in enumerate(ins):
+        for e in range(x._data.size):
+            tangents = [np.zeros(t.shape, t.dtype) for t in ins]
+            tangents[j].reshape(-1)[e] = 1
+            out.append(tuple(Tensor._make(t) for t in tangents))
+    return out
+
+
+def _jacfwd(func: Callable[..., Any], inputs: Any, strict: bool, vectorize: bool) -> Any:
+    """The Jacobian by forward mode: each basis tangent gives one column per output."""
+    if strict:
+        raise BadArgumentsError(
+            "torch.autograd.functional.jacobian: `strict=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either set '
+            '`strict=False` or `strategy="reverse-mode"`.'
+        )
+    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
+        raise NotSupportedTogetherError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`."
+        )
+    columns: list[list[np.ndarray]] = []
+    primals: list[Tensor] = []
+    is_outputs_tuple = False
+    for tangents in _basis_tangents(ins):
+        with forward_ad.dual_level():
+            duals = tuple(forward_ad.make_dual(x, t) for x, t in zip(ins, tangents))
+            result = func(*duals)
+            is_outputs_tuple = isinstance(result, tuple)
+            unpacked = [
+                forward_ad.unpack_dual(o) for o in (result if is_outputs_tuple else (result,))
+            ]
+        primals = [u.primal for u in unpacked]
+        columns.append(
+            [
+                np.zeros(u.primal.shape, u.primal.dtype) if u.tangent is None else u.tangent._data
+                for u in unpacked
+            ]
+        )
+    jac = []
+    for i, out in enumerate(primals):
+        start, row = 0, []
+        for x in ins:
+            n = x._data.size
+            cols = [c[i] for c in columns[start : start + n]]
+            start += n
+            block = np.stack(cols, axis=-1) if cols else np.zeros(out.shape + (0,), out.dtype)
+            row.append(Tensor._make(block.reshape(out.shape + x.shape).copy()))
+        jac.append(tuple(row))
+    return _postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
+
+
 def jacobian(
     func: Callable[..., Any],
     inputs: Tensor | tuple[Tensor, ...],
@@ -288,7 +358,8 @@ def jacobian(
 ) -> Any:
     """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` has shape
     ``output_i.shape + input_j.shape``. ``vectorize`` is accepted (the rows are
-    computed one backward each either way); reverse mode only."""
+    computed one backward each either way); ``strategy="forward-mode"`` needs
+    ``vectorize=True``, as in PyTorch."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise BadArgumentsError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -296,9 +367,13 @@ def jacobian(
             'performant. Otherwise, prefer to use "reverse-mode".'
         )
     if strategy == "forward-mode":
-        raise BadArgumentsError(
-            'this engine has no forward-mode AD; use strategy="reverse-mode" (same values)'
-        )
+        if create_graph:
+            raise NotSupportedTogetherError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.'
+            )
+        return _jacfwd(func, inputs, strict, vectorize)
     with enable_grad():
         is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         ins = _preprocess(ins, create_graph, need_graph=True)
@@ -378,6 +453,18 @@ def hessian(
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
+    if outer_jacobian_strategy == "forward-mode":
+        # PyTorch's refusals first; the values are then the reverse-over-reverse ones
+        # (the engine's detach drops tangents, so forward-over-reverse would see none)
+        jacobian(
+            lambda *a: a,
+            ins,
+            create_graph=create_graph,
+            strict=strict,
+            vectorize=vectorize,
+            strategy="forward-mode",
+        )
+        outer_jacobian_strategy = "reverse-mode"
     res = jacobian(
         jac_func,
         ins,
@@ -387,3 +474,79 @@ def hessian(
         strategy=outer_jacobian_strategy,
     )
     return _postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _second_order_setup(
+    func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool, name: str
+) -> tuple[bool, tuple[Tensor, ...], tuple[Any, ...] | None, Tensor, tuple[Any, ...]]:
+    """What vhp and hvp share: checked inputs, v and output, and the gradient of the
+    output with respect to the inputs, with its graph."""
+    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", name)
+    ins = _preprocess(ins, create_graph, need_graph=True)
+    vs: tuple[Any, ...] | None = None
+    if v is not None:
+        _, vs = _as_tuple(v, "v", name)
+        vs = _preprocess(vs, create_graph, need_graph=False)
+        _validate_v(vs, ins, is_inputs_tuple)
+    elif len(ins) != 1 or ins[0]._data.size != 1:
+        raise BadArgumentsError(
+            "The vector v can only be None if the input to the user-provided function is a "
+            "single Tensor with a single element."
+        )
+    is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", name)
+    _check_requires_grad(outs, "outputs", strict)
+    if is_outputs_tuple or not isinstance(outs[0], Tensor):
+        raise BadArgumentsError(f"The function given to {name} should return a single Tensor")
+    if outs[0]._data.size != 1:
+        raise NotScalarError(
+            f"The Tensor returned by the function given to {name} should contain a single element"
+        )
+    jac = _grad(outs, ins, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return is_inputs_tuple, ins, vs, outs[0], jac
+
+
+def vhp(
+    func: Callable[..., Any],
+    inputs: Tensor | tuple[Tensor, ...],
+    v: Tensor | tuple[Tensor, ...] | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Tensor, Any]:
+    """``(func(inputs), v^T H)`` for a scalar ``func``: one double backward."""
+    with enable_grad():
+        is_inputs_tuple, ins, vs, out, jac = _second_order_setup(
+            func, inputs, v, create_graph, strict, "vhp"
+        )
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        res = _grad(jac, ins, vs, create_graph=create_graph)
+        product = _fill_in_zeros(res, ins, strict, create_graph, "double_back")
+    return (
+        _detach_all(out, create_graph),
+        _postprocess(_detach_all(product, create_graph), is_inputs_tuple),
+    )
+
+
+def hvp(
+    func: Callable[..., Any],
+    inputs: Tensor | tuple[Tensor, ...],
+    v: Tensor | tuple[Tensor, ...] | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Tensor, Any]:
+    """``(func(inputs), H v)`` for a scalar ``func``: the double-backward trick over the
+    gradient (the transpose of ``vhp``; the same for a twice-differentiable ``func``)."""
+    with enable_grad():
+        is_inputs_tuple, ins, vs, out, jac = _second_order_setup(
+            func, inputs, v, create_graph, strict, "hvp"
+        )
+        grad_jac = tuple(Tensor._make(np.zeros(x.shape, x.dtype), True) for x in ins)
+        double_back = _grad(jac, ins, grad_jac, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        res = _grad(double_back, grad_jac, vs, create_graph=create_graph)
+        product = _fill_in_zeros(res, ins, strict, create_graph, "double_back_trick")
+    return (
+        _detach_all(out, create_graph),
+        _postprocess(_detach_all(product, create_graph), is_inputs_tuple),
+    )
