@@ -102,7 +102,7 @@ def _argnums_check(argnums: Any, n: int) -> tuple[int, ...]:
             raise FuncError(f"Got argnum={a}, but only {n} positional inputs")
         out.append(a % n)
     if len(set(out)) != len(out):
-        raise FuncError(f"argnums elements must be unique, got {argnums}")
+        raise FuncError(f"argnums elements must be unique, got {tuple(out)}")
     return tuple(out)
 
 
@@ -122,9 +122,9 @@ class _Pullback:
         seen = reverse_in_forward.get()
         if seen is not None:
             seen.append(True)
-        self.create_graph = is_grad_enabled() and (
-            depth.get() > 0 or any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        )
+        # the graph an outer differentiation needs: decided again when vjp_fn runs
+        self.outer = depth.get() > 0 or any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        self.create_graph = is_grad_enabled() and self.outer
         self.levels = levels.get()
         args = tuple(args)
         nums = tuple(range(len(args))) if argnums is None else _argnums_check(argnums, len(args))
@@ -150,7 +150,7 @@ class _Pullback:
                             "if has_aux is True"
                         )
                     out, self.aux = out
-                    self.aux = pytree.tree_map(self._detach_sample, self.aux)
+                    self.aux = pytree.tree_map(self._aux_sample, self.aux)
                 self.out = out
                 self.flat_out, self.out_spec = pytree.flatten(out)
                 self.out_batches = [lift(o, self.levels) for o in self._check_outputs()]
@@ -159,10 +159,10 @@ class _Pullback:
         self.argnums = nums
 
     def _check_outputs(self) -> list[Tensor]:
-        if not self.flat_out:
+        if not self.flat_out or (len(self.flat_out) == 1 and self.flat_out[0] is None):
             raise FuncError(
                 f"{self.api}: Expected f to be a function that has non-empty output "
-                f"(got output = {self.out})"
+                f"(got output = {list(self.flat_out)})"
             )
         for o in self.flat_out:
             if not isinstance(o, Tensor):
@@ -178,6 +178,11 @@ class _Pullback:
         if isinstance(x, Tensor) and not self.create_graph:
             return x.detach()
         return x
+
+    def _aux_sample(self, x: Any) -> Any:
+        if not isinstance(x, Tensor):
+            raise FuncError(f"Expected tensors, got unsupported type {type(x)}")
+        return self._detach_sample(x)
 
     def primal_out(self) -> Any:
         return pytree.tree_map(self._detach_sample, self.out)
@@ -195,6 +200,11 @@ class _Pullback:
                     f"torch.Size({list(o_sample)})."
                 )
         pairs = [(o, c) for o, c in zip(self.out_batches, cots) if o.requires_grad]
+        # PyTorch's vjp_fn differentiates again where grad mode is on when it is called
+        # and something outside (an input, a cotangent, an outer transform) asks for it
+        create_graph = is_grad_enabled() and (
+            self.outer or depth.get() > 0 or any(c.requires_grad for c in cots)
+        )
         token = depth.set(depth.get() + 1)
         try:
             with enable_grad():
@@ -203,8 +213,8 @@ class _Pullback:
                         [p[0] for p in pairs],
                         self.leaves,
                         [p[1] for p in pairs],
-                        retain_graph=retain_graph or self.create_graph,
-                        create_graph=self.create_graph,
+                        retain_graph=retain_graph or create_graph,
+                        create_graph=create_graph,
                         allow_unused=True,
                     )
                 else:
@@ -215,7 +225,7 @@ class _Pullback:
         for g, leaf in zip(grads, self.leaves):
             if g is None:
                 g = Tensor._make(np.zeros(leaf.shape, leaf.dtype))
-            elif not self.create_graph:
+            elif not create_graph:
                 g = g.detach()
             out.append(lower(g, self.levels))
         return out

@@ -239,13 +239,13 @@ def _above_minus_one(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return S.rand(rng, *shape, low=-0.5, high=2.0)
 
 
-@register(samples=lambda rng: S.unary(rng, _above_minus_one))
+@register(samples=lambda rng: S.unary(rng, _above_minus_one), inplace=True)
 def log1p(input: Tensor) -> Tensor:
     """Elementwise log(1 + x), accurate for small x."""
     return Log1PBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def expm1(input: Tensor) -> Tensor:
     """Elementwise e**x - 1, accurate for small x."""
     return Expm1Backward0.apply(as_tensor(input))
@@ -257,19 +257,19 @@ def sqrt(input: Tensor) -> Tensor:
     return SqrtBackward0.apply(as_tensor(input))
 
 
-@register(samples=_positive_samples)
+@register(samples=_positive_samples, inplace=True)
 def rsqrt(input: Tensor) -> Tensor:
     """Elementwise 1 / sqrt(x)."""
     return RsqrtBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def sin(input: Tensor) -> Tensor:
     """Elementwise sine."""
     return SinBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary)
+@register(samples=S.unary, inplace=True)
 def cos(input: Tensor) -> Tensor:
     """Elementwise cosine."""
     return CosBackward0.apply(as_tensor(input))
@@ -279,7 +279,7 @@ def _tan_domain(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return S.rand(rng, *shape, low=-1.2, high=1.2)
 
 
-@register(samples=lambda rng: S.unary(rng, _tan_domain))
+@register(samples=lambda rng: S.unary(rng, _tan_domain), inplace=True)
 def tan(input: Tensor) -> Tensor:
     """Elementwise tangent."""
     return TanBackward0.apply(as_tensor(input))
