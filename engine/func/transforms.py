@@ -24,7 +24,7 @@ import numpy as np
 from .. import dtypes, dual
 from ..autograd import forward_ad
 from ..autograd import grad as autograd_grad
-from ..errors import BadArgumentsError, EngineError
+from ..errors import ArgumentValueError, BadArgumentsError, EngineError
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..primitives import reshape
 from ..registry import OPS
@@ -330,10 +330,10 @@ def jacrev(
     """``torch.func.jacrev``: the Jacobian by reverse mode, one vector-Jacobian product
     per output element (``chunk_size`` is accepted; rows are computed one at a time)."""
     if chunk_size is not None and chunk_size <= 0:
-        raise FuncError("jacrev: `chunk_size` should be greater than 0.")
+        raise ArgumentValueError("jacrev: `chunk_size` should be greater than 0.")
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        pb = _Pullback(func, args, argnums, has_aux, "jacrev(f, ...)(*args)", kwargs)
+        pb = _Pullback(func, args, argnums, has_aux, "vjp(f, *primals)", kwargs)
         n_leaves = len(pb.leaves)
         per_output = []
         for j, o in enumerate(pb.flat_out):
@@ -386,7 +386,7 @@ def jvp(
         )
     for name, flat in (("primals", flat_p), ("tangents", flat_t)):
         if not flat:
-            raise FuncError(f"{api}: Expected {name} to be a non-empty tuple of Tensors.")
+            raise FuncError(f"{api}: Expected {name} to contain at least one Tensor.")
         for x in flat:
             if not isinstance(x, Tensor):
                 raise FuncError(f"{api}: Expected {name} to only contain Tensors, got {type(x)}")
@@ -407,12 +407,19 @@ def jvp(
         seen: list[bool] = []
         token = reverse_in_forward.set(seen)
         try:
-            result = _jvp_forward(func, primals, flat_p, flat_t, spec_p, has_aux)
+            result = _jvp_forward(func, primals, flat_p, flat_t, spec_p, has_aux, strict)
         finally:
             reverse_in_forward.reset(token)
         if not seen:
             return result
     return _jvp_double_vjp(func, primals, flat_t, has_aux, api)
+
+
+def _aux_primal(a: Any, lvls: tuple[Level, ...]) -> Tensor:
+    """An aux output of a jvp as the caller sees it: its primal; tensors only."""
+    if not isinstance(a, Tensor):
+        raise FuncError(f"Expected tensors, got unsupported type {type(a)}")
+    return lower(forward_ad.unpack_dual(lift(a, lvls))[0].detach(), lvls)
 
 
 def _jvp_forward(
@@ -422,6 +429,7 @@ def _jvp_forward(
     flat_t: list[Tensor],
     spec_p: pytree.Spec,
     has_aux: bool,
+    strict: bool = False,
 ) -> Any:
     """The jvp by forward-mode AD: dual tensors (primal batch, tangent batch) in, the
     tangents of the outputs read back. Under vmap the duals are whole batches."""
@@ -445,34 +453,32 @@ def _jvp_forward(
                     )
                 out, aux = out
             flat_out, out_spec = pytree.flatten(out)
-            if not flat_out:
+            if not flat_out or (len(flat_out) == 1 and flat_out[0] is None):
                 raise FuncError(
                     f"{api}: Expected f to be a function that has non-empty output "
-                    f"(got output = {out})"
+                    f"(got output = {list(flat_out)})"
                 )
             primals_out, tangents_out = [], []
             for o in flat_out:
                 if not isinstance(o, Tensor):
                     raise FuncError(
-                        f"{api}: expected f(*args) to return only tensors, got unsupported "
+                        f"{api}: expected f(*primals) to return only tensors, got unsupported "
                         f"type {type(o)}"
                     )
                 primal, tangent = forward_ad.unpack_dual(lift(o, lvls))
                 if tangent is None:
+                    if strict:
+                        raise FuncError(
+                            f"{api[:-1]}, strict=True): The output of f is independent of "
+                            "the inputs. This is not allowed with strict=True."
+                        )
                     tangent = OPS["zeros_like"].fn(primal.detach())
                 if not outer:
                     primal, tangent = primal.detach(), tangent.detach()
                 primals_out.append(lower(primal, lvls))
                 tangents_out.append(lower(tangent, lvls))
             if has_aux:
-                aux = pytree.tree_map(
-                    lambda a: (
-                        lower(forward_ad.unpack_dual(lift(a, lvls))[0].detach(), lvls)
-                        if isinstance(a, Tensor)
-                        else a
-                    ),
-                    aux,
-                )
+                aux = pytree.tree_map(lambda a: _aux_primal(a, lvls), aux)
     finally:
         depth.reset(token)
     result = (pytree.unflatten(primals_out, out_spec), pytree.unflatten(tangents_out, out_spec))
