@@ -8,6 +8,7 @@ x.grad  # tensor([2., 4.])
 
 from . import methods as _methods
 from . import ops as _ops  # noqa: F401  (fills the registry)
+from .anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd import backward, grad
 from .creation import tensor
 from .dtypes import bool_, float32, float64, int64
@@ -65,6 +66,8 @@ __all__ = [
     "vjp",
     "inference_mode",
     "int64",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from . import anomaly, dtypes, fpstate, interrupt
 from . import custom_function as function  # noqa: F401 - torch.autograd.function
-from . import dtypes, fpstate, interrupt
+from .anomaly import detect_anomaly as detect_anomaly
+from .anomaly import set_detect_anomaly as set_detect_anomaly
 from .custom_function import Function as Function
 from .custom_function import FunctionCtx as FunctionCtx
 from .custom_function import once_differentiable as once_differentiable
@@ -270,6 +272,7 @@ def _run(
     check = interrupt.current()  # a caller's deadline: called before each node runs
     user_fp = fpstate.current()  # hooks are user code: the user's numpy state
     quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
+    nan_check = anomaly.checks_nan()
     try:
         with set_grad_enabled(create_graph):
             while heap:
@@ -338,6 +341,8 @@ def _run(
                         in_grads = _node_post_hooks(node, in_grads, incoming, raw)
                     finally:
                         fpstate.quiet_off(user)
+                if nan_check:
+                    anomaly.check_gradients(node.name, in_grads)
                 executed.append(node)
                 for edge, g in zip(node.next_edges, in_grads):
                     if edge is None or g is None:

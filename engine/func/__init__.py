@@ -5,6 +5,7 @@ hessian(f)(x), vmap(f, in_dims, out_dims)(xs), composable as torch.func's are:
 ``vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)`` gives per-sample gradients.
 """
 
+from .linearize import linearize
 from .transforms import FuncError, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 from .vmap import InplaceBatchError, RandomnessError, VmapError, vmap
 
@@ -19,6 +20,7 @@ __all__ = [
     "jacfwd",
     "jacrev",
     "jvp",
+    "linearize",
     "vjp",
     "vmap",
 ]

@@ -2515,7 +2515,6 @@ def test_saved_tensors_hooks(torch: Any) -> None:
     _both(torch, scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="no anomaly detection mode")
 def test_anomaly_detect_nan(torch: Any) -> None:
     def scenario(t: T) -> Any:
         x = t.lib.tensor([0.0], requires_grad=True)

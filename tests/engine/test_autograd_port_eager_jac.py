@@ -463,3 +463,50 @@ def test_inplace_on_captures(torch: Any) -> None:
         return _catch(lambda: t.lib.func.grad(foo)(x))
 
     _both(torch, scenario)
+
+
+# -- TestLinearize -------------------------------------------------------------------------
+
+
+def test_linearize_basic(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, tx = _t(t, (3, 3)), _t(t, (3, 3), 1)
+
+        def fn(x: Any) -> Any:
+            return x.cos()
+
+        actual_output, jvp_fn = t.lib.func.linearize(fn, x)
+        expected = t.lib.func.jvp(fn, (x,), (tx,))
+        return [actual_output, jvp_fn(tx), expected]
+
+    _both(torch, scenario)
+
+
+def test_linearize_return_and_several_inputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, y = _t(t, (3,)), _t(t, (3,), 1)
+        out, jvp_fn = t.lib.func.linearize(lambda a, b: (a * b, (a + b).sin()), x, y)
+        return [out, jvp_fn(t.lib.ones(3), t.lib.zeros(3)), jvp_fn(_t(t, (3,), 2), _t(t, (3,), 3))]
+
+    _both(torch, scenario)
+
+
+def test_linearize_composition_vmap(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = _t(t, (3, 3))
+        out, jvp_fn = t.lib.func.linearize(lambda x: x.sin(), x)
+        return [out, t.lib.func.vmap(jvp_fn)(_t(t, (4, 3, 3), 1))]
+
+    _both(torch, scenario)
+
+
+def test_linearize_errors(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        _, jvp_fn = t.lib.func.linearize(t.lib.sin, _t(t, (2,)))
+        return [
+            _catch(lambda: jvp_fn(t.lib.ones(3))),
+            _catch(lambda: jvp_fn(t.lib.ones(2), t.lib.ones(2))),
+            _catch(lambda: jvp_fn(t.lib.ones(2, dtype=t.float64))),
+        ]
+
+    _both(torch, scenario)

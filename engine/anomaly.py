@@ -1,0 +1,79 @@
+"""Anomaly detection (``torch.autograd.detect_anomaly``/``set_detect_anomaly``): while
+on, a backward whose node returns NaN in a gradient stops with PyTorch's error naming
+the node, instead of letting the NaN spread into ``.grad``. Context-local, as grad mode
+is. (PyTorch also records each node's forward traceback; the engine does not.)"""
+
+from __future__ import annotations
+
+import warnings
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidTensorError
+
+# (enabled, check_nan); PyTorch's check_nan flag reads True while anomaly mode is off
+_mode: ContextVar[tuple[bool, bool]] = ContextVar("anomaly_mode", default=(False, True))
+
+ENABLED_WARNING = (
+    "Anomaly Detection has been enabled. This mode will increase the runtime and should only "
+    "be enabled for debugging."
+)
+
+
+class AnomalyError(InvalidTensorError):
+    """A backward node returned NaN while anomaly detection was on."""
+
+
+def is_anomaly_enabled() -> bool:
+    return _mode.get()[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _mode.get()[1]
+
+
+def checks_nan() -> bool:
+    """What the backward loop reads once per pass: whether to look for NaN."""
+    enabled, check_nan = _mode.get()
+    return enabled and check_nan
+
+
+def check_gradients(name: str, grads: tuple[Any, ...]) -> None:
+    """PyTorch's message for the first gradient of ``name`` holding a NaN."""
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        data = g if isinstance(g, np.ndarray) else g._data
+        if data.dtype.kind in "fc" and np.isnan(data).any():
+            raise AnomalyError(f"Function '{name}' returned nan values in its {i}th output.")
+
+
+class detect_anomaly:
+    """Context manager: anomaly detection on inside the block (warns that it is on)."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        warnings.warn(ENABLED_WARNING, UserWarning, stacklevel=2)
+
+    def __enter__(self) -> None:
+        self._token = _mode.set((True, self.check_nan))
+
+    def __exit__(self, *args: Any) -> None:
+        _mode.reset(self._token)
+
+
+class set_detect_anomaly:
+    """Set anomaly detection on or off at once; as a context manager, restore the mode
+    it found on exit."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._previous = _mode.get()
+        _mode.set((bool(mode), bool(check_nan)))
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *args: Any) -> None:
+        _mode.set(self._previous)
