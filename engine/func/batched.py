@@ -31,8 +31,8 @@ ITEM_MESSAGE = (
 )
 DATA_DEPENDENT_MESSAGE = (
     "vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
-    "flow. We don't support that yet, please shout over at "
-    "https://github.com/pytorch/functorch/issues/257 ."
+    "flow. We don't support that yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues ."
 )
 
 

@@ -138,7 +138,10 @@ def _loop(
     for i in range(level.size):
         sample = [select(x.value, 0, i) if unwrap(x, level)[1] else x for x in leaves]
         a, k = pytree.unflatten(sample, spec)
-        results.append(call(*a, **k))
+        # a sample still batched by an outer vmap goes through the op again (its level
+        # then batches it); the plain call would see a BatchedTensor
+        outer = name in OPS and any(isinstance(x, BatchedTensor) for x in sample)
+        results.append((OPS[name].fn if outer else call)(*a, **k))
     return _stack_results(results, level)
 
 
@@ -283,6 +286,8 @@ def _batch_inputs(
 
 def _unbatch(func: Callable[..., Any], out: Any, level: Level, out_dim: Any) -> Any:
     name = _name(func)
+    if out_dim is None and not isinstance(out, Tensor):
+        return out  # PyTorch passes a non-tensor output through where out_dim is None
     if not isinstance(out, Tensor):
         raise VmapError(
             f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(out)}. "
@@ -332,7 +337,15 @@ def _run(
         out = func(*pytree.unflatten(batched, spec), **kwargs)
         leaves, ospec = pytree.flatten(out)
         try:
-            odims = pytree.broadcast_prefix(out_dims, out, "")
+            try:
+                odims = pytree.broadcast_prefix(out_dims, out, "")
+            except ValueError:
+                # out_dims=(d,) for a function returning one Tensor: PyTorch reads it as d
+                if not (
+                    isinstance(out, Tensor) and isinstance(out_dims, tuple) and len(out_dims) == 1
+                ):
+                    raise
+                odims = pytree.broadcast_prefix(out_dims[0], out, "")
         except ValueError:
             raise VmapError(
                 f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
@@ -344,6 +357,27 @@ def _run(
         batching.reset(token_hook)
         levels.reset(token_levels)
     return pytree.unflatten(results, ospec), odims
+
+
+def _check_out_dims(func: Callable[..., Any], out_dims: Any) -> None:
+    """PyTorch's check before the function runs: every out_dim an int or None."""
+    if all(
+        d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in _leaves(out_dims)
+    ):
+        return
+    raise VmapError(
+        f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+        "python collection of ints representing where in the outputs the vmapped dimension "
+        "should appear."
+    )
+
+
+def _leaves(tree: Any) -> list[Any]:
+    if isinstance(tree, tuple | list):
+        return [leaf for el in tree for leaf in _leaves(el)]
+    if isinstance(tree, dict):
+        return [leaf for el in tree.values() for leaf in _leaves(el)]
+    return [tree]
 
 
 def vmap(
@@ -366,6 +400,7 @@ def vmap(
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _check_out_dims(func, out_dims)
         if chunk_size is None:
             return _run(func, in_dims, out_dims, randomness, args, kwargs)[0]
         size = _batch_inputs(func, in_dims, args)[3]

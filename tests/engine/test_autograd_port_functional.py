@@ -38,8 +38,8 @@ def _catch(fn: Callable[[], Any]) -> Any:
     """An error as (class, message), so one scenario can check several in turn."""
     try:
         fn()
-    except (TypeError, ValueError, RuntimeError, NotImplementedError) as exc:
-        kinds = (NotImplementedError, TypeError, ValueError, RuntimeError)
+    except (TypeError, ValueError, RuntimeError, IndexError) as exc:
+        kinds = (NotImplementedError, IndexError, TypeError, ValueError, RuntimeError)
         return (next(k for k in kinds if isinstance(exc, k)).__name__, str(exc))
     return "no error"
 
