@@ -1,0 +1,51 @@
+"""Differences the random-program comparison found (issue 15), minimised: each
+scenario runs against ``engine`` and ``torch`` and the outcomes are compared
+(values, ``.grad``, errors by message)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.engine.test_semantics import assert_close, both, outcome, quiet_grad
+from tests.engine.torch_oracle import require_torch
+
+torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
+pytestmark = pytest.mark.torch
+
+
+def _aten(T: Any, name: str) -> Any:
+    return getattr(T.ops.aten, name) if T is torch else getattr(T, name)
+
+
+@pytest.mark.parametrize("written", ["self", "values"])
+def test_masked_index_put_accumulate_saves_nothing(written: str) -> None:
+    """Its node keeps mask and indices only: writing self or values in place after the
+    call leaves the backward valid (the composite saved values: catalogue op "inv")."""
+
+    def scenario(T: Any) -> Any:
+        x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        v = T.tensor([[1.0, 2.0]], requires_grad=True)
+        a, b = x * 1, v * 1
+        mask = T.tensor([[True, False]])
+        idx = [T.tensor([[0, 1]]), T.tensor([[1, 1]])]
+        out = _aten(T, "_unsafe_masked_index_put_accumulate")(a, mask, idx, b)
+        (a if written == "self" else b).mul_(2)
+        return outcome(lambda: out.sum().backward())[0], quiet_grad(x), quiet_grad(v)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+def test_masked_index_saves_nothing() -> None:
+    def scenario(T: Any) -> Any:
+        x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        a = x * 1
+        idx = [T.tensor([[0, 1]]), T.tensor([[1, 1]])]
+        out = _aten(T, "_unsafe_masked_index")(a, T.tensor([[True, False]]), idx, 0.0)
+        a.mul_(2)
+        return outcome(lambda: out.sum().backward())[0], quiet_grad(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
