@@ -267,7 +267,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     size = x.shape[d]
     if size == 0:
         raise IndexOutOfRangeError(
-            f"nanmedian(): Expected reduction dim {d} to have non-zero size."
+            f"median(): Expected reduction dim {d} to have non-zero size."  # sic, PyTorch's
         )
     order = np.argsort(x, axis=d, kind="stable")  # NaN last
     count = (~np.isnan(x)).sum(axis=d, keepdims=True) if x.dtype.kind == "f" else size

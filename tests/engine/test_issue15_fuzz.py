@@ -10,6 +10,7 @@ import pytest
 
 from tests.engine.test_semantics import assert_close, both, outcome, quiet_grad
 from tests.engine.torch_oracle import require_torch
+from tests.fuzz.interpreter import error_kind
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 pytestmark = pytest.mark.torch
@@ -46,6 +47,32 @@ def test_masked_index_saves_nothing() -> None:
         out = _aten(T, "_unsafe_masked_index")(a, T.tensor([[True, False]]), idx, 0.0)
         a.mul_(2)
         return outcome(lambda: out.sum().backward())[0], quiet_grad(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
+
+
+EMPTY_DIM = {
+    "amax": lambda T, x: T.amax(x, -1),
+    "amin list": lambda T, x: T.amin(x, [-1]),
+    "max": lambda T, x: T.max(x, -1),
+    "nanmedian": lambda T, x: T.nanmedian(x, -1),
+    "kthvalue": lambda T, x: T.kthvalue(x, 1, -1),
+    "median": lambda T, x: T.median(x, -1),
+}
+
+
+@pytest.mark.parametrize("call", sorted(EMPTY_DIM))
+def test_reduction_over_an_empty_dim_names_it_as_torch(call: str) -> None:
+    """amax/amin name the dim as given (-1), others wrapped; nanmedian's message says
+    median; kthvalue checks the empty dim before k (seeds 20503, 20615, 20713)."""
+
+    def scenario(T: Any) -> Any:
+        try:
+            EMPTY_DIM[call](T, T.zeros(2, 0))
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            return error_kind(exc), str(exc)
+        return None
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
