@@ -76,3 +76,38 @@ def test_reduction_over_an_empty_dim_names_it_as_torch(call: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+def _multi_view(T: Any, kind: str) -> Any:
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1 if kind != "leaf" else x
+    if kind == "split":
+        return y, y.split(1)[1].view(-1)
+    if kind == "no_grad":
+        with T.no_grad():
+            a = y[0]
+        return y, a[1:]
+    return y, y.unbind(0)[1].reshape(-1) if kind != "slice" else y.unbind(0)[1][1:]
+
+
+@pytest.mark.parametrize("kind", ["unbind", "slice", "leaf", "split", "no_grad"])
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_view_of_a_refused_view_is_refused_too(kind: str, stale: bool) -> None:
+    """A view of one of several views an op returned (or of a view made under no_grad)
+    inherits its refusal to be written in place, named by its own node (PyTorch's
+    creation_meta; seeds 20883, 21554: the engine wrote it, or named the leaf)."""
+
+    def scenario(T: Any) -> Any:
+        y, v = _multi_view(T, kind)
+        if stale:
+            if kind == "leaf":
+                return None
+            y.mul_(2)
+            return outcome(lambda: v.grad_fn)[0], outcome(lambda: v.grad_fn)[1]
+        return outcome(lambda: v.mul_(2))[1]
+
+    ours, ref = both(scenario)
+    if stale and ref is not None and ref[0] == "error":
+        assert ours[0] == "error" and str(ours[1]) == str(ref[1])
+    else:
+        assert_close(ours, ref)
