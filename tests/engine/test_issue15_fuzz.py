@@ -111,3 +111,22 @@ def test_a_view_of_a_refused_view_is_refused_too(kind: str, stale: bool) -> None
         assert ours[0] == "error" and str(ours[1]) == str(ref[1])
     else:
         assert_close(ours, ref)
+
+
+def test_block_diag_saves_nothing() -> None:
+    """A second backward through block_diag without retain_graph works in PyTorch (its
+    node keeps sizes only; seed 21327), and in-place writes to its inputs are allowed."""
+
+    def scenario(T: Any) -> Any:
+        a = T.tensor([[1.0, 2.0]], requires_grad=True)
+        b = T.tensor([3.0], requires_grad=True)
+        a2, b2 = a * 1, b * 1
+        out = T.block_diag(a2, b2)
+        a2.mul_(2)
+        g = T.arange(6.0).reshape(2, 3)
+        out.backward(g)
+        second = outcome(lambda: out.backward(g))[0]
+        return second, quiet_grad(a), quiet_grad(b)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)

@@ -37,8 +37,6 @@ KNOWN_CATALOGUE_DIFFERENCES: dict[str, str] = {
     "torch's backward; the engine's node saves none",
     "max_pool1d": "its program's second backward passes in the engine, where torch's "
     "freed graph refuses it",
-    "negative": "an in-place write to a view of a multi-output function's output: both "
-    "refuse, with different messages",
     "native_batch_norm": "torch saves its empty eval-mode statistics; an in-place write to "
     "them fails torch's backward, the engine saves none",
     # torch's ZeroTensor gradients (an undefined grad materialised as an immutable zero)
