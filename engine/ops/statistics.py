@@ -615,7 +615,17 @@ def cov(
     """The covariance matrix of the variables in ``input``'s rows (observations in columns)."""
     a = as_tensor(input)
     _cov(a, correction, fweights, aweights)  # errors before recording
-    return composite("SqueezeBackward0", _cov_body, a, fweights, aweights, correction=correction)
+    return composite(
+        "SqueezeBackward0",
+        _cov_body,
+        a,
+        fweights,
+        aweights,
+        correction=correction,
+        # PyTorch's decomposition keeps the centred input, not the input (unless a weight
+        # needs a gradient): writing the input in place later leaves the backward valid
+        saves=lambda need: (need[2], False, need[2]),
+    )
 
 
 def _cov_body(a: Tensor, fweights: Any, aweights: Any, *, correction: int) -> Tensor:

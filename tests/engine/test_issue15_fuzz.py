@@ -130,3 +130,32 @@ def test_block_diag_saves_nothing() -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+SAVED_INPUTS_ONLY = {
+    "logaddexp": lambda T, a, b: T.logaddexp(a, b),
+    "logaddexp2": lambda T, a, b: T.logaddexp2(a, b),
+    "atan2": lambda T, a, b: T.atan2(a, b),
+    "hypot": lambda T, a, b: T.hypot(a, b),
+    "cov": lambda T, a, b: T.cov(a),
+    "cov 2-d": lambda T, a, b: T.cov(T.stack([a, b])),
+}
+
+
+@pytest.mark.parametrize("written", ["result", "input"])
+@pytest.mark.parametrize("call", sorted(SAVED_INPUTS_ONLY))
+def test_what_a_node_saves_decides_in_place_writes(call: str, written: str) -> None:
+    """logaddexp/logaddexp2/atan2 save their inputs, not their result (hypot both); cov's
+    decomposition saves the centred input (seeds 22681, 22746)."""
+
+    def scenario(T: Any) -> Any:
+        a = T.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        b = T.tensor([0.5, 3.0, -1.0], requires_grad=True)
+        a2 = a * 1
+        out = SAVED_INPUTS_ONLY[call](T, a2, b)
+        with T.no_grad():
+            (out if written == "result" else a2).mul_(2)
+        return outcome(lambda: out.sum().backward())[0], quiet_grad(a), quiet_grad(b)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
