@@ -159,3 +159,20 @@ def test_what_a_node_saves_decides_in_place_writes(call: str, written: str) -> N
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["unsafe_chunk", "unsafe_split"])
+def test_unsafe_split_pieces_share_the_input_memory(op: str) -> None:
+    """Not autograd views, yet the same memory: a write to a piece reaches the input,
+    and neither version counter sees the other's writes (seed 31285)."""
+
+    def scenario(T: Any) -> Any:
+        x = T.tensor([[0.0, 0.1], [0.2, 0.3], [0.4, 0.5]], requires_grad=True)
+        y = x * 1
+        pieces = getattr(T, op)(y, 1 if op == "unsafe_split" else 3)
+        pieces[1].tanh_()
+        (pieces[1].sum() + (y * y).sum()).backward()
+        return y.detach(), y._version, pieces[1]._version, quiet_grad(x)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
