@@ -81,8 +81,9 @@ def _inplace(name: str) -> Any:
             result = fn(self, *args, **kwargs)
         else:
             # the op reads the old values while this tensor is overwritten: give it a copy
-            source = _snapshot(self) if self.requires_grad else self
-            result = fn(source, *args, **kwargs)
+            # (also when only another operand requires grad: ``x.mul_(w)``'s gradient for
+            # w reads x's old values, which PyTorch saves as ``original_self``)
+            result = fn(_snapshot(self), *args, **kwargs)
         if overlapping:
             _replay_loop(result, self, fn, args, kwargs)
         return inplace(self, result)

@@ -176,3 +176,20 @@ def test_unsafe_split_pieces_share_the_input_memory(op: str) -> None:
 
     ours, ref = both(scenario)
     assert_close(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["mul_", "div_", "pow_", "atan2_", "addcmul_"])
+def test_in_place_op_on_a_tensor_without_grad_keeps_its_old_values(op: str) -> None:
+    """``x.mul_(w)`` with only w requiring grad: w's gradient reads x's old values, which
+    PyTorch keeps (``original_self``); the engine saved x itself and its backward failed
+    the version check (seed 50061, an unfold view of x read afterwards)."""
+
+    def scenario(T: Any) -> Any:
+        x = T.tensor([1.0, 2.0, 3.0])
+        w = T.tensor([2.0, 3.0, 4.0], requires_grad=True)
+        x.addcmul_(w, w) if op == "addcmul_" else getattr(x, op)(w)
+        v = x.unfold(0, 2, 1)
+        return outcome(lambda: (v * 2).sum().backward())[0], x.detach(), quiet_grad(w)
+
+    ours, ref = both(scenario)
+    assert_close(ours, ref)
