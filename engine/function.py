@@ -40,7 +40,7 @@ from .grad_mode import _enabled
 from .hooks import NodeHooks
 from .leafnode import _CPP_NODES, NodeName, grad_accumulator
 from .registry import OPS
-from .tensor import Tensor, clock, multi_output_message
+from .tensor import Tensor, clock, multi_output_message, no_grad_view_message
 
 _make = Tensor._make
 _new = object.__new__
@@ -531,15 +531,6 @@ def function(
 # -- views: what a view knows, and its history regenerated after an in-place write ------
 
 
-STALE_NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and its base or another view of its base has been "
-    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
-    "or both outside (if you want the inplace to be tracked)."
-)
-
-
 class ViewInfo:
     """What a view knows: its root base, how to replay itself from it, and the
     version of the shared counter at which its ``grad_fn`` was last valid."""
@@ -569,7 +560,7 @@ class ViewInfo:
         if view._grad_fn is None and not base.requires_grad:
             return
         if self.no_grad:
-            raise BadArgumentsError(STALE_NO_GRAD_VIEW_MESSAGE)
+            raise BadArgumentsError(no_grad_view_message(view, stale=True))
         if self.multi is not None:
             raise BadArgumentsError(multi_output_message(view, self, stale=True))
         node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
@@ -609,13 +600,14 @@ def make_view(
     else:
         root, chain = info.base, info.chain + ((cls, params, nr),)
     view._vc = parent._vc
-    view._view = ViewInfo(
-        root,
-        chain,
-        parent._vc[0],
-        not grad_on,
-        None if nr is None else (cls, nr),
-    )
+    multi = None if nr is None else (cls, nr)
+    no_grad = not grad_on
+    if grad_on and nr is None and info is not None:  # inherits PyTorch's creation_meta
+        multi = None if info.multi is None else (cls, 0)
+        no_grad = info.no_grad
+    view._view = ViewInfo(root, chain, parent._vc[0], no_grad, multi)
+    if multi is not None and nr is None:
+        view._view.custom = info.custom  # type: ignore[union-attr]
     return view
 
 

@@ -16,9 +16,10 @@ from . import dtypes
 from .autograd import backward
 from .dispatch import OPEN, ask
 from .errors import DtypeMismatchError, ShapeMismatchError
-from .grad_mode import _enabled
+from .grad_mode import _enabled, no_grad
 from .ops._util import broadcast_message
 from .ops.arithmetic import rdiv
+from .overlapping_writes import self_overlaps, sequential
 from .registry import OPS
 from .tensor import Tensor, _snapshot
 from .views import TENSOR_METHODS, check_partial_overlap, dual_write, inplace
@@ -52,10 +53,17 @@ def _inplace(name: str) -> Any:
     def run(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
         check_partial_overlap(self, args + tuple(kwargs.values()))
+        overlapping = self_overlaps(self._data)
         if not _records(self, *args, *kwargs.values()):
             if dual_write(self, *args, *kwargs.values()):
                 return inplace(self, fn(self, *args, **kwargs))
-            if ufunc is not None and len(args) == 1 and not kwargs and self._data.flags.writeable:
+            if (
+                ufunc is not None
+                and len(args) == 1
+                and not kwargs
+                and self._data.flags.writeable
+                and not overlapping
+            ):
                 # the SGD update ``w -= lr * w.grad`` under no_grad: no copy, no graph
                 other = args[0]._data if isinstance(args[0], Tensor) else args[0]
                 try:
@@ -70,14 +78,39 @@ def _inplace(name: str) -> Any:
                     ) from None
                 self._vc[0] += 1
                 return self
-            return inplace(self, fn(self, *args, **kwargs))
-        # the op reads the old values while this tensor is overwritten: give it a copy
-        source = _snapshot(self) if self.requires_grad else self
-        return inplace(self, fn(source, *args, **kwargs))
+            result = fn(self, *args, **kwargs)
+        else:
+            # the op reads the old values while this tensor is overwritten: give it a copy
+            # (also when only another operand requires grad: ``x.mul_(w)``'s gradient for
+            # w reads x's old values, which PyTorch saves as ``original_self``)
+            result = fn(_snapshot(self), *args, **kwargs)
+        if overlapping:
+            _replay_loop(result, self, fn, args, kwargs)
+        return inplace(self, result)
 
     method.__name__ = name + "_"
     method.__doc__ = f"In-place {name}: writes the result into this tensor, bumping its version."
     return method
+
+
+def _replay_loop(
+    result: Tensor, target: Tensor, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """``result`` takes the values PyTorch's loop leaves in ``target``'s self-overlapping
+    memory (each element updated once per visit: ``overlapping_writes``); its history,
+    recorded from one application, stays as PyTorch records it."""
+    if result._data.shape != target._data.shape:
+        return  # the write is refused by ``inplace``
+
+    def step(current: np.ndarray, where: np.ndarray) -> np.ndarray:
+        with no_grad():
+            return fn(Tensor._make(current), *args, **kwargs)._data
+
+    values = sequential(target._data, step)
+    if result._data.flags.writeable:
+        np.copyto(result._data, values, casting="unsafe")
+    else:
+        result._data = values.astype(result._data.dtype)
 
 
 def _reflected(fn: Any) -> Any:

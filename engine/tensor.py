@@ -67,6 +67,12 @@ NOT_LEAF_MESSAGE = (
 VIEW_OF_LEAF_INPLACE_MESSAGE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+_NO_GRAD_TAIL = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block (if "
+    "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
 NO_GRAD_VIEW_MESSAGE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
@@ -484,7 +490,9 @@ class Tensor:
                 # how the view was made is judged first (PyTorch's handle_view_on_rebase)
                 if info.no_grad and base.requires_grad:
                     raise BadArgumentsError(
-                        NO_GRAD_CUSTOM_VIEW_MESSAGE if info.custom else NO_GRAD_VIEW_MESSAGE
+                        NO_GRAD_CUSTOM_VIEW_MESSAGE
+                        if info.custom
+                        else no_grad_view_message(self, stale=False)
                     )
                 if self.requires_grad_flag or base.requires_grad:
                     check_multi_output(self)
@@ -580,6 +588,19 @@ def multi_output_message(t: Tensor, info: ViewInfo, stale: bool) -> str:
     else:
         head = f"Output {nr} of {op_name(cls)} is a view and {what} modified inplace."
     return f"{head} {_CUSTOM_VIEW_TAIL if info.custom else _MULTI_TAIL}"
+
+
+def no_grad_view_message(t: Tensor, stale: bool) -> str:
+    """PyTorch's text for a view made under no_grad (or a view of one, which has a node
+    of its own and is named by it) written in place with grad mode on."""
+    what = "its base or another view of its base has been" if stale else "is being"
+    fn = t._grad_fn
+    head = (
+        "A view was created in"
+        if fn is None
+        else f"Output {t._output_nr} of {op_name(fn)} is a view of a view which was created in"
+    )
+    return f"{head} no_grad mode and {what} modified inplace with grad mode enabled.{_NO_GRAD_TAIL}"
 
 
 def check_multi_output(t: Tensor) -> None:

@@ -39,6 +39,7 @@ from .function import (
     set_history,
 )
 from .memory_overlap import assert_no_partial_overlap
+from .overlapping_writes import iteration_order, self_overlaps
 from .registry import OPS
 from .tensor import NO_GRAD_VIEW_MESSAGE, Tensor, _snapshot, check_multi_output
 
@@ -75,6 +76,7 @@ def rebase(view: Tensor, fn: Node, nr: int, old_edge: tuple[Any, int] | None) ->
         node.view_shape = view._data.shape
     node.out_shape, node.out_dtype = base._data.shape, base._data.dtype
     node.index = info.index()
+    node.order = iteration_order(view._data) if self_overlaps(view._data) else None
     node.view_dtype = view._data.dtype
     set_history(base, node, 0)
 
@@ -82,8 +84,14 @@ def rebase(view: Tensor, fn: Node, nr: int, old_edge: tuple[Any, int] | None) ->
 # -- the rules ----------------------------------------------------------------
 
 
-def _replace(g: np.ndarray, index: np.ndarray, values: np.ndarray | None) -> np.ndarray:
+def _replace(
+    g: np.ndarray, index: np.ndarray, values: np.ndarray | None, order: Any = None
+) -> np.ndarray:
+    """``order``: the axes in the order PyTorch's copy visits them, when elements of the
+    region share a position (the last visit's value stays, as there)."""
     out = np.array(g, order="C", copy=True)
+    if values is not None and order is not None:
+        index, values = index.transpose(order), values.transpose(order)
     out.reshape(-1)[index.reshape(-1)] = 0 if values is None else values.reshape(-1)
     return out
 
@@ -97,9 +105,11 @@ class _ReplaceRegion(Function):
     jvp = LINEAR
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray) -> np.ndarray:
+    def forward(
+        ctx: Any, g: Tensor, values: Tensor | None, *, index: np.ndarray, order: Any = None
+    ) -> np.ndarray:
         ctx.index = index
-        return _replace(g._data, index, None if values is None else values._data)
+        return _replace(g._data, index, None if values is None else values._data, order)
 
     @staticmethod
     def backward(ctx: Any, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -130,7 +140,7 @@ class CopySlices(Function):
         r0 = res[0]
         if r0 is not None and r0.dtype != ctx.view_dtype:
             r0 = Tensor._make(r0._data.astype(ctx.view_dtype))
-        return (_ReplaceRegion.apply(g, r0, index=index), *res[1:])
+        return (_ReplaceRegion.apply(g, r0, index=index, order=ctx.order), *res[1:])
 
 
 # -- the in-place writes themselves, recorded as PyTorch records them ---------

@@ -301,7 +301,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
             left += m.shape[1]
         return OPS["cat"].fn(rows, 0)
 
-    return composite("BlockDiagBackward0", body, *ts)
+    # PyTorch's node keeps the inputs' sizes and dtypes only: a second backward works
+    return composite("BlockDiagBackward0", body, *ts, saves=lambda need: (False,) * len(need))
 
 
 @register(

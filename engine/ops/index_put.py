@@ -332,6 +332,11 @@ def _check_mask(mask: Any) -> Tensor:
     return mask
 
 
+def _nothing(need: tuple[bool, ...]) -> tuple[bool, ...]:
+    """PyTorch's masked index nodes keep the mask and indices only (and self's size)."""
+    return (False,) * len(need)
+
+
 def _masked_samples(rng: np.random.Generator) -> list[Any]:
     mask = Const(rng.uniform(size=(4, 4)) > 0.3)
     rows = Const(rng.integers(0, 6, (4, 1)))
@@ -354,7 +359,9 @@ def _unsafe_masked_index(input: Tensor, mask: Tensor, indices: Any, fill: Any) -
     if x._data.size == 0:
         shape = np.broadcast_shapes(*(k._data.shape for k in keys if k is not None))
         return Tensor._make(np.full(shape, fill, x._data.dtype))
-    return composite("UnsafeMaskedIndexBackward0", _masked_index, x, keys=keys, mask=m, fill=fill)
+    return composite(
+        "UnsafeMaskedIndexBackward0", _masked_index, x, keys=keys, mask=m, fill=fill, saves=_nothing
+    )
 
 
 def _masked_index(x: Tensor, keys: list[Any], mask: Tensor, fill: Any) -> Tensor:
@@ -387,6 +394,7 @@ def _unsafe_masked_index_put_accumulate(
         as_tensor(values),
         keys=keys,
         mask=m,
+        saves=_nothing,
     )
 
 

@@ -164,6 +164,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     d = _dim(a, dim)
     x = a._data.reshape(1) if a.ndim == 0 else a._data
     size = x.shape[d]
+    if size == 0 and a.ndim:
+        raise IndexOutOfRangeError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= int(k) <= size:
         raise IndexOutOfRangeError(f"kthvalue(): selected number k out of range for dimension {d}")
     order = stable_order(x, d, False)

@@ -671,8 +671,12 @@ def _extreme(op: str, fn: type[Function], input: Any, dim: Any, keepdim: bool) -
                 f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
             )
-        for d in dims:
-            _nonempty_dim(op, a, d)
+        for given in dim if isinstance(dim, (list, tuple)) else [dim]:
+            # the message names the dim as given (PyTorch's amax/amin do not wrap it)
+            if a.ndim and a._data.shape[normalize_dim(given, a.ndim)] == 0:
+                raise IndexOutOfRangeError(
+                    f"{op}(): Expected reduction dim {given} to have non-zero size."
+                )
     return fn.apply(a, dims=dims, keepdim=bool(keepdim))
 
 

@@ -21,11 +21,11 @@ from .. import dtypes
 from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
-from ..primitives import SliceBackwardBackward0
+from ..primitives import sum_to
 from ..registry import Const, Results, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._util import as_tensor, broadcast_shape, normalize_dim
+from ._util import as_tensor, broadcast_message, broadcast_shape, normalize_dim
 from .arithmetic import where
 from .indexing import gather, index_select, masked_fill
 from .rearrange import Put, gather_flat
@@ -141,17 +141,36 @@ class ScatterBackward0(Function):
         (index,) = ctx.saved_tensors
         need_a, need_src = ctx.needs_input_grad
         ga = _scatter_value(g, ctx.dim, index, 0.0) if need_a else None
-        gs = _grad_src(g, ctx.dim, index, ctx.src_shape) if need_src else None
+        gs = (
+            _grad_src(g, ctx.dim, index, ctx.src_shape, ScatterBackward0.name) if need_src else None
+        )
         return ga, gs
 
 
-def _grad_src(g: Tensor, dim: int, index: np.ndarray, src_shape: tuple[int, ...]) -> Tensor:
-    """``g.gather(dim, index)``, placed in zeros when src is larger than the index."""
-    out = gather(g, dim, Tensor._make(index))
-    if out._data.shape == src_shape:
-        return out
-    key = tuple(slice(0, n) for n in out._data.shape)
-    return SliceBackwardBackward0.apply(out, shape=src_shape, key=key)
+def _grad_src(
+    g: Tensor, dim: int, index: np.ndarray, src_shape: tuple[int, ...], node: str
+) -> Tensor:
+    """``g.gather(dim, index)``: PyTorch's gradient of src, the index's shape, which its
+    engine refuses where src is larger (it cannot be reduced to src's shape)."""
+    return fit_src(gather(g, dim, Tensor._make(index)), src_shape, node)
+
+
+def fit_src(gs: Tensor, src_shape: tuple[int, ...], node: str) -> Tensor:
+    """PyTorch's ``validate_outputs`` on src's gradient (input 1 of the scatters): a
+    shape src expands to is summed back to it; any other is refused."""
+    shape = gs._data.shape
+    if shape == src_shape:
+        return gs
+    try:
+        expandable = np.broadcast_shapes(src_shape, shape) == shape
+    except ValueError:
+        expandable = False
+    if expandable:
+        return sum_to(gs, src_shape)
+    raise ShapeMismatchError(
+        f"Function {node} returned an invalid gradient at index 1 - got {list(shape)} but "
+        f"expected shape compatible with {list(src_shape)}"
+    )
 
 
 class ScatterBackward1(Function):
@@ -283,7 +302,7 @@ class ScatterAdd(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         (index,) = ctx.saved_tensors
         need_a, need_src = ctx.needs_input_grad
-        gs = _grad_src(g, ctx.dim, index, ctx.src_shape) if need_src else None
+        gs = _grad_src(g, ctx.dim, index, ctx.src_shape, ScatterAdd.name) if need_src else None
         return (g if need_a else None), gs
 
 
@@ -408,6 +427,15 @@ class ScatterReduceBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
         a, src, index = ctx.saved_tensors
         dim, reduce, include_self = ctx.dim, ctx.reduce, ctx.include_self
+        if src._data.shape != index.shape and reduce in ("prod", "amax", "amin"):
+            # PyTorch's formula compares src with values gathered at the index: their
+            # shapes must broadcast (a src larger than the index fails there)
+            try:
+                np.broadcast_shapes(src._data.shape, index.shape)
+            except ValueError:
+                raise ShapeMismatchError(
+                    broadcast_message((src._data.shape, index.shape))
+                ) from None
         if src._data.shape != index.shape:  # only the window ``index`` covers takes part
             src = src[tuple(slice(0, n) for n in index.shape)]
         idx_t = Tensor._make(index)
@@ -452,9 +480,8 @@ class ScatterReduceBackward0(Function):
             gs = where(const(src_is), gather(distributed, dim, idx_t), 0.0)
         if not include_self:
             ga = _scatter_value(ga, dim, index, 0.0)
-        if gs._data.shape != ctx.src_shape:
-            key = tuple(slice(0, n) for n in gs._data.shape)
-            gs = SliceBackwardBackward0.apply(gs, shape=ctx.src_shape, key=key)
+        if ctx.needs_input_grad[1]:
+            gs = fit_src(gs, ctx.src_shape, ScatterReduceBackward0.name)
         return ga, gs
 
 

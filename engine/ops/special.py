@@ -523,19 +523,23 @@ def _float_result(rt: np.dtype) -> np.dtype:
 def _binary_function(
     name: str,
     forward: Callable[[np.ndarray, np.ndarray], Any],
-    backward: Callable[[Tensor, Tensor, Tensor, Tensor], tuple[Any, Any]],
+    backward: Callable[[Tensor, Tensor, Tensor, Any], tuple[Any, Any]],
+    result: bool = False,
 ) -> type[Function]:
-    """``f(a, b)`` broadcasting; ``backward(g, a, b, out)`` gives both gradients."""
+    """``f(a, b)`` broadcasting; ``backward(g, a, b, out)`` gives both gradients (``out``
+    None unless ``result``: PyTorch's node saves the result only where its formula reads
+    it, which decides whether an in-place write to the result fails the backward)."""
 
     def fwd(ctx: Any, a: Tensor, b: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.save_for_backward(a, b)
-        ctx.save_result()
+        if result:
+            ctx.save_result()
         return np.asarray(forward(arr(a, dtype), arr(b, dtype)), dtype)
 
     def bwd(ctx: Any, g: Tensor) -> tuple[Any, Any]:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        ga, gb = backward(g, a, b, ctx.result)
+        ga, gb = backward(g, a, b, ctx.result if result else None)
         return (ga if need_a else None), (gb if need_b else None)
 
     return type(
@@ -551,7 +555,7 @@ def _binary_function(
     )
 
 
-def _atan2_grad(g: Tensor, a: Tensor, b: Tensor, out: Tensor) -> tuple[Tensor, Tensor]:
+def _atan2_grad(g: Tensor, a: Tensor, b: Tensor, out: Any) -> tuple[Tensor, Tensor]:
     # PyTorch's gradient at the origin is 0, not 0/0
     d = a * a + b * b
     r = where(Tensor._make(d._data == 0), 0.0, d.reciprocal())
@@ -562,16 +566,16 @@ def _hypot_grad(g: Tensor, a: Tensor, b: Tensor, out: Tensor) -> tuple[Tensor, T
     return g * a / out, g * b / out
 
 
-def _logaddexp_grad(g: Tensor, a: Tensor, b: Tensor, out: Tensor) -> tuple[Tensor, Tensor]:
+def _logaddexp_grad(g: Tensor, a: Tensor, b: Tensor, out: Any) -> tuple[Tensor, Tensor]:
     return g / (exp(b - a) + 1), g / (exp(a - b) + 1)
 
 
-def _logaddexp2_grad(g: Tensor, a: Tensor, b: Tensor, out: Tensor) -> tuple[Tensor, Tensor]:
+def _logaddexp2_grad(g: Tensor, a: Tensor, b: Tensor, out: Any) -> tuple[Tensor, Tensor]:
     return g / (exp2(b - a) + 1), g / (exp2(a - b) + 1)
 
 
 Atan2Backward0 = _binary_function("Atan2Backward0", np.arctan2, _atan2_grad)
-HypotBackward0 = _binary_function("HypotBackward0", np.hypot, _hypot_grad)
+HypotBackward0 = _binary_function("HypotBackward0", np.hypot, _hypot_grad, result=True)
 LogaddexpBackward0 = _binary_function("LogaddexpBackward0", np.logaddexp, _logaddexp_grad)
 Logaddexp2Backward0 = _binary_function("Logaddexp2Backward0", np.logaddexp2, _logaddexp2_grad)
 

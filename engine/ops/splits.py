@@ -161,7 +161,9 @@ class UnsafeSplitBackward0(SplitBackward0):
     def forward(ctx: Any, a: Tensor, *, sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
         ctx.dim = dim
         bounds = np.cumsum(sizes)[:-1].tolist()
-        return tuple(p.copy() for p in np.split(a._data, bounds, axis=dim))
+        # PyTorch's pieces share the input's memory (an in-place write to one reaches the
+        # input) though autograd does not track them as views, nor shares their versions
+        return tuple(np.split(a._data, bounds, axis=dim))
 
 
 def _with_sizes_samples(rng: np.random.Generator) -> list[Any]:

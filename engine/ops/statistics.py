@@ -267,7 +267,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     size = x.shape[d]
     if size == 0:
         raise IndexOutOfRangeError(
-            f"nanmedian(): Expected reduction dim {d} to have non-zero size."
+            f"median(): Expected reduction dim {d} to have non-zero size."  # sic, PyTorch's
         )
     order = np.argsort(x, axis=d, kind="stable")  # NaN last
     count = (~np.isnan(x)).sum(axis=d, keepdims=True) if x.dtype.kind == "f" else size
@@ -615,7 +615,17 @@ def cov(
     """The covariance matrix of the variables in ``input``'s rows (observations in columns)."""
     a = as_tensor(input)
     _cov(a, correction, fweights, aweights)  # errors before recording
-    return composite("SqueezeBackward0", _cov_body, a, fweights, aweights, correction=correction)
+    return composite(
+        "SqueezeBackward0",
+        _cov_body,
+        a,
+        fweights,
+        aweights,
+        correction=correction,
+        # PyTorch's decomposition keeps the centred input, not the input (unless a weight
+        # needs a gradient): writing the input in place later leaves the backward valid
+        saves=lambda need: (need[2], False, need[2]),
+    )
 
 
 def _cov_body(a: Tensor, fweights: Any, aweights: Any, *, correction: int) -> Tensor:

@@ -48,6 +48,9 @@ ALL_FEATURES = frozenset(
 )
 # what runs over HTTP: everything but Python hooks and `x[i] = v` (the client has no __setitem__)
 SERVER_FEATURES = ALL_FEATURES - {"hooks", "setitem", "catalogue"}
+# opt-in (``--features ...,overlap``; not in ALL_FEATURES, so the fixed seeds keep their
+# programs): views whose elements overlap (``unfold`` with step < size), then written
+OPT_IN_FEATURES = frozenset({"overlap"})
 
 UNARY = ["exp", "tanh", "sigmoid", "sin", "cos", "relu", "neg", "abs", "square", "log1p_abs"]
 BINARY = ["+", "-", "*", "/"]
@@ -508,7 +511,17 @@ class Builder:
         choices = ["slice", "index", "transpose", "unsqueeze", "reshape", "expand"]
         if "more_ops" in self.features:
             choices += ["expand_new"]
+        if "overlap" in self.features:
+            choices += ["unfold", "unfold"]
         choice = self.rng.choice(choices)
+        if choice == "unfold" and v.shape[-1] >= 2:  # step < size: elements seen twice
+            size = self.rng.randint(2, v.shape[-1])
+            step = self.rng.randint(1, size - 1) if size > 2 else 1
+            step_ = {"kind": "call", "out": out, "fn": "unfold", "args": [src, -1, size, step]}
+            self.prog.append({**step_, "kwargs": {}})
+            n = (v.shape[-1] - size) // step + 1
+            self.bind(out, v.shape[:-1] + (n, size), v.dtype, v.requires_grad, True)
+            return
         if choice == "slice":
             stop = self.rng.randint(1, max(v.shape[0], 1))
             step = {"kind": "getitem", "out": out, "src": src, "key": [["slice", 0, stop, 1]]}
