@@ -102,7 +102,8 @@ HINTS: dict[str, str] = {
     ),
     "shape_mismatch.matmul": (
         "[the operands have shapes {shapes}; ]a matrix product needs the inner sizes to "
-        "agree, (n, k) @ (k, m) or (n, k) @ (k,): transpose (x.T, x.mT) or reshape an operand"
+        "agree, (n, k) @ (k, m) or (n, k) @ (k,): transpose (x.t(), x.transpose(-2, -1)) or "
+        "reshape an operand"
     ),
     "no_grad_fn": (
         "it has no grad_fn: no leaf it depends on requires grad, or it was computed under "
