@@ -42,6 +42,16 @@ def grad_of(t: Tensor) -> Tensor | None:
     return t.grad if (leaf or t.retains_grad) else None
 
 
+def accumulates(t: Tensor) -> bool:
+    """Whether a backward accumulates into ``t.grad`` (a leaf, or retain_grad, that
+    requires grad); False for a view whose history an in-place write made unusable,
+    which PyTorch refuses to read, so one such name does not fail a whole session."""
+    try:
+        return t.requires_grad and (t.is_leaf or t.retains_grad)
+    except InplaceViewError:
+        return False
+
+
 def _buffer(arr: np.ndarray) -> np.ndarray:
     """The array that owns ``arr``'s memory (a view's bytes are its base's)."""
     while isinstance(base := arr.base, np.ndarray):

@@ -89,6 +89,11 @@ def test_writing_a_view_in_place_is_inplace_view(client: SyncClient, session: st
     assert client.post(f"{NB}/ops", json={"expr": "y.mul_(2)", "out": "y"}).status_code == 201
     for url in (NB, f"{NB}/tensors/a"):
         assert client.get(url).status_code == 200, client.get(url).text
+    # a backward and zero_grad that do not touch the stale view work, as in PyTorch
+    assert client.post(f"{NB}/ops", json={"expr": "y.sum()", "out": "q"}).status_code == 201
+    r = client.post(f"{NB}/backward", json={"tensors": "q"})
+    assert r.status_code == 200 and r.json()["grads"]["x"]["data"] == [2.0, 2.0], r.text
+    assert client.post(f"{NB}/zero_grad", json={}).json() == {"tensors": ["x"]}
     r = client.post(f"{NB}/ops", json={"expr": "a * 2", "out": "z"})
     assert "has been modified inplace" in assert_problem(r, 409, "inplace_view")["detail"]
 
