@@ -4,8 +4,9 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-HOST   ?= 127.0.0.1
-PORT   ?= 8000
+# make serve HOST=... PORT=..., else GRADSERVE_HOST / GRADSERVE_PORT as the settings table says
+HOST   ?= $(or $(GRADSERVE_HOST),127.0.0.1)
+PORT   ?= $(or $(GRADSERVE_PORT),8000)
 
 .PHONY: serve test lint typecheck unit openapi bench fuzz docker-smoke test-scaleout test-package browser-deps redis-deps clean
 

@@ -134,8 +134,16 @@ class MethodNotAllowedError(GradserveError):
     code = "method_not_allowed"
 
 
+class ProgramNotFoundError(NotFoundError):
+    code = "program_not_found"
+
+
 class SessionExistsError(GradserveError):
     code = "session_exists"
+
+
+class ProgramNotPureError(GradserveError):
+    code = "program_not_pure"
 
 
 class UnauthorizedError(GradserveError, PermissionError):
@@ -193,14 +201,72 @@ class LeafInplaceError(AutogradError):
     code = "leaf_inplace"
 
 
+class InplaceViewError(AutogradError):
+    code = "inplace_view"
+
+
 class VersionMismatchError(AutogradError):
     code = "version_mismatch"
+
+
+class NotDifferentiableError(AutogradError):
+    code = "not_differentiable"
+
+
+class GraphLostError(AutogradError):
+    code = "graph_lost"
+
+
+class FuncError(AutogradError):
+    """``torch.func``'s refusals (``func_error``, ``vmap_error``, ...): RuntimeError there."""
+
+    code = "func_error"
+
+
+class VmapError(FuncError):
+    code = "vmap_error"
+
+
+class VmapRandomnessError(FuncError):
+    code = "vmap_randomness"
+
+
+class VmapInplaceError(FuncError):
+    code = "vmap_inplace"
+
+
+class SessionCorruptError(GradserveError):
+    code = "session_corrupt"
+
+
+class StoreUnavailableError(GradserveError):
+    """A 503 to retry (``Retry-After``): nothing was kept."""
+
+    code = "store_unavailable"
+
+
+class SessionMovedError(StoreUnavailableError):
+    code = "session_moved"
+
+
+class DeadlineExceededError(GradserveError):
+    """A 503 to retry (``Retry-After``): the work ran past the deadline, nothing was kept."""
+
+    code = "deadline_exceeded"
 
 
 class ServerError(GradserveError):
     """A 5xx: a bug on the server side (``internal_error``, ``engine_error``, ...)."""
 
     code = "internal_error"
+
+
+class InternalEngineError(ServerError):
+    code = "engine_error"
+
+
+class InternalVJPError(ServerError):
+    code = "internal_vjp_error"
 
 
 def _subclasses(cls: type[GradserveError]) -> list[type[GradserveError]]:
@@ -215,6 +281,7 @@ def _subclasses(cls: type[GradserveError]) -> list[type[GradserveError]]:
 ERRORS: dict[str, type[GradserveError]] = {
     c.code: c for c in _subclasses(GradserveError) if c not in (RequestError, AutogradError)
 }
+ERRORS["bad_request"] = RequestError
 
 
 def from_problem(status: int, body: Any) -> GradserveError:

@@ -14,6 +14,7 @@ builder as ``steps``, plus reads and autograd calls.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import itertools
 import math
 import secrets
@@ -161,11 +162,20 @@ class Steps:
     def check_op(self, op: str, form: str = "function") -> None:
         """Refuse an op the catalogue lacks, or a form (function, method, inplace) it
         does not have."""
+        if not self._has_form(op, form):
+            name = op + "_" if form == "inplace" else op
+            known = [n for n in self.catalogue if self._has_form(n, form)]
+            if form == "method":  # the handle's own attributes too (x.gard -> 'grad')
+                known += [n for n in dir(Tensor) if not n.startswith("_")]
+            near = difflib.get_close_matches(op, known, n=1, cutoff=0.6)
+            suffix = "_" if form == "inplace" else ""
+            hint = f"; did you mean {near[0] + suffix!r}?" if near else ""
+            raise AttributeError(f"gradserve has no {FORMS[form]} {name!r}{hint}")
+
+    def _has_form(self, op: str, form: str) -> bool:
         spec = self.catalogue.get(op)
         forms = None if spec is None else spec.get("forms", {"method": spec.get("method")})
-        if forms is None or not forms.get(form, form == "function"):
-            name = op + "_" if form == "inplace" else op
-            raise AttributeError(f"gradserve has no {FORMS[form]} {name!r}")
+        return forms is not None and bool(forms.get(form, form == "function"))
 
     def operator(self, dunder: str) -> str:
         """The op a Python operator records (``__lt__`` -> ``lt``), by the catalogue's forms."""

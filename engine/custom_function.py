@@ -24,9 +24,9 @@ from .dual import FROM_BACKWARD
 from .errors import (
     GRAPH_FREED_MESSAGE,
     ArgumentTypeError,
-    BadArgumentsError,
     EngineError,
     GraphFreedError,
+    InplaceViewError,
 )
 from .function import Function as _OpFunction
 from .function import Node, ViewInfo
@@ -306,7 +306,7 @@ def _rebase_dirty(t: Tensor, ctx: BackwardCFunction, nr: int, args: tuple[Any, .
     t._check_inplace(grad_on=True)
     check_multi_output(t)
     if info.no_grad:
-        raise BadArgumentsError(views.NO_GRAD_VIEW_MESSAGE)
+        raise InplaceViewError(views.NO_GRAD_VIEW_MESSAGE)
     tensor_args = [a for a in args if isinstance(a, Tensor)]
     old_edge = next(e for a, e in zip(tensor_args, ctx.next_edges) if a is t)
     views.rebase(t, ctx, nr, old_edge)

@@ -29,8 +29,8 @@ from .dual import LINEAR, LIVE
 from .errors import (
     GRAPH_FREED_MESSAGE,
     ArgumentTypeError,
-    BadArgumentsError,
     GraphFreedError,
+    InplaceViewError,
     NotImplementedBackward,
     ShapeMismatchError,
     VersionMismatchError,
@@ -560,9 +560,9 @@ class ViewInfo:
         if view._grad_fn is None and not base.requires_grad:
             return
         if self.no_grad:
-            raise BadArgumentsError(no_grad_view_message(view, stale=True))
+            raise InplaceViewError(no_grad_view_message(view, stale=True))
         if self.multi is not None:
-            raise BadArgumentsError(multi_output_message(view, self, stale=True))
+            raise InplaceViewError(multi_output_message(view, self, stale=True))
         node: Any = AsStridedBackward0._node_type(AsStridedBackward0)  # the rule's context
         node.next_edges = (edge_of(base),)
         node.out_shape, node.out_dtype = view._data.shape, view._data.dtype

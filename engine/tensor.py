@@ -25,6 +25,7 @@ from .errors import (
     BadArgumentsError,
     DtypeMismatchError,
     DtypeNotDifferentiableError,
+    InplaceViewError,
     LeafInplaceError,
     NoGradFnError,
     NotLeafError,
@@ -489,7 +490,7 @@ class Tensor:
                 base = info.base
                 # how the view was made is judged first (PyTorch's handle_view_on_rebase)
                 if info.no_grad and base.requires_grad:
-                    raise BadArgumentsError(
+                    raise InplaceViewError(
                         NO_GRAD_CUSTOM_VIEW_MESSAGE
                         if info.custom
                         else no_grad_view_message(self, stale=False)
@@ -607,4 +608,4 @@ def check_multi_output(t: Tensor) -> None:
     """One of several views an op returned may not be written in place (PyTorch)."""
     info = t._view
     if info is not None and info.multi is not None:
-        raise BadArgumentsError(multi_output_message(t, info, stale=False))
+        raise InplaceViewError(multi_output_message(t, info, stale=False))

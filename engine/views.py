@@ -29,7 +29,7 @@ import numpy as np
 
 from . import dual
 from .dual import FROM_BACKWARD, LINEAR, LIVE
-from .errors import BadArgumentsError, ShapeMismatchError
+from .errors import BadArgumentsError, InplaceViewError, ShapeMismatchError
 from .function import (
     AsStridedBackward0,
     Function,
@@ -280,7 +280,7 @@ def inplace(t: Tensor, result: Tensor) -> Tensor:
     if info is not None:
         check_multi_output(t)
         if info.no_grad:
-            raise BadArgumentsError(NO_GRAD_VIEW_MESSAGE)
+            raise InplaceViewError(NO_GRAD_VIEW_MESSAGE)
         old_edge = edge_of(t)
         t._write(result._data)
         rebase(t, fn, nr, old_edge)

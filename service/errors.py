@@ -87,12 +87,32 @@ PROBLEMS: dict[str, tuple[int, str]] = {
 # code -> the fix, named: what a user most often got wrong and what to write instead. Only
 # a ``[...]`` part holds ``{fields}``, filled by the raising site (``hint_fields``, or the
 # engine error's context); it is left out when a field is not known. An explicit ``hint=``
-# at the raise wins. (No other square brackets in the texts.)
+# at the raise wins. (No other square brackets in the texts.) A ``code.variant`` key is
+# the fix for one family of that code's messages (``_HINT_VARIANTS``).
 HINTS: dict[str, str] = {
     "unknown_op": "[did you mean {closest}? ]GET /v1/ops lists the catalogue",
     "shape_mismatch": (
         "[the operands have shapes {shapes}; ]shapes broadcast from the last dimension, "
         "each pair equal or one of them 1: reshape or unsqueeze an operand to fit"
+    ),
+    # backward's gradient for an output, and matrix products, have their own fixes
+    "shape_mismatch.grad": (
+        "a gradient given to backward or grad (grad_tensors, grad_outputs) must have its "
+        "output's shape exactly, it is not broadcast: send one shaped like the output"
+    ),
+    "shape_mismatch.matmul": (
+        "[the operands have shapes {shapes}; ]a matrix product needs the inner sizes to "
+        "agree, (n, k) @ (k, m) or (n, k) @ (k,): transpose (x.t(), x.transpose(-2, -1)) or "
+        "reshape an operand"
+    ),
+    "no_grad_fn": (
+        "it has no grad_fn: no leaf it depends on requires grad, or it was computed under "
+        'no_grad. Give the leaf "requires_grad": true (when you put it, or PATCH it as '
+        "requires_grad_() does), then compute the output again, outside no_grad"
+    ),
+    "dtype_not_differentiable": (
+        'only floating tensors (float16, float32, float64) can require grad: send "dtype": '
+        '"float32", or cast first (x.float())'
     ),
     "not_scalar": (
         "backward of a non-scalar needs a gradient shaped like the output: grad_tensors in "
@@ -103,6 +123,10 @@ HINTS: dict[str, str] = {
         'update a leaf under no_grad (a step with "no_grad": true; with torch.no_grad(): '
         "in Python), or replace its values with an assign step"
     ),
+    "inplace_view": (
+        "write out of place instead (a = a * 2 rebinds the name to a new tensor), or clone "
+        "the view first (a.clone().mul_(2))"
+    ),
     "dtype_mismatch": (
         "[the operands are {dtypes}; ]cast one so both match: x.float() (float32) "
         "or x.double() (float64)"
@@ -112,6 +136,27 @@ HINTS: dict[str, str] = {
 }
 
 _OPTIONAL = re.compile(r"\[([^\]]*)\]")
+
+# (code, message pattern, HINTS key): a message family whose fix is not the code's own
+_HINT_VARIANTS = (
+    ("shape_mismatch", re.compile(r"^Mismatch in shape"), "shape_mismatch.grad"),
+    (
+        "shape_mismatch",
+        re.compile(
+            r"cannot be multiplied|^size mismatch, got input|^inconsistent tensor size"
+            r"|^Expected size for first two dimensions"
+        ),
+        "shape_mismatch.matmul",
+    ),
+)
+
+
+def hint_key(code: str, message: str) -> str:
+    """The ``HINTS`` key for an error of ``code`` saying ``message``."""
+    for variant_of, pattern, key in _HINT_VARIANTS:
+        if code == variant_of and pattern.search(message):
+            return key
+    return code
 
 
 def hint_for(code: str, /, **fields: Any) -> str | None:
@@ -352,7 +397,7 @@ def known_error_response(exc: BaseException) -> Response | None:
         return problem(
             exc.code,
             str(exc),
-            hint=ctx.get("hint") or hint_for(exc.code, **ctx),
+            hint=ctx.get("hint") or hint_for(hint_key(exc.code, str(exc)), **ctx),
             step=ctx.get("step"),
             position=ctx.get("position"),
             iteration=ctx.get("iteration"),

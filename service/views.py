@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import Tensor
+from engine.errors import InplaceViewError
 
 from . import codec
 from .deps import Output
@@ -23,13 +24,13 @@ def value(t: Tensor | None, out: Output) -> dict[str, Any] | None:
 def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:
     """A ``TensorOut``."""
     g = grad_of(t)
-    fn = t.grad_fn
+    fn, requires_grad = _history(t)
     data = t._data
     body: dict[str, Any] = {
         "name": name,
         "shape": list(data.shape),
         "dtype": codec.dtype_name(data.dtype),
-        "requires_grad": t.requires_grad,
+        "requires_grad": requires_grad,
         "is_leaf": fn is None,
         "grad_fn": None if fn is None else fn.name,
         "retains_grad": t.retains_grad,
@@ -40,6 +41,16 @@ def tensor(name: str, t: Tensor, out: Output) -> dict[str, Any]:
         body["data"] = value(t, out)
         body["grad"] = value(g, out)
     return body
+
+
+def _history(t: Tensor) -> tuple[Any, bool]:
+    """``t.grad_fn`` and ``t.requires_grad``. A view whose history an in-place write made
+    unusable raises on both in PyTorch; here it shows the node it had, so reading a
+    session never fails for one tensor, and using the view still answers ``inplace_view``."""
+    try:
+        return t.grad_fn, t.requires_grad
+    except InplaceViewError:
+        return t._grad_fn, True
 
 
 def session_summary(s: Session) -> dict[str, Any]:

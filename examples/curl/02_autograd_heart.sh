@@ -6,14 +6,14 @@ B=${B:-http://127.0.0.1:8000}
 N=tutorial-$$                                       # a fresh session, dropped on exit
 S=$B/v1/sessions/$N
 J="Content-Type: application/json"
-curl -sf -X POST "$B/v1/sessions" -H "$J" -d "{\"name\": \"$N\"}" -o /dev/null
+curl -sSf -X POST "$B/v1/sessions" -H "$J" -d "{\"name\": \"$N\"}" -o /dev/null
 trap 'curl -s -X DELETE "$S" -o /dev/null' EXIT
 
-put() { curl -sf -X PUT "$S/tensors/$1" -H "$J" -d "$2" -o /dev/null; }      # a leaf
-step() { curl -sf -X POST "$S/ops" -H "$J" -d "$1" -o /dev/null; }          # one step
-backward() { curl -sf -X POST "$S/backward" -H "$J" -d "$1" -o /dev/null; }
-zero() { curl -sf -X POST "$S/zero_grad" -H "$J" -d "{\"tensors\": [\"$1\"]}" -o /dev/null; }
-grad() { echo "$1.grad $(curl -sf "$S/tensors/$1/grad")"; }                 # print .grad
+put() { curl -sSf -X PUT "$S/tensors/$1" -H "$J" -d "$2" -o /dev/null; }      # a leaf
+step() { curl -sSf -X POST "$S/ops" -H "$J" -d "$1" -o /dev/null; }          # one step
+backward() { curl -sSf -X POST "$S/backward" -H "$J" -d "$1" -o /dev/null; }
+zero() { curl -sSf -X POST "$S/zero_grad" -H "$J" -d "{\"tensors\": [\"$1\"]}" -o /dev/null; }
+grad() { echo "$1.grad $(curl -sSf "$S/tensors/$1/grad")"; }                 # print .grad
 
 put x '{"data": 1.0, "requires_grad": true}'
 step '{"out": "z", "expr": "x ** 3"}'

@@ -100,7 +100,7 @@ def steps(source: str) -> list[tuple[str, str | None]]:
 
 def _built(code: str) -> str | None:
     """The last name the code assigns a computed tensor to (not ``T.tensor(...)`` and the
-    like, which have no graph)."""
+    like, which have no graph, nor a number such as ``learning_rate = 0.1``)."""
     names = []
     for node in ast.walk(ast.parse(code)):
         if not isinstance(node, ast.Assign):
@@ -112,7 +112,7 @@ def _built(code: str) -> str | None:
             and isinstance(value.func.value, ast.Name)
             and value.func.value.id == "T"
         )
-        if not made:
+        if not made and not isinstance(value, ast.Constant):
             names += [t.id for t in node.targets if isinstance(t, ast.Name)]
     return names[-1] if names else None
 
@@ -142,8 +142,9 @@ def notebook(script: Path) -> nbformat.NotebookNode:
         new_code_cell(SECOND),
         new_code_cell(CLOSE),
     ]
-    for cell in cells:
+    for i, cell in enumerate(cells):
         cell.source = cell.source.rstrip("\n")  # as ruff formats a cell
+        cell.id = f"{script.stem[:2]}-{i:02d}"  # stable: a rebuild changes only what changed
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {
         "name": "python3",

@@ -38,7 +38,8 @@ def tutorial(T: Any) -> None:
             w -= learning_rate * w.grad
     print("updated weights:", w1, w2, w3, w4)
 
-    # requires_grad as a switch: no gradient flows into w1 through b now
+    # requires_grad as a switch: a frozen (detached) w1 gets no gradient through b now;
+    # b still requires grad, since a does (requires_grad is contagious)
     frozen = w1.detach()
     b = frozen * a
     print("b requires grad?", b.requires_grad)

@@ -39,9 +39,16 @@ def run(tutorial: Callable[[Any], None], doc: str | None) -> None:
 
         tutorial(require("torch"))
         return
-    from client import Session
+    from client import Session, errors
 
-    with Session(args.url) as s:  # a fresh session, dropped at the end
+    try:
+        session = Session(args.url)
+    except errors.TransportError as exc:  # no server there: say what to do, not a traceback
+        sys.exit(
+            f"no gradserve server answers at {args.url} ({exc}): start one with "
+            "`make serve`, or pass --url (or set GRADSERVE_URL)"
+        )
+    with session as s:  # a fresh session, dropped at the end
         try:
             tutorial(s)
         finally:

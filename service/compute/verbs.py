@@ -20,7 +20,7 @@ from ..errors import BadArgumentsError, InvalidNameError
 from ..names import check_tensor_name
 from ..schemas import BackwardIn, GradIn, LeafIn, PatchTensorIn, TensorIn, ZeroGradIn
 from ..session.quotas import bytes_ahead, check_bytes, over_budget, refuse_bytes
-from ..session.state import Session, bindings_bytes, grad_of
+from ..session.state import Session, accumulates, bindings_bytes, grad_of
 from ..settings import Settings
 from .steps import Executor
 
@@ -189,7 +189,7 @@ def zero_grad(session: Session, body: ZeroGradIn, bindings: Bindings | None = No
     """Zero (in place) or drop the grads of the named tensors, or of every leaf."""
     bindings = session.tensors if bindings is None else bindings
     if body.tensors is None:
-        targets = {n: t for n, t in bindings.items() if t.is_leaf and t.requires_grad}
+        targets = {n: t for n, t in bindings.items() if accumulates(t) and t.is_leaf}
     else:
         targets = {n: session.lookup(n, bindings) for n in body.tensors}
     done = []

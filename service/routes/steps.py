@@ -31,6 +31,7 @@ STEP_PROBLEMS = (
     "index_out_of_range",
     "not_leaf",
     "leaf_inplace",
+    "inplace_view",
 )
 BATCH_PROBLEMS = (
     *STEP_PROBLEMS,

@@ -139,7 +139,9 @@ async def get_tensor(call: CallDep, name: TensorNameDep) -> Response:
     "/tensors/{tensor}",
     operation_id="patchTensor",
     response_model=TensorOut,
-    responses=documented(*BODY, *TENSOR, "dtype_not_differentiable", "not_leaf", "no_grad_fn"),
+    responses=documented(
+        *BODY, *TENSOR, "dtype_not_differentiable", "not_leaf", "no_grad_fn", limits=(413,)
+    ),
 )
 async def patch_tensor(call: CallDep, name: TensorNameDep, body: PatchTensorIn) -> Response:
     """`requires_grad_(flag)` and/or `retain_grad()`."""
@@ -210,7 +212,7 @@ def _no_content(_: object) -> Response:
     "/zero_grad",
     operation_id="zeroGrad",
     response_model=ZeroGradOut,
-    responses=documented(*BODY, *TENSOR),
+    responses=documented(*BODY, *TENSOR, limits=(413,)),
 )
 async def zero_grad(
     session: SessionDep, settings: SettingsDep, body: Annotated[ZeroGradIn | None, Body()] = None

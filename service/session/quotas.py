@@ -11,7 +11,7 @@ from engine import Tensor
 
 from ..errors import LimitExceededError
 from ..settings import Settings
-from .state import Session, Transaction, bindings_bytes, grad_of
+from .state import Session, Transaction, accumulates, bindings_bytes, grad_of
 
 _HINTS = {
     "session": "delete tensors, grads or graphs (backward frees them) you no longer need",
@@ -100,6 +100,6 @@ def bytes_ahead(bindings: dict[str, Tensor]) -> int:
     """Bytes the first grads of the session's leaves could add: checked before backward."""
     extra = 0
     for t in bindings.values():
-        if t.requires_grad and (t.is_leaf or t.retains_grad) and grad_of(t) is None:
+        if accumulates(t) and grad_of(t) is None:
             extra += t._data.nbytes
     return extra

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from engine import Generator, Tensor
+from engine.errors import InplaceViewError
 from engine.function import Node
 
 from ..errors import (
@@ -31,8 +32,24 @@ from ..errors import (
 
 
 def grad_of(t: Tensor) -> Tensor | None:
-    """``t.grad`` without PyTorch's non-leaf warning (a non-leaf without retain_grad: None)."""
-    return t.grad if (t.grad_fn is None or t.retains_grad) else None
+    """``t.grad`` without PyTorch's non-leaf warning (a non-leaf without retain_grad: None;
+    a view whose history an in-place write made unusable, which PyTorch refuses to read:
+    None, so reading the session does not fail for it)."""
+    try:
+        leaf = t.grad_fn is None
+    except InplaceViewError:
+        return None
+    return t.grad if (leaf or t.retains_grad) else None
+
+
+def accumulates(t: Tensor) -> bool:
+    """Whether a backward accumulates into ``t.grad`` (a leaf, or retain_grad, that
+    requires grad); False for a view whose history an in-place write made unusable,
+    which PyTorch refuses to read, so one such name does not fail a whole session."""
+    try:
+        return t.requires_grad and (t.is_leaf or t.retains_grad)
+    except InplaceViewError:
+        return False
 
 
 def _buffer(arr: np.ndarray) -> np.ndarray:

@@ -511,3 +511,15 @@ def test_old_tutorial_data_idioms(session: Session) -> None:
     np.testing.assert_array_equal(x.grad.numpy(), [512.0, 512.0])
     x.grad.data.zero_()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+def test_a_typo_names_the_closest_op_or_attribute(session: Session) -> None:
+    x = session.tensor([1.0, 2.0], requires_grad=True, name="x")
+    with pytest.raises(AttributeError, match="no method 'sigmoud'; did you mean 'sigmoid'"):
+        x.sigmoud()
+    with pytest.raises(AttributeError, match="did you mean 'requires_grad'"):
+        x.requires_gard  # noqa: B018
+    with pytest.raises(AttributeError, match="no in-place method 'expp_'; did you mean 'exp_'"):
+        x.expp_()
+    with pytest.raises(AttributeError, match="no op 'sigmoud'; did you mean 'sigmoid'"):
+        session.sigmoud(x)

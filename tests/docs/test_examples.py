@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -198,3 +199,23 @@ def test_curl_script_prints_torch_gradients(script: Path, server: str, torch: An
             assert got == ref, label
         else:
             np.testing.assert_allclose(got, ref.detach().double().numpy(), rtol=1e-5, err_msg=label)
+
+
+def test_without_a_server_the_examples_say_what_to_do() -> None:
+    """A newcomer who forgot ``make serve``: a sentence, not a traceback or silence."""
+    with socket.socket() as sock:  # a port nothing listens on (bound, never listening)
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "B": url}
+        py = subprocess.run(
+            [sys.executable, str(TUTORIALS[0]), "--url", url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        sh = subprocess.run(
+            ["bash", str(CURL[0])], capture_output=True, text=True, timeout=60, env=env
+        )
+    assert py.returncode == 1 and "make serve" in py.stderr and "Traceback" not in py.stderr
+    assert sh.returncode != 0 and "curl: (7)" in sh.stderr, sh.stderr

@@ -35,9 +35,9 @@ def test_one_notebook_per_tutorial_and_current() -> None:
     for path, script in zip(PATHS, scripts):
         written = nbformat.read(path, as_version=4)
         fresh = build.notebook(script)
-        assert [c.source for c in written.cells] == [c.source for c in fresh.cells], (
-            f"{path.name} is stale: run python examples/notebooks/build.py"
-        )
+        assert [(c.id, c.source) for c in written.cells] == [
+            (c.id, c.source) for c in fresh.cells
+        ], f"{path.name} is stale: run python examples/notebooks/build.py"
         assert all(not c.get("outputs") for c in written.cells if c.cell_type == "code")
         assert "import torch" not in "".join(c.source for c in written.cells)
 

@@ -96,3 +96,16 @@ def test_committed_openapi_is_valid_openapi_3_1() -> None:
     from openapi_spec_validator import validate
 
     validate(json.loads(openapi_dump.DEFAULT_PATH.read_text(encoding="utf-8")))
+
+
+def test_every_route_with_a_body_declares_413() -> None:
+    """The body limit (GRADSERVE_MAX_BODY_BYTES, GRADSERVE_MAX_JSON_VALUES) answers 413
+    before any route runs, so a generated client must expect it wherever it sends a body."""
+    schema = json.loads(openapi_dump.render())
+    lacking = [
+        op["operationId"]
+        for item in schema["paths"].values()
+        for op in item.values()
+        if "requestBody" in op and "413" not in op["responses"]
+    ]
+    assert lacking == []
