@@ -222,7 +222,7 @@ def conj(t: Tensor) -> Tensor:
 
 def conj_array(x: Any) -> Any:
     """The numpy twin of ``conj`` (a real array or number passes as it is)."""
-    return np.conj(x) if getattr(x, "dtype", None) is not None and x.dtype.kind == "c" else x
+    return np.conj(x) if type(x) is np.ndarray and x.dtype.kind == "c" else x
 
 
 class RealBackward0(Function):

@@ -4,8 +4,12 @@ PyTorch's gradient convention for complex numbers (a tensor's ``.grad`` is
 derivative times two, so gradient descent moves ``z`` downhill): ``real``'s gradient
 is ``g`` itself, ``imag``'s is ``i g``, ``conj``'s the conjugate of ``g``.
 
-The engine's other ops stay real: these are what the spectral ops (``fft``) and their
-gradients need, and what a user needs to bring a complex result back to reals."""
+These are what the spectral ops (``fft``) and their gradients need, and what a user
+needs to bring a complex result back to reals; ``conj`` and ``real_part`` live in
+``primitives`` (product rules conjugate their saved operand). Other ops whose rules
+hold for complex tensors say so with ``complex_ok``: products (``mul``, ``div``,
+``matmul`` and its kin, ``solve``), ``abs``/``sgn``, rearrangements and shape ops, which
+is what ``linalg.eig``'s backward is made of; every other op stays real."""
 
 from __future__ import annotations
 
