@@ -338,3 +338,13 @@ def qr(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     k = min(m, n)
     q = m * m if arg(args, kwargs, 1, "mode") == "complete" else m * k
     return batch * (q + 2 * m * n)
+
+
+def eig(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """``linalg.eig(A)``: complex eigenvectors and eigenvalues (two elements' worth of
+    memory each) and numpy's working copy of A."""
+    dims = _matrix_dims(arg(args, kwargs, 0, "A"))
+    if dims is None:
+        return None
+    batch, m, n = dims
+    return batch * (2 * (n * n + n) + m * n)

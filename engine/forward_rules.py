@@ -21,7 +21,7 @@ from . import dual
 from .dual import FROM_BACKWARD, LINEAR, LIVE, MULTILINEAR, REDUCTION, SELF_ADJOINT, Level
 from .errors import BadArgumentsError, InternalVJPError
 from .function import Function, Node
-from .primitives import ViewBackward0, cast, expand, sum_to
+from .primitives import ViewBackward0, cast, conj, expand, real_part, sum_to
 from .tensor import Tensor
 
 # an edge placeholder: the input has a tangent (needs_input_grad reads True) but no
@@ -174,16 +174,19 @@ def _self_adjoint(
     cls: type[Function], node: Node, tangents: tuple[Tensor | None, ...], out: Tensor
 ) -> Tensor | None:
     """Each input's Jacobian is diagonal (elementwise, broadcast): J t = J^T t, the
-    backward rule applied to the tangent broadcast to the result."""
+    backward rule applied to the tangent broadcast to the result. For complex values
+    (a holomorphic op, f'(z) per element) the backward multiplies by conj(f'(z)), so
+    J t = conj(backward(conj(t))); non-holomorphic ops (abs, sgn) declare their own."""
     total: Tensor | None = None
     for i, tan in enumerate(tangents):
         if tan is None:
             continue
         g = expand(cast(tan, out._data.dtype), out._data.shape)
-        grads = cls.backward(node, g)
+        grads = cls.backward(node, conj(g))
         part = grads[i] if type(grads) is tuple else grads
         if part is None:
             continue
+        part = conj(part)
         total = part if total is None else total + part
     return total
 
@@ -228,7 +231,8 @@ def sum_against(grads: Any, tangents: tuple[Tensor | None, ...]) -> Tensor | Non
     for g, tan in zip(grads, tangents):
         if g is None or tan is None:
             continue
-        part = (sum_to(g, tan._data.shape) * cast(tan, g._data.dtype)).sum()
+        # the real inner product re(conj(g) t): the same as g t for real tensors
+        part = real_part(conj(sum_to(g, tan._data.shape)) * cast(tan, g._data.dtype)).sum()
         total = part if total is None else total + part
     return total
 

@@ -49,7 +49,8 @@ _new = object.__new__
 def no_complex_gradient(cls: type[Function]) -> None:
     """Refuse to record a complex result of an op whose backward is written for reals
     (a wrong gradient would pass silently): the engine's complex gradients are those of
-    the Functions marked ``complex_ok`` (spectral ops, parts, conjugation, casts, sums)."""
+    the Functions marked ``complex_ok`` (spectral ops, parts, conjugation, casts, sums,
+    products, ``solve``, ``abs``/``sgn``, rearrangements: see ``ops/complex_ops.py``)."""
     raise NotImplementedBackward(
         f"the derivative of {cls.name.split('Backward')[0]} is not implemented for complex "
         "tensors in this engine"

@@ -52,6 +52,8 @@ householder_product = OPS["linalg_householder_product"].fn
 ldl_factor = OPS["linalg_ldl_factor"].fn
 ldl_factor_ex = OPS["linalg_ldl_factor_ex"].fn
 ldl_solve = OPS["linalg_ldl_solve"].fn
+eig = OPS["linalg_eig"].fn  # torch.eig is the removed (pre-1.9) function
+eigvals = OPS["linalg_eigvals"].fn
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
@@ -103,4 +105,6 @@ __all__ = [
     "ldl_factor",
     "ldl_factor_ex",
     "ldl_solve",
+    "eig",
+    "eigvals",
 ]

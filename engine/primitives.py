@@ -65,6 +65,7 @@ class SumToSize(Function):
     """Reduce a broadcast gradient to an input's shape (PyTorch's ``sum_to_size``)."""
 
     name = "SumBackward1"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
@@ -82,6 +83,7 @@ class SumAll(Function):
     ``sum_to`` does for a 0-d target)."""
 
     name = "SumBackward0"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
@@ -99,6 +101,7 @@ class DivBackward1(Function):
     rules that divide by a count record (mean's, a mean-reduced loss's)."""
 
     name = "DivBackward1"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
@@ -117,6 +120,7 @@ class MulBackward1(Function):
     rules that scale by a constant record (pow's ``exponent * x.pow(exponent - 1)``)."""
 
     name = "MulBackward1"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
@@ -132,6 +136,7 @@ class MulBackward1(Function):
 
 class ExpandBackward0(Function):
     name = "ExpandBackward0"
+    complex_ok = True
     jvp = LINEAR
     is_view = True
 
@@ -193,6 +198,55 @@ class CloneBackward0(Function):
         return g
 
 
+class ConjBackward0(Function):
+    """The complex conjugate (a copy: the engine has no lazy conjugate bit)."""
+
+    name = "ConjBackward0"
+    complex_ok = True
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        return np.conj(a._data)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return ConjBackward0.apply(g)
+
+
+def conj(t: Tensor) -> Tensor:
+    """``t`` conjugated when complex, else ``t`` itself: what a backward rule applies to
+    a saved operand to be right for complex tensors too (``g * conj(b)`` for a product)."""
+    return ConjBackward0.apply(t) if t._data.dtype.kind == "c" else t
+
+
+def conj_array(x: Any) -> Any:
+    """The numpy twin of ``conj`` (a real array or number passes as it is)."""
+    return np.conj(x) if type(x) is np.ndarray and x.dtype.kind == "c" else x
+
+
+class RealBackward0(Function):
+    """The real part of a complex tensor; its gradient is ``g`` made complex."""
+
+    name = "RealBackward0"
+    complex_ok = True
+    jvp = LINEAR
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.in_dtype = a._data.dtype
+        return np.ascontiguousarray(a._data.real)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return cast(g, ctx.in_dtype)
+
+
+def real_part(a: Tensor) -> Tensor:
+    """The real part of a complex tensor; a real tensor itself."""
+    return RealBackward0.apply(a) if a._data.dtype.kind == "c" else a
+
+
 class ToCopyBackward0(Function):
     name = "ToCopyBackward0"
     complex_ok = True
@@ -216,6 +270,7 @@ class WhereBackward0(Function):
     ``where``, which has promoted them)."""
 
     name = "WhereBackward0"
+    complex_ok = True
     jvp = LINEAR
     broadcasts = True
 
@@ -262,6 +317,7 @@ class SelectBackward0(Function):
     """``x[i]`` along ``dim`` (``index`` already non-negative)."""
 
     name = "SelectBackward0"
+    complex_ok = True
     jvp = LINEAR
     is_view = True
 
@@ -281,6 +337,7 @@ class SelectBackwardBackward0(Function):
     """The adjoint of select: ``g`` placed at ``index`` in zeros."""
 
     name = "SelectBackwardBackward0"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod
@@ -302,6 +359,7 @@ class SliceBackward0(Function):
     """A slice along one dim, given as its NumPy key (see ``slice_key``)."""
 
     name = "SliceBackward0"
+    complex_ok = True
     jvp = LINEAR
     is_view = True
 
@@ -319,6 +377,7 @@ class SliceBackwardBackward0(Function):
     """The adjoint of slice: ``g`` placed in its window of zeros."""
 
     name = "SliceBackwardBackward0"
+    complex_ok = True
     jvp = LINEAR
 
     @staticmethod

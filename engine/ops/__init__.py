@@ -40,6 +40,7 @@ from . import windows
 from . import mathfns
 from . import linalg_solvers
 from . import linalg_spectral
+from . import linalg_eig
 from . import lu
 from . import resample_aten
 from . import pooling3d

@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite
 from ._util import UNSET, public_defaults
+from .arithmetic import SgnBackward0
 
 
 def _like(name: str) -> Any:
@@ -140,7 +141,10 @@ def negative(input: Tensor) -> Tensor:
 
 @register(samples=_like("sign"), inplace=True)
 def sgn(input: Tensor) -> Tensor:
-    """``sign`` (for real tensors ``sgn`` is ``sign``; PyTorch records its own node)."""
+    """``sign`` (for real tensors ``sgn`` is ``sign``; PyTorch records its own node),
+    ``z / |z|`` for complex ones."""
+    if isinstance(input, Tensor) and input._data.dtype.kind == "c":
+        return SgnBackward0.apply(input)
     return composite("SgnBackward0", OPS["sign"].fn, input)
 
 

@@ -13,7 +13,7 @@ from ..binding import Binding
 from ..dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError, NotImplementedBackward
 from ..function import Function
-from ..primitives import MulBackward1, WhereBackward0
+from ..primitives import MulBackward1, WhereBackward0, conj, conj_array, real_part
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -29,6 +29,11 @@ from .elementwise import KernelDtypeError, log
 def _data(v: Any) -> Any:
     """A saved operand's array (Python numbers were saved as they are)."""
     return v._data if type(v) is Tensor else v
+
+
+def _conj(v: Any) -> Any:
+    """A saved operand conjugated (a real tensor or a Python number as it is)."""
+    return conj(v) if type(v) is Tensor else v
 
 
 def _zeros_like(t: Tensor) -> Tensor:
@@ -187,6 +192,7 @@ class RsubBackward1(Function):
 
 class MulBackward0(Function):
     name = "MulBackward0"
+    complex_ok = True  # g times the other operand's conjugate
     jvp = SELF_ADJOINT
     broadcasts = True
 
@@ -205,7 +211,7 @@ class MulBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         b, a = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (g * b if need_a else None), (g * a if need_b else None)
+        return (g * _conj(b) if need_a else None), (g * _conj(a) if need_b else None)
 
     vjp_row = "per-op"  # the numpy twin below earns its place on this bench row
 
@@ -216,23 +222,24 @@ class MulBackward0(Function):
         if a is b and edge_a is not None:
             # x * x: both gradients go to x, so send their sum down one edge
             # (one product instead of two and an addition)
-            out = g * a._data
+            out = g * conj_array(a._data)
             out *= 2
             return out, None
         return (
-            g * _data(b) if edge_a is not None else None,
-            g * _data(a) if edge_b is not None else None,
+            g * conj_array(_data(b)) if edge_a is not None else None,
+            g * conj_array(_data(a)) if edge_b is not None else None,
         )
 
 
 class DivBackward0(Function):
     name = "DivBackward0"
+    complex_ok = True  # g over the conjugates (a holomorphic quotient)
     jvp = SELF_ADJOINT
     broadcasts = True
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        if dtype.kind != "f":
+        if dtype.kind not in "fc":
             dtype = dtypes.DEFAULT_FLOAT
         # PyTorch saves `self` only when `other` needs grad (the divisor always), and
         # unpacks (version-checks) `other` first
@@ -246,6 +253,7 @@ class DivBackward0(Function):
         need_a, need_b = ctx.needs_input_grad
         # PyTorch's div_tensor_other_backward: (a / b) / b, not a / (b * b), so an
         # infinite or tiny divisor gives what PyTorch gives, and records the same ops
+        b, a = _conj(b), _conj(a)  # the identity for real operands
         return (g / b if need_a else None), (-g * ((a / b) / b) if need_b else None)
 
 
@@ -359,7 +367,7 @@ class ReciprocalBackward0(Function):
 
 class AbsBackward0(Function):
     name = "AbsBackward0"
-    jvp = SELF_ADJOINT
+    complex_ok = True  # g sgn(z): the direction of steepest growth of |z|
 
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
@@ -370,6 +378,13 @@ class AbsBackward0(Function):
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
         return g * SgnBackward0.apply(a)  # PyTorch's grad * self.sgn()
+
+    @staticmethod
+    def jvp(ctx: Any, t: Tensor) -> Tensor:
+        """``re(conj(sgn z) t)`` (``t sgn(x)`` for a real input)."""
+        (a,) = ctx.saved_tensors
+        s = SgnBackward0.apply(a)
+        return real_part(conj(s) * t) if a._data.dtype.kind == "c" else t * s
 
 
 def _zero_grad_function(fn_name: str, np_fn: Any) -> type[Function]:
@@ -404,7 +419,42 @@ def _sign(x: np.ndarray) -> np.ndarray:
 
 
 SignBackward0 = _zero_grad_function("SignBackward0", _sign)
-SgnBackward0 = _zero_grad_function("SgnBackward0", _sign)  # abs's gradient uses sgn
+
+
+class SgnBackward0(Function):
+    """``z / |z|`` (0 at 0): the sign of a real tensor, whose gradient is zero; for a
+    complex one PyTorch's ``sgn_backward``, ``(g - re(g conj(s)) s) / |z|``."""
+
+    name = "SgnBackward0"
+    complex_ok = True
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor) -> np.ndarray:
+        ctx.complex = a._data.dtype.kind == "c"
+        if ctx.complex:  # a real sign's gradient reads nothing
+            ctx.save_for_backward(a)
+            ctx.save_result()
+        return _sign(a._data)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        if not ctx.complex:
+            return _zeros_like(g)
+        (a,) = ctx.saved_tensors
+        s, r = ctx.result, AbsBackward0.apply(a)
+        out = (g - real_part(g * conj(s)) * s) / r
+        return where(r == 0.0, 0.0, out)
+
+    @staticmethod
+    def jvp(ctx: Any, t: Tensor) -> Tensor:
+        """``(t - s re(conj(s) t)) / |z|`` (zero for a real input)."""
+        if not ctx.complex:
+            return _zeros_like(t)
+        (a,) = ctx.saved_tensors
+        s, r = ctx.result, AbsBackward0.apply(a)
+        return where(r == 0.0, 0.0, (t - s * real_part(conj(s) * t)) / r)
+
+
 FloorBackward0 = _zero_grad_function("FloorBackward0", np.floor)
 CeilBackward0 = _zero_grad_function("CeilBackward0", np.ceil)
 RoundBackward0 = _zero_grad_function("RoundBackward0", np.round)

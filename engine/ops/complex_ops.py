@@ -4,8 +4,12 @@ PyTorch's gradient convention for complex numbers (a tensor's ``.grad`` is
 derivative times two, so gradient descent moves ``z`` downhill): ``real``'s gradient
 is ``g`` itself, ``imag``'s is ``i g``, ``conj``'s the conjugate of ``g``.
 
-The engine's other ops stay real: these are what the spectral ops (``fft``) and their
-gradients need, and what a user needs to bring a complex result back to reals."""
+These are what the spectral ops (``fft``) and their gradients need, and what a user
+needs to bring a complex result back to reals; ``conj`` and ``real_part`` live in
+``primitives`` (product rules conjugate their saved operand). Other ops whose rules
+hold for complex tensors say so with ``complex_ok``: products (``mul``, ``div``,
+``matmul`` and its kin, ``solve``), ``abs``/``sgn``, rearrangements and shape ops, which
+is what ``linalg.eig``'s backward is made of; every other op stays real."""
 
 from __future__ import annotations
 
@@ -17,45 +21,14 @@ from .. import dtypes
 from ..dual import LINEAR
 from ..errors import BadArgumentsError
 from ..function import Function
-from ..primitives import cast
+from ..primitives import ConjBackward0 as ConjBackward0
+from ..primitives import RealBackward0, cast, conj
+from ..primitives import real_part as real_part
 from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite, named
 from ._util import as_tensor
-
-
-class ConjBackward0(Function):
-    """The complex conjugate (a copy: the engine has no lazy conjugate bit)."""
-
-    name = "ConjBackward0"
-    complex_ok = True
-    jvp = LINEAR
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        return np.conj(a._data)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return ConjBackward0.apply(g)
-
-
-class RealBackward0(Function):
-    """The real part of a complex tensor; its gradient is ``g`` made complex."""
-
-    name = "RealBackward0"
-    complex_ok = True
-    jvp = LINEAR
-
-    @staticmethod
-    def forward(ctx: Any, a: Tensor) -> np.ndarray:
-        ctx.in_dtype = a._data.dtype
-        return np.ascontiguousarray(a._data.real)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Tensor:
-        return cast(g, ctx.in_dtype)
 
 
 class ImagBackward0(Function):
@@ -144,14 +117,7 @@ class ViewAsComplexBackward0(Function):
         return ViewAsRealBackward0.apply(g)
 
 
-def conjugate(a: Tensor) -> Tensor:
-    """``a`` conjugated: a complex tensor's conjugate, a real tensor itself."""
-    return ConjBackward0.apply(a) if a._data.dtype.kind == "c" else a
-
-
-def real_part(a: Tensor) -> Tensor:
-    """The real part of a complex tensor; a real tensor itself."""
-    return RealBackward0.apply(a) if a._data.dtype.kind == "c" else a
+conjugate = conj  # ``a`` conjugated: a complex tensor's conjugate, a real tensor itself
 
 
 def _complex_samples(rng: np.random.Generator) -> list[Any]:

@@ -28,6 +28,7 @@ from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..function import Function
 from ..grad_mode import _enabled
+from ..primitives import conj
 from ..registry import Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -53,12 +54,15 @@ class LinAlgError(BadArgumentsError):
 _TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float16": "Half"}
 
 
-def _matrix(a: Any, op: str, square: bool = True) -> Tensor:
-    """A floating tensor of (batches of) matrices, with PyTorch's checks and messages."""
+def _matrix(a: Any, op: str, square: bool = True, complex_ok: bool = False) -> Tensor:
+    """A floating tensor of (batches of) matrices, with PyTorch's checks and messages
+    (complex too where the op's rules are written for it)."""
     t = as_tensor(a)
     if t.ndim < 2:
         raise BadArgumentsError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    if not dtypes.is_floating(t._data.dtype) or t._data.dtype == np.float16:
+    if complex_ok and t._data.dtype.kind == "c":
+        pass
+    elif not dtypes.is_floating(t._data.dtype) or t._data.dtype == np.float16:
         name = _TYPE.get(dtypes.torch_name(t._data.dtype), str(t._data.dtype))
         raise DtypeMismatchError(
             f"{op}: Expected a floating point or complex tensor as input. Got {name}"
@@ -314,6 +318,7 @@ class LinalgSolveExBackward0(Function):
     """``X = A^{-1} B``; B is a (batch of) vector(s) when PyTorch reads it so."""
 
     name = "LinalgSolveExBackward0"
+    complex_ok = True  # through A^H and X^H
     jvp = FROM_BACKWARD
     broadcasts = True
 
@@ -337,9 +342,9 @@ class LinalgSolveExBackward0(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         (a,) = ctx.saved_tensors
-        x = ctx.result
+        x = conj(ctx.result)
         need_a, need_b = ctx.needs_input_grad
-        gb = solve(_mT(a), g, left=ctx.left)
+        gb = solve(conj(_mT(a)), g, left=ctx.left)
         ga = None
         if need_a and not ctx.left:  # X = B A^{-1}: gA = -X^T gB
             ga = -_mm(_mT(x), gb)
@@ -364,7 +369,7 @@ def _solve_samples(rng: np.random.Generator) -> list[Any]:
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """``X`` with ``A @ X = B`` (``X @ A = B`` when not ``left``); batched, and ``B`` may
     be a vector or a batch of vectors."""
-    a = _matrix(A, "linalg.solve")
+    a = _matrix(A, "linalg.solve", complex_ok=True)
     b = as_tensor(B)
     if b._data.dtype != a._data.dtype:
         raise DtypeMismatchError(

@@ -22,6 +22,7 @@ from .. import dtypes, estimates
 from ..dual import LINEAR, MULTILINEAR
 from ..errors import DtypeMismatchError, ShapeMismatchError
 from ..function import Function
+from ..primitives import conj, conj_array
 from ..registry import register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -102,6 +103,7 @@ def _check_bmm(b1: int, m1: int, b2: int, m2: int, dt1: np.dtype, dt2: np.dtype)
 
 class TBackward0(Function):
     name = "TBackward0"
+    complex_ok = True
     jvp = LINEAR
     is_view = True
 
@@ -116,6 +118,7 @@ class TBackward0(Function):
 
 class TransposeBackward0(Function):
     name = "TransposeBackward0"
+    complex_ok = True
     jvp = LINEAR
     is_view = True
 
@@ -178,6 +181,12 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 # -- products with a fixed shape: dot, mv, mm, bmm --------------------------------------------
 
 
+def _conj(saved: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Saved operands conjugated (None and real tensors as they are): a product's
+    gradient reads the other operand's conjugate, PyTorch's rule for complex tensors."""
+    return tuple(None if t is None else conj(t) for t in saved)
+
+
 def _save_crossed(ctx: Any, a: Tensor, b: Tensor) -> None:
     """Save each operand of a product only when the other needs a gradient (its own
     gradient never reads it), as PyTorch does: an in-place edit of an unsaved operand
@@ -188,6 +197,7 @@ def _save_crossed(ctx: Any, a: Tensor, b: Tensor) -> None:
 
 class DotBackward0(Function):
     name = "DotBackward0"
+    complex_ok = True  # each gradient reads the other operand conjugated
     jvp = MULTILINEAR  # a product: bilinear in its operands
 
     @staticmethod
@@ -197,13 +207,14 @@ class DotBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        a, b = _conj(ctx.saved_tensors)
         need_a, need_b = ctx.needs_input_grad
         return (g * b if need_a else None), (g * a if need_b else None)
 
 
 class MvBackward0(Function):
     name = "MvBackward0"
+    complex_ok = True
     jvp = MULTILINEAR  # a product: bilinear in its operands
 
     @staticmethod
@@ -213,7 +224,7 @@ class MvBackward0(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, v = ctx.saved_tensors
+        a, v = _conj(ctx.saved_tensors)
         need_a, need_v = ctx.needs_input_grad
         return (
             _outer(g, v) if need_a else None,
@@ -225,6 +236,7 @@ class MmBackward0(Function):
     """``a @ b`` for matrices; BmmBackward0 is the same rule over a batch dimension."""
 
     name = "MmBackward0"
+    complex_ok = True
     jvp = MULTILINEAR  # a product: bilinear in its operands
     ctx_fields = ("shapes",)
 
@@ -244,7 +256,7 @@ class MmBackward0(Function):
 
     @classmethod
     def backward(cls, ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:  # type: ignore[override]
-        a, b = ctx.saved_tensors
+        a, b = _conj(ctx.saved_tensors)
         need_a, need_b = ctx.needs_input_grad
         return (
             cls.apply(g, cls.transpose(b)) if need_a else None,
@@ -258,8 +270,8 @@ class MmBackward0(Function):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (
-            np.matmul(g, cls.transpose_array(b._data)) if need_a else None,
-            np.matmul(cls.transpose_array(a._data), g) if need_b else None,
+            np.matmul(g, cls.transpose_array(conj_array(b._data))) if need_a else None,
+            np.matmul(cls.transpose_array(conj_array(a._data)), g) if need_b else None,
         )
 
 
@@ -284,6 +296,7 @@ class _MatmulBackward(Function):
     summed back to broadcast operands by the backward loop."""
 
     name = "UnsafeViewBackward0"
+    complex_ok = True
     jvp = MULTILINEAR  # a product: bilinear in its operands
     broadcasts = True
 
@@ -295,7 +308,7 @@ class _MatmulBackward(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_tensors
+        a, b = _conj(ctx.saved_tensors)
         need_a, need_b = ctx.needs_input_grad
         (sa, sb), sg = ctx.shapes, g._data.shape
         ga = gb = None

@@ -45,8 +45,14 @@ def put_add(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndar
     flat = index.reshape(-1)
     if flat.size == 0:
         return np.zeros(shape, g.dtype)
+    w = g.reshape(-1)
     with np.errstate(all="ignore"):
-        out = np.bincount(flat, weights=g.reshape(-1).astype(np.float64), minlength=n)
+        if g.dtype.kind == "c":  # bincount weighs by reals: each part on its own
+            out = np.bincount(flat, weights=w.real.astype(np.float64), minlength=n) + 1j * (
+                np.bincount(flat, weights=w.imag.astype(np.float64), minlength=n)
+            )
+        else:
+            out = np.bincount(flat, weights=w.astype(np.float64), minlength=n)
     return out.astype(g.dtype, copy=False).reshape(shape)
 
 
@@ -61,6 +67,7 @@ class Gather(Function):
     backward without ``retain_graph`` fails, as in PyTorch)."""
 
     name = "TakeBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
     saves: ClassVar[bool] = True
 
@@ -84,6 +91,7 @@ class Put(Function):
     """The adjoint of ``Gather``: the gradient added back at its flat positions."""
 
     name = "PutBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
 
     @staticmethod
@@ -111,6 +119,7 @@ class ViewGather(Function):
     the gradient puts ``g`` back at ``take(arange)``."""
 
     name = "ViewGather"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
     is_view = True
     take: ClassVar[Callable[..., np.ndarray]]
@@ -559,6 +568,7 @@ class DiagEmbedBackward0(Function):
     """The adjoint of diagonal: the input written on a diagonal of zeros."""
 
     name = "DiagEmbedBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
 
     @staticmethod

@@ -172,6 +172,7 @@ class SqueezeBackward0(Function):
     """``squeeze()``: every size-1 dimension."""
 
     name = "SqueezeBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
     is_view = True
 
@@ -229,6 +230,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
 
 class UnsqueezeBackward0(Function):
     name = "UnsqueezeBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
     is_view = True
 
@@ -259,6 +261,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 class PermuteBackward0(Function):
     name = "PermuteBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
     is_view = True
 
@@ -463,6 +466,7 @@ def _narrow(g: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 class CatBackward0(Function):
     name = "CatBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
 
     @staticmethod
@@ -538,6 +542,7 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
 
 class StackBackward0(Function):
     name = "StackBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
 
     @staticmethod
@@ -583,6 +588,7 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
 
 class SplitBackward0(Function):
     name = "SplitBackward0"
+    complex_ok = True  # a rearrangement: the same for complex values
     jvp = LINEAR
     is_view = True
 

@@ -274,7 +274,10 @@ class Executor:
             spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
             hint = None if spec is None else f"signature: {spec.name}{spec.signature}"
             raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
-        for t in (result,) if type(result) is Tensor else result if type(result) is tuple else ():
+        # a named tuple (eig's, svd's) is a tuple too: each of its tensors is checked
+        for t in (
+            (result,) if type(result) is Tensor else result if isinstance(result, tuple) else ()
+        ):
             if isinstance(t, Tensor):
                 if t._data.dtype.kind == "c":
                     raise BadArgumentsError(
