@@ -355,7 +355,7 @@ class ReciprocalBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.save_result()
-        x = a._data if dtypes.is_floating(a.dtype) else a._data.astype(dtypes.DEFAULT_FLOAT)
+        x = a._data if a._data.dtype.kind in "fc" else a._data.astype(dtypes.DEFAULT_FLOAT)
         with np.errstate(divide="ignore"):
             return np.reciprocal(x)
 

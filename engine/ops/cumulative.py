@@ -66,7 +66,8 @@ class CumsumBackward0(Function):
 def _cum_dtype(a: Tensor, dtype: Any) -> np.dtype:
     if dtype is not None:
         return dtypes.to_dtype(dtype)
-    return a._data.dtype if dtypes.is_floating(a._data.dtype) else dtypes.int64
+    # integers and bool accumulate in int64; floating and complex keep their dtype
+    return a._data.dtype if a._data.dtype.kind in "fc" else dtypes.int64
 
 
 def _cum_samples(rng: np.random.Generator) -> list[Any]:

@@ -33,8 +33,14 @@ from ._util import arr, as_tensor, broadcast_shape, cast, operands
 
 
 def _float(a: Tensor) -> np.ndarray:
-    """Integer inputs to unary float functions compute in the default float dtype."""
-    return a._data if dtypes.is_floating(a._data.dtype) else a._data.astype(dtypes.DEFAULT_FLOAT)
+    """Integer inputs to unary float functions compute in the default float dtype; a
+    complex input is refused (casting it would drop its imaginary part silently)."""
+    dt = a._data.dtype
+    if dt.kind == "c":
+        raise KernelDtypeError(
+            f"this function is not implemented for '{dtypes.type_name(dt)}' in this engine"
+        )
+    return a._data if dtypes.is_floating(dt) else a._data.astype(dtypes.DEFAULT_FLOAT)
 
 
 def _floating_only(a: Tensor, kernel: str) -> np.ndarray:

@@ -108,7 +108,8 @@ def expand_back(
 
 
 def _sum_dtype(dt: np.dtype) -> np.dtype:
-    return dt if dtypes.is_floating(dt) else dtypes.int64
+    """Integers and bool sum to int64; floating and complex keep their dtype."""
+    return dt if dt.kind in "fc" else dtypes.int64
 
 
 def _dims(dim: Any, ndim: int) -> tuple[int, ...]:

@@ -92,3 +92,33 @@ def test_complex_gradient_dtype_must_match_the_output() -> None:
     z = engine.fft.fft(engine.tensor(np.ones(4), requires_grad=True))
     with pytest.raises(engine.EngineError, match="both grad_output and output"):
         engine.backward(z, engine.tensor(np.ones(4)))
+
+
+_COMPLEX_VALUES = np.array([1 + 2j, -0.5 + 0.1j, 3 - 1j], np.complex64)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, t: m.sum(t),
+        lambda m, t: m.prod(t),
+        lambda m, t: m.cumsum(t, 0),
+        lambda m, t: m.cumprod(t, 0),
+        lambda m, t: m.reciprocal(t),
+        lambda m, t: m.trapezoid(t),
+    ],
+    ids=["sum", "prod", "cumsum", "cumprod", "reciprocal", "trapezoid"],
+)
+def test_complex_values_of_ops_that_keep_them_match_torch(call: Any, torch: Any) -> None:
+    """These ops compute complex inputs in their own dtype (a cast to int64 or float
+    dropped the imaginary part silently)."""
+    ours = call(engine, engine.tensor(_COMPLEX_VALUES))
+    theirs = call(torch, torch.tensor(_COMPLEX_VALUES))
+    assert ours.dtype == np.complex64
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "sqrt", "sigmoid", "rsqrt", "erf"])
+def test_unary_functions_refuse_complex_rather_than_drop_the_imaginary_part(name: str) -> None:
+    with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
+        getattr(engine, name)(engine.tensor(_COMPLEX_VALUES))
