@@ -14,7 +14,7 @@ of the bindings, so the derivative routes change nothing in the session.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -55,9 +55,6 @@ class Program:
     stored: dict[str, Any]  # the body as journaled and shown (JSON-native)
     nbytes: int  # what it counts toward the session's memory
     instrs: tuple[plan.Instr, ...] = ()  # the items as a run calls them
-    # seconds one iteration took when last run (None before the first): a measured fact
-    # of the program on this session's data, so a light one runs on the event loop
-    last_seconds: list[float | None] = field(default_factory=lambda: [None])
 
     def summary(self) -> dict[str, Any]:
         """A ``ProgramOut``."""

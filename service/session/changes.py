@@ -255,34 +255,13 @@ def _run(s: Session, settings: Settings, p: Iterations, replay: bool) -> Ran:
         except (ServiceError, EngineError) as exc:
             return Ran(k, exc, on_loop)
         except offload.Heavy:
-            program.last_seconds[0] = None  # it outgrew the loop: weighed again
             if k == 0:
                 raise  # rolled back: offload runs the chunk again in a worker thread
             return Ran(k, None, False)  # rolled back: the next chunks run off the loop
         now = clock()
-        program.last_seconds[0] = (now - start) / (k + 1)
         if now + (now - start) / (k + 1) > until:  # the next one would end past it
             return Ran(k + 1, None, on_loop)
     return Ran(p.n, None, on_loop)
-
-
-# an iteration measured faster than this (when last run) runs on the event loop, however
-# many elements it reads: a thread hop per request would cost a fair part of it, and the
-# loop is guarded as for any inline work (past offload.INLINE_SECONDS it is rolled back and
-# run again in a worker thread)
-LIGHT_SECONDS = 0.01
-
-
-def _run_weight(s: Session, p: Iterations) -> int:
-    """One iteration's weight: 1 (light: inline, unless every work is offloaded) when it
-    was measured light when last run, else what its steps read."""
-    if p.heavy:
-        return HEAVY
-    program = compiled.lookup(s, p.name)
-    seconds = program.last_seconds[0]
-    if seconds is not None and seconds < LIGHT_SECONDS:
-        return 1
-    return steps_weight(s, program.items)
 
 
 PROGRAM: Verb[StoreProgram, tuple[compiled.Program, bool]] = Verb(
@@ -303,7 +282,7 @@ RUN: Verb[Iterations, Ran] = Verb(
     lambda p, ran: {"name": p.name, "n": ran.done},
     lambda head, _: Iterations(head["name"], int(head["n"])),
     # one iteration's: each runs inline or in a thread as its own weight says
-    _run_weight,
+    lambda s, p: HEAVY if p.heavy else steps_weight(s, compiled.lookup(s, p.name).items),
     lambda ran: ran.done > 0,
 )
 
