@@ -1122,6 +1122,8 @@ PROFILED = (
     "/ops step",
     "/batch 100",
     "/batch train",
+    "program run",
+    "program x50",
     "upload b64",
 )  # the cases --profile looks into
 

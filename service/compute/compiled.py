@@ -35,7 +35,7 @@ from ..schemas.programs import ProgramIn
 from ..session.quotas import refuse_bytes
 from ..session.state import Session, grad_of
 from ..settings import Settings
-from . import expr, programs, verbs
+from . import expr, plan, programs, verbs
 from .steps import Executor, arity_error, draws, parse_expr
 
 UNLIMITED_EXPR = 1 << 30  # replay: the record passed the length limit when it was stored
@@ -54,6 +54,7 @@ class Program:
     pure: bool
     stored: dict[str, Any]  # the body as journaled and shown (JSON-native)
     nbytes: int  # what it counts toward the session's memory
+    instrs: tuple[plan.Instr, ...] = ()  # the items as a run calls them
 
     def summary(self) -> dict[str, Any]:
         """A ``ProgramOut``."""
@@ -88,7 +89,8 @@ def compile_program(
         verbs.check_fetch(key)
     nbytes = len(orjson.dumps(stored)) + 64 * len(body.steps)
     return Program(name, tuple(body.steps), trees, tuple(body.fetch), tuple(reads),
-                   tuple(binds), pure, stored, nbytes)  # fmt: skip
+                   tuple(binds), pure, stored, nbytes,
+                   plan.plan(body.steps, trees))  # fmt: skip
 
 
 def compile_stored(name: str, stored: dict[str, Any]) -> Program:
@@ -227,7 +229,15 @@ def run_iteration(
     session: Session, program: Program, settings: Settings, *, replay: bool = False
 ) -> None:
     """One iteration, all or nothing (a failing item's index in ``step``)."""
-    programs.run_program(session, program.items, settings, (), replay=replay, trees=program.trees)
+    programs.run_program(
+        session,
+        program.items,
+        settings,
+        (),
+        replay=replay,
+        trees=program.trees,
+        instrs=program.instrs,
+    )
 
 
 def fetch_values(

@@ -18,11 +18,11 @@ from engine.errors import EngineError
 from engine.function import clock
 
 from ..errors import ServiceError
-from ..schemas import BackwardStepIn, GradStepIn, SeedStepIn, ZeroGradStepIn
+from ..schemas import BackwardStepIn, GradStepIn, ZeroGradStepIn
 from ..session.quotas import bytes_after_steps, refuse_bytes
 from ..session.state import Session, Transaction, bindings_bytes, grad_of
 from ..settings import Settings
-from . import expr, verbs
+from . import expr, plan, verbs
 from .steps import Executor
 
 Item = Any  # a StepIn or one of the verb items (schemas.BatchItem)
@@ -47,11 +47,15 @@ def run_program(
     *,
     replay: bool = False,
     trees: Mapping[int, expr.Node] | None = None,
+    instrs: Sequence[plan.Instr] | None = None,
 ) -> ProgramResult:
     """Items in order, all or nothing; the fetched values are read after the last one.
 
     ``replay``: a journal's record, acknowledged before, so the size limits and byte
-    quotas it passed then are not checked again (the session's bytes are recounted)."""
+    quotas it passed then are not checked again (the session's bytes are recounted).
+    ``instrs``: the items as a stored program's ``plan`` resolved them."""
+    if instrs is None:
+        instrs = plan.plan(items)
     wanted = [verbs.check_fetch(key) for key in fetch]
     txn = Transaction(session)
     since = next(clock)  # graph nodes made from here on are this request's
@@ -60,29 +64,34 @@ def run_program(
     verb_ran = False
     freeing = False  # a backward that frees its graph ran: later backward calls are lighter
     try:
-        for i, item in enumerate(items):
+        for i, instr in enumerate(instrs):
+            item, kind = instr.item, instr.kind
             try:
-                if isinstance(item, SeedStepIn):
-                    ex.seed(item.args[0])
-                    names: list[str] = []
-                elif isinstance(item, BackwardStepIn | GradStepIn | ZeroGradStepIn):
+                if kind == plan.PLAIN:
+                    if instr.fn is None:
+                        ran = ex.run_plain(item, item.plain)
+                    else:
+                        ran = ex.run_resolved(item, item.plain, instr.fn, instr.may_grow)
+                    names = ex.run_step(item, txn) if ran is None else ran
+                elif kind == plan.STEP:
+                    names = ex.run_step(item, txn, instr.fn)
+                elif kind == plan.VERB:
                     # before the first verb, the steps' bound holds (grads come after it)
                     held = None if verb_ran else ex.upper_bound()
                     verb_ran = True
                     names, freed = _run_verb(session, settings, txn, item, held)
                     freeing = freeing or freed
                 else:
-                    plain = item.plain
-                    ran = None if plain is None else ex.run_plain(item, plain)
-                    names = ex.run_step(item, txn) if ran is None else ran
+                    ex.seed(item.args[0])
+                    names = []
                 for name in names:
                     bound[name] = None
             except ServiceError as exc:
-                if len(items) > 1:
+                if len(instrs) > 1:
                     exc.extra.setdefault("step", i)
                 raise
             except EngineError as exc:
-                if len(items) > 1:
+                if len(instrs) > 1:
                     exc.context.setdefault("step", i)
                 raise
         values: dict[str, Tensor | None] | None = None

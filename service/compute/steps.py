@@ -136,6 +136,15 @@ class Executor:
             self.before_writes(spec.signature, spec.writes, args, kwargs)
         return self.invoke(op, spec.fn, args, kwargs)
 
+    def call_known(self, op: str, spec: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``call`` for a call whose form was checked when its program was compiled
+        (``plan``: the op known, of this form and arity, neither drawing nor writing its
+        arguments): what depends on the values only."""
+        if spec.binding is not None:
+            args, kwargs = numbers_as_tensors(spec.signature, spec.binding, args, kwargs)
+        self.check_estimate(op, args, kwargs)
+        return self.invoke(op, spec.fn, args, kwargs)
+
     def before_writes(
         self,
         signature: inspect.Signature,
@@ -320,7 +329,13 @@ class Executor:
         checked = _plain_op(step.op, len(plain.args), len(plain.names))
         if checked is None:
             return None
-        fn, may_grow = checked
+        return self.run_resolved(step, plain, *checked)
+
+    def run_resolved(
+        self, step: StepIn, plain: PlainCall, fn: Callable[..., Any], may_grow: bool
+    ) -> list[str] | None:
+        """``run_plain`` with the op's function and estimate need resolved (``plan``)."""
+        assert step.op is not None and type(step.out) is str
         bound = self.bindings
         args: list[Any] = list(plain.args)
         for i in plain.names:
@@ -336,13 +351,21 @@ class Executor:
         bound[step.out] = result
         return [step.out]
 
-    def run_step(self, step: StepIn, txn: Transaction) -> list[str]:
-        """Run one step against ``txn``'s bindings; returns the names it bound."""
+    def run_step(
+        self, step: StepIn, txn: Transaction, compiled: Callable[..., Any] | None = None
+    ) -> list[str]:
+        """Run one step against ``txn``'s bindings; returns the names it bound.
+        ``compiled``: the step's expression as ``plan`` compiled it."""
+        if compiled is not None:
+            env = _Env(self)
+            compute: Callable[[], Any] = lambda: compiled(self, env)  # noqa: E731
+        else:
+            compute = lambda: self.compute(step)  # noqa: E731
         if step.assign:
             assert isinstance(step.out, str)
             target = self.lookup(step.out)
             with no_grad():
-                result = as_tensor(self.compute(step))
+                result = as_tensor(compute())
                 if (
                     result.shape != target.shape
                     and np.broadcast_shapes(result.shape, target.shape) != target.shape
@@ -357,9 +380,9 @@ class Executor:
             return [step.out]
         if step.no_grad:
             with no_grad():
-                result = self.compute(step)
+                result = compute()
         else:
-            result = self.compute(step)
+            result = compute()
         return self.bind(step, result)
 
     def bind(self, step: StepIn, result: Any) -> list[str]:

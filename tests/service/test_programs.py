@@ -238,3 +238,45 @@ def test_deadline_applies_per_iteration() -> None:
         assert body["iteration"] == 0
         app.state.settings = make_settings()
         assert snapshot(c, "one") == before
+
+
+COMPILED_FORMS = [
+    {"out": "a", "expr": "2 - X * w.sum()"},  # reflected sub (rsub), a call inside
+    {"out": "b", "expr": "2 / (X + 1)"},  # reflected div: reciprocal then mul
+    {"out": "c", "expr": "1 < X.mean(dim=1, keepdim=True)"},  # mirrored, method with keywords
+    {"out": "d", "expr": "(X > 1) & (X < 5)"},  # logical operator: the general path
+    {"out": "e", "expr": "X[1] * 3 + relu(Y - 2)"},  # indexing: the general path
+    {"out": "f", "expr": "w.data ** 2 + w.grad"},  # .data, .grad
+    {"out": "g", "op": "mul", "args": ["X", 0.5]},  # a plain op step
+    {"out": "w", "expr": "w - 0.1 * w.grad", "assign": True},
+]
+
+
+def test_compiled_forms_equal_batches(client: SyncClient) -> None:
+    """Each form an expression compiles to (or falls back from) gives what the same items
+    give as a /batch, which parses and dispatches them per request."""
+    regression_session(client, "one")
+    regression_session(client, "many")
+    seed = [{"out": "loss", "expr": "((X @ w - Y) ** 2).mean()"},
+            {"backward": {"tensors": "loss"}}]  # fmt: skip
+    names = [s["out"] for s in COMPILED_FORMS]
+    assert client.put(f"{P}/p", json={"steps": [*seed, *COMPILED_FORMS]}).status_code == 201
+    r = client.post(f"{P}/p/run", json={"repeat": 2, "fetch": names})
+    assert r.status_code == 200, r.text
+    for _ in range(2):
+        b = client.post("/v1/sessions/many/batch?values=true",
+                        json={"steps": [*seed, *COMPILED_FORMS], "fetch": names})  # fmt: skip
+        assert b.status_code == 200, b.text
+    assert r.json()["values"] == b.json()["values"]
+
+
+def test_compiled_errors_name_step_and_position(one: SyncClient) -> None:
+    """A missing tensor in a compiled expression: 404 with its step and position, and
+    the iteration rolled back."""
+    one.put(f"{P}/p", json={"steps": [{"out": "w", "expr": "w + 1", "assign": True},
+                                      {"out": "z", "expr": "X * 2 + nosuch"}]})  # fmt: skip
+    before = snapshot(one, "one")
+    body = assert_problem(one.post(f"{P}/p/run", json={"repeat": 3}), 404, "tensor_not_found")
+    assert body["iteration"] == 0 and body["step"] == 1
+    assert body["position"] == {"line": 1, "col": 9}
+    assert snapshot(one, "one") == before
