@@ -501,8 +501,9 @@ def _histogramdd_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int 
     is 2⁴⁰ bins."""
     x: Any = args[0] if args else kwargs.get("input")
     bins = kwargs.get("bins", args[1] if len(args) > 1 else 10)
-    if isinstance(bins, int) and not isinstance(bins, bool) and getattr(x, "shape", ()):
-        bins = [bins] * int(x.shape[-1])
+    shape = tuple(getattr(x, "shape", ()))
+    if isinstance(bins, int) and not isinstance(bins, bool) and shape:
+        bins = [bins] * int(shape[-1])
     return _edges_estimate((x, bins), {})
 
 
