@@ -348,3 +348,25 @@ def eig(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
         return None
     batch, m, n = dims
     return batch * (2 * (n * n + n) + m * n)
+
+
+# -- work: multiply-adds of one numpy call that nothing interrupts ------------------------
+
+
+def cubic(factor: float) -> Callable[[tuple[Any, ...], dict[str, Any]], int | None]:
+    """A LAPACK factorization of the first matrix argument (batch x m x n): ``factor``
+    x batch x m x n x min(m, n) multiply-adds (``factor``: its time measured against a
+    matmul of the same size), and a second matrix argument (``solve``'s B) costs its
+    columns x m x n more."""
+
+    def work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+        mats = [t for t in tensors_in(list(args) + list(kwargs.values())) if len(t.shape) >= 2]
+        if not mats:
+            return None
+        batch, m, n = _matrix_dims(mats[0]) or (1, 1, 1)
+        total = factor * batch * m * n * min(m, n)
+        if len(mats) > 1:
+            total += math.prod(mats[1].shape) * max(m, n)
+        return int(total)
+
+    return work

@@ -1,8 +1,8 @@
 """Stopping long work between ops: a caller sets a check (``checking(fn)``) that the
-engine calls at each op boundary of a backward pass, and the check raises to stop
-the work there. Context-local like grad mode, so concurrent callers (a server's
-requests, each with its own deadline) never see each other's check; the engine
-knows nothing of why a caller stops."""
+engine calls at each op boundary (every op a forward, a composite's loop or a backward
+pass runs), and the check raises to stop the work there. Context-local like grad
+mode, so concurrent callers (a server's requests, each with its own deadline) never
+see each other's check; the engine knows nothing of why a caller stops."""
 
 from __future__ import annotations
 

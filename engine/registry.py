@@ -108,6 +108,9 @@ class OpSpec:
     reflected: tuple[str, ...] = ()  # dunders bound with self second (``2 ** x``)
     results: int | Results = 1  # results per call (a rule when arguments decide)
     estimate: EstimateFn | None = None  # size estimate before allocation
+    # multiply-adds estimated before it runs, for an op whose one numpy call may outlast
+    # a deadline (LAPACK's cubic factorizations): nothing can stop it once called
+    work: EstimateFn | None = None
     # arguments the call writes in place besides its result (batch_norm's running stats):
     # a caller that must undo a failed call saves them first
     writes: tuple[str, ...] = ()
@@ -170,6 +173,7 @@ def register(
     reflected: tuple[str, ...] = (),
     results: int | Results = 1,
     estimate: EstimateFn | None = None,
+    work: EstimateFn | None = None,
     writes: tuple[str, ...] = (),
     numpy_names: bool = True,
     sizes_one_by_one: bool = True,
@@ -181,7 +185,8 @@ def register(
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
     ``fn(self, other)`` and ``reflected`` ones called as ``fn(other, self)``; an in-place
     dunder such as ``__iadd__`` binds the in-place method), how many ``results`` it makes,
-    how its result size is ``estimate``d before allocation, which arguments it ``writes``
+    how its result size is ``estimate``d before allocation (and its ``work``, for an op
+    one numpy call of which may outlast a deadline), which arguments it ``writes``
     in place besides its result, whether PyTorch's argument parser gives it
     ``numpy_names`` (``axis=``; not for ops PyTorch writes in Python) and sizes given
     ``sizes_one_by_one``, whether an ``out=`` tensor may share memory with an input
@@ -233,6 +238,7 @@ def register(
             reflected=tuple(reflected),
             results=results,
             estimate=estimate,
+            work=work,
             writes=tuple(writes),
             operator_fn=fn,
             binding=binding,

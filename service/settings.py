@@ -100,6 +100,13 @@ class Settings(BaseSettings):
     max_connections: int = Field(
         default=1000, ge=1, description="connections and requests served at once (503 beyond)"
     )
+    work_per_second: float = Field(
+        default=2e9,
+        gt=0,
+        description="multiply-adds counted per second of GRADSERVE_REQUEST_SECONDS: an op "
+        "whose one numpy call (a matrix factorization) is estimated at more than the "
+        "deadline allows is refused (413) before it runs",
+    )
     offload_elements: int = Field(
         default=65_536, ge=0, description="work above this many elements runs in a worker thread"
     )

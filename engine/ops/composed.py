@@ -273,7 +273,16 @@ def _block_diag_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_block_diag_samples, method=False, estimate=None)
+def _block_diag_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The inputs' rows summed by their columns summed (tiny rows make a huge square),
+    twice: each block's padded row band, then their concatenation."""
+    shapes = [tuple(t.shape) for t in args if hasattr(t, "shape")]
+    rows = sum(s[0] if len(s) == 2 else 1 for s in shapes)
+    cols = sum(s[-1] if len(s) == 2 else math.prod(s) for s in shapes)
+    return 2 * rows * cols
+
+
+@register(samples=_block_diag_samples, method=False, estimate=_block_diag_estimate)
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix of the inputs (a 0-d is 1×1, a vector one row)."""
     ts = [as_tensor(t) for t in tensors]
@@ -311,6 +320,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
         sample(S.rand(rng, 3), note="one"),
     ],
     method=False,
+    estimate=lambda args, kwargs: _cartesian_estimate(args),
 )
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of the inputs' elements, one row each (a single input itself)."""
@@ -327,6 +337,13 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         shape[k] = grid[k]
         cols.append(t.reshape(shape).expand(grid).reshape(-1))
     return OPS["stack"].fn(cols, 1)
+
+
+def _cartesian_estimate(args: tuple[Any, ...]) -> int | None:
+    """The product of the inputs' lengths, one column per input, twice (the columns,
+    then their stack): three vectors of 1000 make 3·10⁹ elements."""
+    sizes = [math.prod(t.shape) for t in args if hasattr(t, "shape")]
+    return 2 * len(sizes) * math.prod(sizes) if len(sizes) > 1 else None
 
 
 def _fill_samples(rng: np.random.Generator) -> list[Any]:

@@ -970,7 +970,7 @@ def _matrix_power_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(out_overlap="unchecked", samples=_matrix_power_samples)
+@register(out_overlap="unchecked", samples=_matrix_power_samples, work=estimates.cubic(25))
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """The ``n``-th power of square matrices (of the inverse for negative ``n``), by
     repeated squaring as PyTorch does."""
@@ -1007,7 +1007,7 @@ def _logdet_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_logdet_samples)
+@register(samples=_logdet_samples, work=estimates.cubic(4))
 def logdet(input: Tensor) -> Tensor:
     """``log(det(A))``: NaN where the determinant is negative (PyTorch's composite)."""
     sign, logabs = _op("slogdet")(input)

@@ -185,13 +185,13 @@ def _square_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_square_samples, torch="linalg.inv", method=False)
+@register(samples=_square_samples, torch="linalg.inv", method=False, work=estimates.cubic(4))
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix (LinAlgError when singular)."""
     return LinalgInvExBackward0.apply(_matrix(A, "linalg.inv"))
 
 
-@register(samples=_square_samples, torch="inverse")
+@register(samples=_square_samples, torch="inverse", work=estimates.cubic(4))
 def inverse(input: Tensor) -> Tensor:
     """Alias of ``linalg.inv`` (PyTorch's ``torch.inverse``)."""
     return inv(input)
@@ -252,7 +252,9 @@ def _det_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(out_overlap="unchecked", samples=_det_samples, torch="linalg.det")
+@register(
+    out_overlap="unchecked", samples=_det_samples, torch="linalg.det", work=estimates.cubic(4)
+)
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix."""
     return LinalgDetBackward0.apply(_matrix(A, "linalg.det"))
@@ -305,7 +307,7 @@ def _slogdet_samples(rng: np.random.Generator) -> list[Any]:
     return [*_square_samples(rng), sample(neg, note="negative determinant")]
 
 
-@register(samples=_slogdet_samples, torch="linalg.slogdet", results=2)
+@register(samples=_slogdet_samples, torch="linalg.slogdet", results=2, work=estimates.cubic(4))
 def slogdet(A: Tensor) -> Any:
     """(sign, log|det|) of each square matrix: the determinant without overflow."""
     return SlogdetResult(*LinalgSlogdetBackward0.apply(_matrix(A, "linalg.slogdet")))
@@ -365,7 +367,7 @@ def _solve_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_solve_samples, torch="linalg.solve", method=False)
+@register(samples=_solve_samples, torch="linalg.solve", method=False, work=estimates.cubic(4))
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """``X`` with ``A @ X = B`` (``X @ A = B`` when not ``left``); batched, and ``B`` may
     be a vector or a batch of vectors."""
@@ -491,6 +493,7 @@ def _hermitian_samples(rng: np.random.Generator, make: Any) -> list[Any]:
     ],
     torch="linalg.cholesky",
     method=False,
+    work=estimates.cubic(1),
 )
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The lower (or ``upper``) Cholesky factor of symmetric positive-definite matrices."""
@@ -564,7 +567,14 @@ def _qr_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_qr_samples, torch="linalg.qr", method=False, results=2, estimate=estimates.qr)
+@register(
+    samples=_qr_samples,
+    torch="linalg.qr",
+    method=False,
+    results=2,
+    estimate=estimates.qr,
+    work=estimates.cubic(25),
+)
 def qr(A: Tensor, mode: str = "reduced") -> Any:
     """(Q, R) with orthonormal Q and upper-triangular R (``mode``: reduced or complete)."""
     a = _matrix(A, "linalg.qr", square=False)
@@ -636,6 +646,7 @@ def _torch_eigh(torch: Any, A: Any, UPLO: str = "L") -> Any:
     torch=_torch_eigh,
     method=False,
     results=2,
+    work=estimates.cubic(40),
 )
 def eigh(A: Tensor, UPLO: str = "L") -> Any:
     """(eigenvalues ascending, eigenvectors) of symmetric matrices, read from one triangle."""
@@ -743,6 +754,7 @@ def _svd_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     method=False,
     results=3,
     estimate=estimates.svd,
+    work=estimates.cubic(60),
 )
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> Any:
     """(U, S, Vh) with ``A = U diag(S) Vh``; gradients need ``full_matrices=False`` when not square."""
@@ -772,7 +784,13 @@ def _svd_v_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_svd_v_samples, torch=_torch_svd_v, results=3, estimate=_svd_estimate)
+@register(
+    samples=_svd_v_samples,
+    torch=_torch_svd_v,
+    results=3,
+    estimate=_svd_estimate,
+    work=estimates.cubic(60),
+)
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     """``torch.svd``: (U, S, V) with ``A = U diag(S) V^T`` (V, not Vh; reduced unless
     ``some=False``); with ``compute_uv=False``, U and V are zero-filled."""
@@ -813,6 +831,7 @@ class _Svdvals(Function):
     ],
     torch="linalg.svdvals",
     method=False,
+    work=estimates.cubic(30),
 )
 def svdvals(A: Tensor) -> Tensor:
     """The singular values, descending."""
@@ -921,7 +940,13 @@ def _pinv_args(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(out_overlap="unchecked", samples=_pinv_args, torch="linalg.pinv", method=False)
+@register(
+    out_overlap="unchecked",
+    samples=_pinv_args,
+    torch="linalg.pinv",
+    method=False,
+    work=estimates.cubic(90),
+)
 def pinv(
     A: Tensor,
     rcond: Any = None,
@@ -940,7 +965,7 @@ def pinv(
     return LinalgPinvBackward0.apply(a, atol=atol, rtol=rtol, hermitian=bool(hermitian))
 
 
-@register(samples=_pinv_samples, torch="pinverse")
+@register(samples=_pinv_samples, torch="pinverse", work=estimates.cubic(90))
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``linalg.pinv`` with ``rcond`` as its ``rtol`` (PyTorch's ``torch.pinverse``)."""
     return pinv(input, rcond)
@@ -1016,7 +1041,18 @@ def _matrix_norm_samples(rng: np.random.Generator) -> list[Any]:
     return out
 
 
-@register(samples=_matrix_norm_samples, torch="linalg.matrix_norm", method=False)
+def _matrix_norm_work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """An SVD's for the spectral and nuclear norms; the others are sums."""
+    ord_ = kwargs.get("ord", args[1] if len(args) > 1 else "fro")
+    return _SVD_WORK(args, kwargs) if ord_ in (2, -2, "nuc") else None
+
+
+_SVD_WORK = estimates.cubic(30)
+
+
+@register(
+    samples=_matrix_norm_samples, torch="linalg.matrix_norm", method=False, work=_matrix_norm_work
+)
 def matrix_norm(
     A: Tensor,
     ord: Any = "fro",

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..binding import Binding
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..estimates import copies_of
@@ -105,6 +105,7 @@ def _hp_samples(rng: np.random.Generator) -> list[Any]:
     torch="linalg.householder_product",
     estimate=copies_of(4, "input"),
     binding=Binding(tensors=("input", "tau")),
+    work=estimates.cubic(4),
 )
 def householder_product(input: Tensor, tau: Tensor) -> Tensor:
     """The first n columns of ``H_0 ... H_{k-1}`` for reflectors stored as ``geqrf``
@@ -156,6 +157,7 @@ def _ormqr_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None
     torch="ormqr",
     estimate=_ormqr_estimate,
     binding=Binding(tensors=("input", "input2", "input3")),
+    work=estimates.cubic(4),
 )
 def ormqr(
     input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False
@@ -214,6 +216,7 @@ def _geqrf_one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     results=2,
     estimate=copies_of(3, "input"),
     binding=Binding(tensors=("input",)),
+    work=estimates.cubic(25),
 )
 def geqrf(input: Tensor) -> Any:
     """(a, tau): LAPACK's packed QR, R on and above the diagonal, the Householder

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..binding import Binding
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..estimates import copies_of
@@ -59,6 +59,7 @@ def _symmetric_samples(rng: np.random.Generator) -> list[Any]:
     torch="linalg.ldl_factor_ex",
     estimate=copies_of(3, "A"),
     binding=Binding(tensors=("A",)),
+    work=estimates.cubic(4),
 )
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Any:
     """(LD, pivots, info) of a symmetric ``A = P L D L^T P^T`` (its lower triangle is read)."""
@@ -95,6 +96,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     torch="linalg.ldl_factor",
     estimate=copies_of(3, "A"),
     binding=Binding(tensors=("A",)),
+    work=estimates.cubic(4),
 )
 def ldl_factor(A: Tensor, *, hermitian: bool = False) -> Any:
     """(LD, pivots) of a symmetric ``A``; a singular block is an error (``ldl_factor_ex``
@@ -138,6 +140,7 @@ def _solve_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None
     torch="linalg.ldl_solve",
     estimate=_solve_estimate,
     binding=Binding(tensors=("LD", "pivots", "B")),
+    work=estimates.cubic(4),
 )
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:
     """``X`` with ``A X = B`` from ``ldl_factor``'s (LD, pivots), batches broadcast."""

@@ -185,6 +185,7 @@ def _eig_samples(rng: np.random.Generator) -> list[Any]:
     method=False,
     results=2,
     estimate=estimates.eig,
+    work=estimates.cubic(120),  # geev with vectors: measured ~2x svd's time here
 )
 def linalg_eig(A: Tensor) -> Any:
     """(eigenvalues, eigenvectors) of square matrices, complex: ``A V = V diag(L)``."""
@@ -207,6 +208,7 @@ def _eigvals_samples(rng: np.random.Generator) -> list[Any]:
     torch="linalg.eigvals",
     method=False,
     estimate=estimates.eig,
+    work=estimates.cubic(50),  # geev without vectors
 )
 def linalg_eigvals(A: Tensor) -> Tensor:
     """The eigenvalues of square matrices, complex, in LAPACK's order."""

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import get_blas_funcs
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
@@ -141,7 +141,12 @@ def _solve_triangular_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_solve_triangular_samples, torch="linalg.solve_triangular", method=False)
+@register(
+    samples=_solve_triangular_samples,
+    torch="linalg.solve_triangular",
+    method=False,
+    work=estimates.cubic(1),
+)
 def solve_triangular(
     A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
 ) -> Tensor:
@@ -222,7 +227,7 @@ _TRIANGULAR_SOLVE_DEPRECATED = (
 )
 
 
-@register(samples=_triangular_solve_samples, results=2)
+@register(samples=_triangular_solve_samples, results=2, work=estimates.cubic(1))
 def triangular_solve(
     input: Tensor,
     A: Tensor,
@@ -310,7 +315,7 @@ def _cholesky_solve_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_cholesky_solve_samples)
+@register(samples=_cholesky_solve_samples, work=estimates.cubic(1))
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``(L L^T) X = input`` given the Cholesky factor ``L`` (``U^T U`` when
     ``upper``) as ``input2``."""
@@ -374,7 +379,8 @@ class CholeskyInverseBackward0(Function):
             gradcheck=False,
         ),
         sample(_cholesky_factor(rng, 2, 2, 2), note="batched; " + _FULL_L, gradcheck=False),
-    ]
+    ],
+    work=estimates.cubic(4),
 )
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``L L^T`` (``U^T U`` when ``upper``) from its Cholesky factor."""
@@ -482,7 +488,9 @@ def _lstsq_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_lstsq_samples, torch="linalg.lstsq", method=False, results=4)
+@register(
+    samples=_lstsq_samples, torch="linalg.lstsq", method=False, results=4, work=estimates.cubic(90)
+)
 def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any:
     """(solution, residuals, rank, singular_values) of ``min ||A X - B||``; which of the
     last three are filled depends on the LAPACK ``driver``, as in PyTorch."""
@@ -529,6 +537,7 @@ def _info(shape: tuple[int, ...]) -> Tensor:
     torch="linalg.inv_ex",
     method=False,
     results=2,
+    work=estimates.cubic(4),
 )
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
     """(inverse, info): ``linalg.inv`` with a LAPACK ``info`` per matrix (0: success)."""
@@ -545,6 +554,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
     torch="linalg.solve_ex",
     method=False,
     results=2,
+    work=estimates.cubic(4),
 )
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> Any:
     """(result, info): ``linalg.solve`` with a LAPACK ``info`` per matrix (0: success)."""
@@ -573,6 +583,7 @@ def _leading_not_pd(a: np.ndarray) -> int:
     torch="linalg.cholesky_ex",
     method=False,
     results=2,
+    work=estimates.cubic(1),
 )
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> Any:
     """(L, info): ``linalg.cholesky`` with a LAPACK ``info`` per matrix: the order of the
@@ -603,6 +614,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     ],
     torch="linalg.tensorinv",
     method=False,
+    work=estimates.cubic(4),
 )
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of ``A`` for ``tensordot(·, ·, ind)``: ``A`` read as a square matrix of
@@ -638,6 +650,7 @@ def _reshape_body(t: Tensor, *, shape: tuple[int, ...]) -> Tensor:
     ],
     torch="linalg.tensorsolve",
     method=False,
+    work=estimates.cubic(4),
 )
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     """``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` of ``A`` move to the end first."""

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import expm
 
-from .. import dtypes
+from .. import dtypes, estimates
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
@@ -51,6 +51,7 @@ def _op(name: str) -> Any:
     ],
     torch="linalg.eigvalsh",
     method=False,
+    work=estimates.cubic(40),
 )
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues (ascending) of symmetric matrices, read from one triangle."""
@@ -72,7 +73,13 @@ def _rank_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_rank_samples, torch="linalg.matrix_rank", method=False, differentiable=False)
+@register(
+    samples=_rank_samples,
+    torch="linalg.matrix_rank",
+    method=False,
+    differentiable=False,
+    work=estimates.cubic(30),
+)
 def matrix_rank(
     A: Tensor,
     tol: Any = None,
@@ -127,7 +134,7 @@ def _cond_samples(rng: np.random.Generator) -> list[Any]:
     return out
 
 
-@register(samples=_cond_samples, torch="linalg.cond", method=False)
+@register(samples=_cond_samples, torch="linalg.cond", method=False, work=estimates.cubic(30))
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ``norm(A) * norm(inv(A))`` in ``p`` (the 2-norm ratio of the
     extreme singular values by default; inf for a singular matrix)."""
@@ -197,6 +204,7 @@ class LinalgMatrixExpBackward0(Function):
         sample(S.rand(rng, 1, 1), note="1x1"),
     ],
     method=True,
+    work=estimates.cubic(25),
 )
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""

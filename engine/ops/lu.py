@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lu_factor as _getrf
 
+from .. import estimates
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError
 from ..function import Function
@@ -199,7 +200,13 @@ def _lu_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_lu_samples, torch="linalg.lu_factor_ex", method=False, results=3)
+@register(
+    samples=_lu_samples,
+    torch="linalg.lu_factor_ex",
+    method=False,
+    results=3,
+    work=estimates.cubic(4),
+)
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> Any:
     """(LU, pivots, info): ``A = P L U`` packed in one matrix (L's unit diagonal left
     out), LAPACK's 1-based row swaps, and the first zero pivot's position (0: none)."""
@@ -210,7 +217,9 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     return LUFactorExResult(node_out, Tensor._make(piv), Tensor._make(info))
 
 
-@register(samples=_lu_samples, torch="linalg.lu_factor", method=False, results=2)
+@register(
+    samples=_lu_samples, torch="linalg.lu_factor", method=False, results=2, work=estimates.cubic(4)
+)
 def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
     """(LU, pivots) of ``A = P L U``; a zero pivot is an error (``lu_factor_ex`` reports)."""
     lu, piv, info = lu_factor_ex(A, pivot=pivot)
@@ -243,6 +252,7 @@ def _plu_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     method=False,
     results=3,
     estimate=_plu_estimate,
+    work=estimates.cubic(4),
 )
 def linalg_lu(A: Tensor, *, pivot: bool = True) -> Any:
     """(P, L, U) with ``A = P L U``: L unit lower (m x k), U upper (k x n)."""
@@ -321,6 +331,7 @@ def _lu_solve_samples(rng: np.random.Generator) -> list[Any]:
     samples=_lu_solve_samples,
     torch="linalg.lu_solve",
     method=False,
+    work=estimates.cubic(4),
 )
 def linalg_lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False
@@ -340,7 +351,11 @@ def linalg_lu_solve(
     )
 
 
-@register(samples=lambda rng: [sample(S.rand(rng, 3, 3)), sample(S.rand(rng, 2, 3, 3))], results=2)
+@register(
+    samples=lambda rng: [sample(S.rand(rng, 3, 3)), sample(S.rand(rng, 2, 3, 3))],
+    results=2,
+    work=estimates.cubic(4),
+)
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> Any:
     """``torch.lu``: (LU, pivots), with the infos when ``get_infos``."""
     warnings.warn(_LU_DEPRECATED, UserWarning, stacklevel=3)
@@ -370,7 +385,7 @@ def _old_lu_solve_samples(rng: np.random.Generator) -> list[Any]:
     return [sample(S.rand(rng, 3, 2), lu, Const(piv))]
 
 
-@register(samples=_old_lu_solve_samples)
+@register(samples=_old_lu_solve_samples, work=estimates.cubic(4))
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """``torch.lu_solve``: ``linalg.lu_solve(LU_data, LU_pivots, input)``."""
     warnings.warn(_LU_SOLVE_DEPRECATED, UserWarning, stacklevel=3)

@@ -496,8 +496,22 @@ def _histogramdd_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
+def _histogramdd_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """``histogramdd``'s count of bins is one per coordinate: ``bins=2`` of 40 coordinates
+    is 2⁴⁰ bins."""
+    x: Any = args[0] if args else kwargs.get("input")
+    bins = kwargs.get("bins", args[1] if len(args) > 1 else 10)
+    shape = tuple(getattr(x, "shape", ()))
+    if isinstance(bins, int) and not isinstance(bins, bool) and shape:
+        bins = [bins] * int(shape[-1])
+    return _edges_estimate((x, bins), {})
+
+
 @register(
-    samples=_histogramdd_samples, differentiable=False, method=False, estimate=_edges_estimate
+    samples=_histogramdd_samples,
+    differentiable=False,
+    method=False,
+    estimate=_histogramdd_estimate,
 )
 def histogramdd(
     input: Tensor,

@@ -30,7 +30,7 @@ from engine.errors import (
 from .. import codec
 from ..errors import BadArgumentsError, LimitExceededError, ServiceError, UnknownOpError, closest
 from ..schemas import PlainCall, StepIn, TensorIn
-from ..session.limits import estimate_elements
+from ..session.limits import check_work, estimate_elements
 from ..session.quotas import refuse_bytes
 from ..session.state import Session, Transaction, bindings_bytes, grad_of
 from ..settings import Settings
@@ -197,6 +197,7 @@ class Executor:
     def check_estimate(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> None:
         if not self.checked:
             return
+        check_work(op, args, kwargs, self.settings)
         estimate = estimate_elements(op, args, kwargs)
         if estimate is not None:
             if estimate > self.settings.max_tensor_elements:
@@ -458,7 +459,7 @@ def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any
         return None
     if spec.binding is not None and tensors < positional:  # numbers where it wants Tensors
         return None
-    return spec.fn, spec.estimate is not None or tensors >= 2
+    return spec.fn, spec.estimate is not None or spec.work is not None or tensors >= 2
 
 
 @lru_cache(maxsize=1024)

@@ -11,6 +11,9 @@ from typing import Any
 
 from engine import OPS, Tensor, estimates
 
+from ..errors import LimitExceededError
+from ..settings import Settings
+
 # ops that make a tensor from numbers alone (their estimate needs no tensor): the batch
 # weight can estimate them from a step's raw arguments
 CREATION_OPS = frozenset(
@@ -92,3 +95,26 @@ def _broadcast_elements(shapes: list[tuple[int, ...]]) -> int | None:
                 return None
         out = tuple(dims)
     return math.prod(out)
+
+
+def check_work(op: str, args: list[Any], kwargs: dict[str, Any], settings: Settings) -> None:
+    """Refuse (413) an op whose registered ``work`` (multiply-adds of one numpy call, which
+    no deadline can interrupt once it started: an SVD of a 4000 x 4000 matrix runs for
+    half an hour) is more than the request's deadline allows at
+    ``GRADSERVE_WORK_PER_SECOND``."""
+    spec = OPS.get(op)
+    if spec is None or spec.work is None:
+        return
+    try:
+        work = spec.work(tuple(args), kwargs)
+    except (ValueError, TypeError, IndexError, RuntimeError, ArithmeticError):
+        return  # arguments of the wrong kind: the op itself refuses them
+    budget = settings.request_seconds * settings.work_per_second
+    if work is not None and work > budget:
+        raise LimitExceededError(
+            f"{op} would take about {work:.3g} multiply-adds; a request may take "
+            f"{budget:.3g} ({settings.request_seconds:g} s of GRADSERVE_REQUEST_SECONDS at "
+            f"GRADSERVE_WORK_PER_SECOND={settings.work_per_second:.3g})",
+            status=413,
+            hint="use smaller or fewer matrices per request",
+        )
