@@ -38,6 +38,7 @@ from .errors import (
 from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
 from .hooks import NodeHooks
+from .interrupt import OPEN as CHECKS_OPEN
 from .interrupt import current as op_check
 from .leafnode import _CPP_NODES, NodeName, grad_accumulator
 from .registry import OPS
@@ -349,9 +350,10 @@ class Function:
     def apply(cls, *inputs: Any, **params: Any) -> Any:
         """Run forward; record a node when grad mode is on and an input requires grad.
         Inputs are Tensors, or Python numbers that act as constants."""
-        check = op_check()  # a caller's deadline: a composite's loop of ops stops here too
-        if check is not None:
-            check()
+        if CHECKS_OPEN[0]:  # a caller's deadline: a composite's loop of ops stops here too
+            check = op_check()
+            if check is not None:
+                check()
         if LIVE[0]:  # forward AD is in use somewhere: does this call carry a tangent?
             level = dual.current()
             if level is not None and dual.any_tangent(inputs, level):

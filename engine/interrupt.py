@@ -13,6 +13,9 @@ from contextvars import ContextVar, Token
 Check = Callable[[], None]
 
 _check: ContextVar[Check | None] = ContextVar("op_check", default=None)
+# checks set in any context: every op reads this list, and only while some caller has a
+# check set does it pay the ContextVar lookup (as ``dispatch.OPEN`` does for vmap)
+OPEN = [0]
 
 
 def current() -> Check | None:
@@ -23,17 +26,20 @@ def current() -> Check | None:
 @contextmanager
 def checking(check: Check | None) -> Iterator[None]:
     """Call ``check`` at each op boundary while the block runs."""
-    token = _check.set(check)
+    token = install(check)
     try:
         yield
     finally:
-        _check.reset(token)
+        remove(token)
 
 
 def install(check: Check | None) -> Token[Check | None]:
     """``checking`` without the context manager, for a hot caller: undo with ``remove``."""
-    return _check.set(check)
+    token = _check.set(check)
+    OPEN[0] += 1
+    return token
 
 
 def remove(token: Token[Check | None]) -> None:
     _check.reset(token)
+    OPEN[0] -= 1
