@@ -37,8 +37,10 @@ from tests.engine.torch_oracle import (
     assert_same,
     call_engine,
     call_torch,
+    compare,
     differentiable_outputs,
     engine_inputs,
+    torch_function,
 )
 
 # Ops whose double backward PyTorch itself does not support, so gradgradcheck
@@ -330,21 +332,6 @@ BINARY_OPS = [name for name in BINARY if name in OPS]
 DTYPES = ["float32", "float64"]
 
 
-def _compare_binary(torch: Any, name: str, operands: list[Any], dtype: str) -> None:
-    """Run ``name`` on engine and torch (arrays become leaves) and compare everything."""
-    spec = OPS[name]
-    sample = Sample(tuple(operands))
-    mine, theirs = call_engine(spec, sample, dtype), call_torch(spec, sample, dtype)
-    assert_same(mine.result, theirs.result)
-    if not mine.leaves:
-        return
-    g = np.linspace(-1.0, 1.0, mine.result._data.size).reshape(mine.result.shape)
-    engine.backward(mine.result, Tensor(g.astype(dtype)))
-    theirs.result.backward(torch.from_numpy(g.astype(dtype)))
-    for k, (x, tx) in enumerate(zip(mine.leaves, theirs.leaves)):
-        assert_same(x.grad, tx.grad, graph=False, path=f"input {k} grad")
-
-
 @pytest.mark.skipif(not BINARY_OPS, reason="no binary elementwise op registered yet")
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", BINARY_OPS)
@@ -359,17 +346,16 @@ def test_binary_broadcasting_matches_torch(name: str, dtype: str, data: Any, tor
         b: Any = data.draw(right, label="other")
     else:
         b = data.draw(hnp.arrays(np.float64, shapes.input_shapes[1], elements=right), label="other")
-    _compare_binary(torch, name, [a, b], dtype)
+    spec = OPS[name]
+    compare(spec.fn, torch_function(spec), a, b, dtype=dtype)
 
 
 @pytest.mark.skipif("where" not in OPS, reason="where is not registered yet")
 @pytest.mark.parametrize("dtype", DTYPES)
 @given(data=st.data())
 def test_where_broadcasting_matches_torch(dtype: str, data: Any, torch: Any) -> None:
-    from engine.registry import Const
-
     shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=4))
     cond = data.draw(hnp.arrays(np.bool_, shapes.input_shapes[0]), label="condition")
     a = data.draw(hnp.arrays(np.float64, shapes.input_shapes[1], elements=_ANY), label="input")
     b = data.draw(hnp.arrays(np.float64, shapes.input_shapes[2], elements=_ANY), label="other")
-    _compare_binary(torch, "where", [Const(cond), a, b], dtype)
+    compare(engine.where, torch.where, cond, a, b, dtype=dtype)
