@@ -358,6 +358,19 @@ def assert_same(
     assert e == t, f"{path}: {e!r} != torch {t!r}"
 
 
+def assert_values(
+    engine_result: Any,
+    torch_result: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    path: str = "result",
+) -> None:
+    """``assert_same`` without the graph: values, dtypes and shapes only (a gradient,
+    a result computed under no_grad, anything whose history is not the point)."""
+    assert_same(engine_result, torch_result, rtol=rtol, atol=atol, graph=False, path=path)
+
+
 def _assert_arrays(
     mine: np.ndarray, theirs: np.ndarray, rtol: float | None, atol: float | None, path: str
 ) -> None:
