@@ -303,16 +303,19 @@ def assert_same(
     atol: float | None = None,
     graph: bool = True,
     path: str = "result",
+    zero_signs: bool = False,
 ) -> None:
     """Engine and torch results agree: values (NaN/inf aware, tolerance by dtype),
     dtype, shape and, with ``graph``, requires_grad, is_leaf and the grad_fn name.
     Tuples/lists and dicts compare element by element, an exception by class and
     message, numpy arrays (what the client and the service decode) by dtype, shape
-    and values; other values compare equal."""
+    and values; other values compare equal. With ``zero_signs``, a zero result has
+    torch's sign (-0.0 stays -0.0)."""
     e, t = engine_result, torch_result
+    kw = {"rtol": rtol, "atol": atol, "graph": graph, "zero_signs": zero_signs}
     if isinstance(e, Tensor) or _is_torch_tensor(t):
         if isinstance(e, np.ndarray) and _is_torch_tensor(t):  # a decoded wire tensor
-            _assert_arrays(e, t.detach().numpy(force=True), rtol, atol, path)
+            _assert_arrays(e, t.detach().numpy(force=True), rtol, atol, path, zero_signs)
             return
         assert isinstance(e, Tensor), f"{path}: engine gave {type(e).__name__}, torch {type(t)}"
         assert _is_torch_tensor(t), f"{path}: engine gave a Tensor, torch {type(t).__name__}"
@@ -324,7 +327,7 @@ def assert_same(
             }
             for what, (mine, theirs) in pairs.items():
                 assert mine == theirs, f"{path}: {what} {mine!r} != torch {theirs!r}"
-        _assert_arrays(to_numpy(e), t.detach().numpy(force=True), rtol, atol, path)
+        _assert_arrays(to_numpy(e), t.detach().numpy(force=True), rtol, atol, path, zero_signs)
         return
     if isinstance(t, BaseException) or isinstance(e, BaseException):
         assert isinstance(t, BaseException), f"{path}: engine raised {e!r}, torch gave {t!r}"
@@ -334,13 +337,13 @@ def assert_same(
         return
     if isinstance(t, np.ndarray):
         assert isinstance(e, np.ndarray), f"{path}: engine gave {type(e).__name__}, torch an array"
-        _assert_arrays(e, t, rtol, atol, path)
+        _assert_arrays(e, t, rtol, atol, path, zero_signs)
         return
     if isinstance(t, dict):
         assert isinstance(e, dict), f"{path}: engine gave {type(e).__name__}, torch a dict"
         assert list(e) == list(t), f"{path}: keys {list(e)} != torch {list(t)}"
         for k in t:
-            assert_same(e[k], t[k], rtol=rtol, atol=atol, graph=graph, path=f"{path}.{k}")
+            assert_same(e[k], t[k], path=f"{path}.{k}", **kw)
         return
     torch_size = _torch is not None and isinstance(t, _torch.Size)
     if _is_seq(e) or _is_seq(t) or torch_size:
@@ -349,7 +352,7 @@ def assert_same(
         )
         assert len(e) == len(t), f"{path}: {len(e)} results != torch {len(t)}"
         for k, (a, b) in enumerate(zip(e, t)):
-            assert_same(a, b, rtol=rtol, atol=atol, graph=graph, path=f"{path}[{k}]")
+            assert_same(a, b, path=f"{path}[{k}]", **kw)
         return
     if isinstance(e, float) or isinstance(t, float):
         msg = values_differ(np.asarray(e, float), np.asarray(t, float), rtol, atol, path)
@@ -365,18 +368,29 @@ def assert_values(
     rtol: float | None = None,
     atol: float | None = None,
     path: str = "result",
+    zero_signs: bool = False,
 ) -> None:
     """``assert_same`` without the graph: values, dtypes and shapes only (a gradient,
     a result computed under no_grad, anything whose history is not the point)."""
-    assert_same(engine_result, torch_result, rtol=rtol, atol=atol, graph=False, path=path)
+    kw = {"rtol": rtol, "atol": atol, "path": path, "zero_signs": zero_signs}
+    assert_same(engine_result, torch_result, graph=False, **kw)
 
 
 def _assert_arrays(
-    mine: np.ndarray, theirs: np.ndarray, rtol: float | None, atol: float | None, path: str
+    mine: np.ndarray,
+    theirs: np.ndarray,
+    rtol: float | None,
+    atol: float | None,
+    path: str,
+    zero_signs: bool = False,
 ) -> None:
     assert mine.dtype == theirs.dtype, f"{path}: dtype {mine.dtype} != torch {theirs.dtype}"
     msg = values_differ(mine, theirs, rtol, atol, path)
     assert msg is None, msg
+    if zero_signs and mine.dtype.kind == "f":
+        zeros = (mine == 0) & (theirs == 0)
+        signs = np.signbit(mine[zeros]) == np.signbit(theirs[zeros])
+        assert signs.all(), f"{path}: the sign of a zero differs from torch's"
 
 
 def assert_same_error(
