@@ -32,7 +32,7 @@ from hypothesis.extra import numpy as hnp
 import engine
 from engine import OPS, Function, GradcheckError, Tensor, gradcheck, gradgradcheck
 from engine.binding import accepts
-from engine.registry import OpSpec, Sample
+from engine.registry import Domain, OpSpec, Sample
 from tests.engine.torch_oracle import (
     assert_same,
     call_engine,
@@ -314,20 +314,17 @@ def _floats(lo: float, hi: float) -> st.SearchStrategy[float]:
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
-_ANY = _floats(-3.0, 3.0)
-_NONZERO = _floats(0.25, 3.0) | _floats(-3.0, -0.25)
-_POSITIVE = _floats(0.25, 3.0)
-# op -> (elements of input, elements of other)
-BINARY = {
-    "add": (_ANY, _ANY),
-    "sub": (_ANY, _ANY),
-    "mul": (_ANY, _ANY),
-    "div": (_ANY, _NONZERO),
-    "pow": (_POSITIVE, _floats(-2.0, 2.0)),
-    "maximum": (_ANY, _ANY),
-    "minimum": (_ANY, _ANY),
-    "atan2": (_NONZERO, _NONZERO),
-}
+def _elements(domain: Domain) -> st.SearchStrategy[float]:
+    """Hypothesis floats in an input's registered domain."""
+    if domain.signed:
+        return _floats(domain.low, domain.high) | _floats(-domain.high, -domain.low)
+    return _floats(domain.low, domain.high)
+
+
+_ANY = _elements(Domain())
+# binary elementwise ops drawn from their registered domains (div: a divisor away
+# from zero; pow: a positive base)
+BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2"]
 BINARY_OPS = [name for name in BINARY if name in OPS]
 DTYPES = ["float32", "float64"]
 
@@ -338,7 +335,7 @@ DTYPES = ["float32", "float64"]
 @given(data=st.data())
 def test_binary_broadcasting_matches_torch(name: str, dtype: str, data: Any, torch: Any) -> None:
     shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4))
-    left, right = BINARY[name]
+    left, right = (_elements(OPS[name].domain_of(k)) for k in (0, 1))
     a = data.draw(hnp.arrays(np.float64, shapes.input_shapes[0], elements=left), label="input")
     binding = OPS[name].binding  # a number only where PyTorch's binding takes one
     takes_number = binding is None or accepts(OPS[name].signature, binding, (a, 0.0), {})
