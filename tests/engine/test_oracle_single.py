@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from engine import OPS
+
 TESTS = Path(__file__).resolve().parents[1]
 ORACLE = TESTS / "engine" / "torch_oracle.py"
 COMPARISONS = {
@@ -118,3 +120,63 @@ def test_the_listed_exceptions_still_exist() -> None:
 @pytest.mark.parametrize("name", ["assert_same", "assert_values", "compare", "check"])
 def test_the_oracle_offers(name: str) -> None:
     assert f"def {name}(" in ORACLE.read_text()
+
+
+# -- sample domains: declared once, on the registration -----------------------------------
+
+
+def _number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float)
+
+
+def _interval(node: ast.expr) -> bool:
+    return isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(map(_number, node.elts))
+
+
+def domain_tables(root: Path = TESTS) -> list[str]:
+    """``path:line`` of every dict in a test module mapping registered op names to
+    (low, high) intervals: a domain table, which belongs on the registration."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Dict):
+                continue
+            ops = [
+                k
+                for k, v in zip(node.keys, node.values)
+                if isinstance(k, ast.Constant) and k.value in OPS and _interval(v)
+            ]
+            floats = any(
+                isinstance(c, ast.Constant) and isinstance(c.value, float)
+                for v in node.values
+                for c in ast.walk(v)
+            )  # integer pairs are positions (harness's TIES_ARBITRARY), not intervals
+            if len(ops) >= 2 and floats:
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_no_test_module_keeps_its_own_domain_table() -> None:
+    found = domain_tables()
+    assert not found, (
+        f"{found}: declare where an op's inputs are defined with register(domain=...) "
+        "and read OPS[name].domain_of(k)"
+    )
+
+
+def test_the_domain_scan_catches_a_table(tmp_path: Path) -> None:
+    (tmp_path / "test_y.py").write_text('UNARY = {"log": (0.1, 3), "sqrt": (0.1, -3.0)}\n')
+    assert domain_tables(tmp_path) == ["test_y.py:1"]
+
+
+def test_registered_domains_are_intervals() -> None:
+    """A declared domain is a non-empty interval (a signed one lies above zero); the
+    samples may probe beyond it on purpose (pow of a negative base, integer power)."""
+    declared = {name: spec.domain for name, spec in OPS.items() if spec.domain}
+    assert {"log", "sqrt", "div", "pow", "asin"} <= set(declared)
+    for name, domains in declared.items():
+        for d in domains:
+            assert d.low < d.high and (d.low > 0 or not d.signed), (name, d)
+            assert OPS[name].domain_of(len(domains)).low == -2.0  # the default beyond
