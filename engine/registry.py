@@ -92,6 +92,22 @@ EstimateFn = Callable[[tuple[Any, ...], dict[str, Any]], "int | None"]
 
 
 @dataclass(frozen=True)
+class Domain:
+    """Where an op's float input is defined and smooth, for tests that draw their own
+    values (the database sweeps, Hypothesis, the fuzzer): [low, high], or ±[low, high]
+    when ``signed`` (away from a pole or kink at zero). Called, it draws such values,
+    so a registration can build its samples from it and state the domain once."""
+
+    low: float = -2.0
+    high: float = 2.0
+    signed: bool = False
+
+    def __call__(self, rng: np.random.Generator, *shape: int) -> np.ndarray:
+        values = rng.uniform(self.low, self.high, size=shape).astype(np.float64)
+        return values * rng.choice([-1.0, 1.0], size=shape) if self.signed else values
+
+
+@dataclass(frozen=True)
 class OpSpec:
     name: str
     fn: Callable[..., Any]
@@ -119,6 +135,12 @@ class OpSpec:
     operator_fn: Callable[..., Any] | None = None
     # the parameters PyTorch's Python binding demands be Tensors (binding.py)
     binding: Binding | None = None
+    # per float input, in order, where it is defined and smooth (the rest: ``Domain()``)
+    domain: tuple[Domain, ...] = ()
+
+    def domain_of(self, k: int) -> Domain:
+        """Input ``k``'s domain (``Domain()``, [-2, 2], unless the registration says)."""
+        return self.domain[k] if k < len(self.domain) else Domain()
 
     def results_rule(self) -> dict[str, Any]:
         """The results fact as data (``{"count": n}`` or a ``Results`` rule)."""
@@ -180,6 +202,7 @@ def register(
     binding: Binding | None = None,
     out_overlap: str = "partial",
     out_dtype: str = "cast",
+    domain: tuple[Domain, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
@@ -194,7 +217,8 @@ def register(
     "unchecked" lets any be: PyTorch's reductions and matrix products check none) and
     must have the result's dtype (``out_dtype``: "cast" by category, "exact", or the
     op's own message with ``{input}``/``{out}``), which parameters its ``binding``
-    demands be Tensors, whether it is ``differentiable``, and its ``samples`` for the op database. The docstring's first
+    demands be Tensors, whether it is ``differentiable``, its float inputs' ``domain``
+    and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
     ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
 
@@ -242,6 +266,7 @@ def register(
             writes=tuple(writes),
             operator_fn=fn,
             binding=binding,
+            domain=tuple(domain),
         )
         return fn
 

@@ -14,7 +14,7 @@ from ..dual import FROM_BACKWARD, LINEAR, SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError, NotImplementedBackward
 from ..function import Function
 from ..primitives import MulBackward1, WhereBackward0, conj, conj_array, real_part
-from ..registry import Const, register, sample
+from ..registry import Const, Domain, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._composite import composite
@@ -648,7 +648,12 @@ class DivModeNoneBackward2(DivBackward0):
     name = "DivBackward2"
 
 
-@register(samples=_div_samples, inplace=True, operators=("__truediv__", "__itruediv__"))
+@register(
+    samples=_div_samples,
+    inplace=True,
+    operators=("__truediv__", "__itruediv__"),
+    domain=(Domain(), Domain(0.25, 3.0, signed=True)),
+)
 @public_defaults(rounding_mode=None)
 def div(input: Any, other: Any, *, rounding_mode: str | None = UNSET) -> Tensor:
     """Elementwise division, broadcasting: true division (integers divide to float), or
@@ -836,6 +841,7 @@ def _pow_samples(rng: np.random.Generator) -> list[Any]:
 @register(
     samples=_pow_samples,
     inplace=True,
+    domain=(Domain(0.25, 3.0), Domain()),
     operators=("__pow__",),
     reflected=("__rpow__",),
     binding=Binding(either=("input", "exponent")),
@@ -868,7 +874,11 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     return PowBackward1.apply(a, b, dtype=rt)
 
 
-@register(samples=lambda rng: S.unary(rng, S.away_from_zero), inplace=True)
+@register(
+    samples=lambda rng: S.unary(rng, S.away_from_zero),
+    inplace=True,
+    domain=(Domain(0.5, 2.0, signed=True),),
+)
 def reciprocal(input: Tensor) -> Tensor:
     """Elementwise ``1 / input``."""
     return ReciprocalBackward0.apply(as_tensor(input))

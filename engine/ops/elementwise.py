@@ -24,7 +24,7 @@ from ..errors import BadArgumentsError, DtypeMismatchError
 from ..fpstate import quiet as _quiet
 from ..function import Function
 from ..primitives import where
-from ..registry import Const, register, sample
+from ..registry import Const, Domain, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, broadcast_shape, cast, operands
@@ -235,7 +235,7 @@ def exp(input: Tensor) -> Tensor:
     return ExpBackward0.apply(as_tensor(input))
 
 
-@register(samples=_positive_samples, inplace=True)
+@register(samples=_positive_samples, inplace=True, domain=(Domain(0.5, 2.0),))
 def log(input: Tensor) -> Tensor:
     """Elementwise natural logarithm (d/dx at 0 is infinite, as in PyTorch)."""
     return LogBackward0.apply(as_tensor(input))
@@ -245,7 +245,9 @@ def _above_minus_one(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return S.rand(rng, *shape, low=-0.5, high=2.0)
 
 
-@register(samples=lambda rng: S.unary(rng, _above_minus_one), inplace=True)
+@register(
+    samples=lambda rng: S.unary(rng, _above_minus_one), inplace=True, domain=(Domain(-0.5, 2.0),)
+)
 def log1p(input: Tensor) -> Tensor:
     """Elementwise log(1 + x), accurate for small x."""
     return Log1PBackward0.apply(as_tensor(input))
@@ -257,13 +259,13 @@ def expm1(input: Tensor) -> Tensor:
     return Expm1Backward0.apply(as_tensor(input))
 
 
-@register(samples=_positive_samples, inplace=True)
+@register(samples=_positive_samples, inplace=True, domain=(Domain(0.5, 2.0),))
 def sqrt(input: Tensor) -> Tensor:
     """Elementwise square root (nan below 0; the gradient at 0 is infinite)."""
     return SqrtBackward0.apply(as_tensor(input))
 
 
-@register(samples=_positive_samples, inplace=True)
+@register(samples=_positive_samples, inplace=True, domain=(Domain(0.5, 2.0),))
 def rsqrt(input: Tensor) -> Tensor:
     """Elementwise 1 / sqrt(x)."""
     return RsqrtBackward0.apply(as_tensor(input))
@@ -285,7 +287,7 @@ def _tan_domain(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return S.rand(rng, *shape, low=-1.2, high=1.2)
 
 
-@register(samples=lambda rng: S.unary(rng, _tan_domain), inplace=True)
+@register(samples=lambda rng: S.unary(rng, _tan_domain), inplace=True, domain=(Domain(-1.2, 1.2),))
 def tan(input: Tensor) -> Tensor:
     """Elementwise tangent."""
     return TanBackward0.apply(as_tensor(input))

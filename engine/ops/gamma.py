@@ -19,7 +19,7 @@ import numpy as np
 from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError
 from ..function import Function
-from ..registry import Const, register, sample
+from ..registry import Const, Domain, register, sample
 from ..tensor import Tensor
 from ._util import as_tensor
 from .special import _define, _unary_function
@@ -134,8 +134,7 @@ DigammaBackward0 = _unary_function(
 )
 
 
-def _positive_samples(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.uniform(0.3, 4.0, size=shape)
+_positive_samples = Domain(0.3, 4.0)  # away from the poles at 0, -1, ...
 
 
 lgamma: Any = _define(

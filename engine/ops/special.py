@@ -21,7 +21,7 @@ from ..binding import Binding
 from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
-from ..registry import Const, register, sample
+from ..registry import Const, Domain, register, sample
 from ..tensor import Tensor
 from . import samples as S
 from ._util import arr, as_tensor, broadcast_shape, operands
@@ -248,8 +248,8 @@ def _unary_samples(make: Callable[..., np.ndarray] = S.rand) -> Callable[..., li
     return build
 
 
-def _between(lo: float, hi: float) -> Callable[..., np.ndarray]:
-    return lambda rng, *shape: S.rand(rng, *shape, low=lo, high=hi)
+def _between(lo: float, hi: float) -> Domain:
+    return Domain(lo, hi)
 
 
 def _define(
@@ -265,7 +265,8 @@ def _define(
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    register(name, samples=_unary_samples(make), inplace=True)(op)
+    domain = (make,) if isinstance(make, Domain) else ()  # the samples' domain, stated once
+    register(name, samples=_unary_samples(make), inplace=True, domain=domain)(op)
     return op
 
 
@@ -302,8 +303,8 @@ erfinv = _define(
     _between(-0.95, 0.95),
 )
 exp2 = _define("exp2", Exp2Backward0, "Elementwise 2**x.")
-log2 = _define("log2", Log2Backward0, "Elementwise base-2 logarithm.", S.positive)
-log10 = _define("log10", Log10Backward0, "Elementwise base-10 logarithm.", S.positive)
+log2 = _define("log2", Log2Backward0, "Elementwise base-2 logarithm.", Domain(0.5, 2.0))
+log10 = _define("log10", Log10Backward0, "Elementwise base-10 logarithm.", Domain(0.5, 2.0))
 deg2rad = _define("deg2rad", Deg2RadBackward0, "Elementwise degrees to radians.")
 rad2deg = _define("rad2deg", Rad2DegBackward0, "Elementwise radians to degrees.")
 sinc = _define("sinc", SincBackward0, "Elementwise normalized sinc sin(πx)/(πx), 1 at 0.")
@@ -622,6 +623,7 @@ def _define_binary(
         inplace=inplace,
         torch=_wrap_numbers(name),
         binding=Binding(tensors=("input", "other")),
+        domain=(Domain(), make_b) if isinstance(make_b, Domain) else (),
     )(op)
     return op
 
@@ -630,7 +632,7 @@ atan2 = _define_binary(
     "atan2",
     Atan2Backward0,
     "Elementwise angle of the point (other, input), in (-π, π].",
-    S.away_from_zero,
+    Domain(0.5, 2.0, signed=True),
 )
 hypot = _define_binary(
     "hypot", HypotBackward0, "Elementwise sqrt(input² + other²) without overflow.", S.away_from_zero

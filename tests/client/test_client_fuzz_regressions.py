@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from client import Session
+from tests.engine.torch_oracle import assert_values
 
 pytestmark = pytest.mark.torch
 
@@ -32,17 +33,6 @@ def _values(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_values(v) for v in x]
     return np.asarray(x.detach().numpy() if hasattr(x, "detach") else x.numpy(), dtype=np.float64)
-
-
-def _same(ours: Any, ref: Any) -> None:
-    if isinstance(ref, (list, tuple)):
-        assert isinstance(ours, (list, tuple)) and len(ours) == len(ref), (ours, ref)
-        for o, r in zip(ours, ref):
-            _same(o, r)
-    elif isinstance(ref, np.ndarray):
-        np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-7)
-    else:
-        assert ours == ref
 
 
 def _error(fn: Callable[[], Any]) -> str | None:
@@ -69,7 +59,7 @@ def test_inplace_on_a_non_leaf_bumps_its_version(
         return _values(y), _error(lambda: z.backward(make([1.0, 1.0, 1.0])))
 
     ours, ref = _run(session, scenario), _run(torch, scenario)
-    _same(ours, ref)
+    assert_values(ours, ref, rtol=1e-6, atol=1e-7)
 
 
 def test_inplace_through_a_view_reaches_the_base(session: Session, torch: Any) -> None:
@@ -85,7 +75,7 @@ def test_inplace_through_a_view_reaches_the_base(session: Session, torch: Any) -
         return _values([y, v, x.grad])
 
     ours, ref = _run(session, scenario), _run(torch, scenario)
-    _same(ours, ref)
+    assert_values(ours, ref, rtol=1e-6, atol=1e-7)
 
 
 def test_grad_updates_a_retained_grad_the_client_read_before(session: Session, torch: Any) -> None:
@@ -104,4 +94,4 @@ def test_grad_updates_a_retained_grad_the_client_read_before(session: Session, t
         return first, _values(h.grad), _values(x.grad)
 
     ours, ref = _run(session, scenario), _run(torch, scenario)
-    _same(ours, ref)
+    assert_values(ours, ref, rtol=1e-6, atol=1e-7)

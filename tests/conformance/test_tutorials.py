@@ -34,7 +34,7 @@ import engine as E
 from client import LocalServer, Session
 from engine.registry import OPS
 from tests.conftest import ROOT
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import assert_values, require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 
@@ -209,24 +209,6 @@ class Record(dict):
         return True
 
 
-def _assert_same(ours: Any, ref: Any, path: str = "") -> None:
-    if isinstance(ref, dict):
-        assert isinstance(ours, dict), f"{path}: got {ours!r}, torch gave {ref!r}"
-        assert list(ours) == list(ref), f"{path}: keys differ {list(ours)} vs {list(ref)}"
-        for k in ref:
-            _assert_same(ours[k], ref[k], f"{path}.{k}" if path else k)
-    elif isinstance(ref, list):
-        assert isinstance(ours, list) and len(ours) == len(ref), f"{path}: {ours!r} vs {ref!r}"
-        for i, (o, r) in enumerate(zip(ours, ref)):
-            _assert_same(o, r, f"{path}[{i}]")
-    elif isinstance(ref, np.ndarray):
-        assert isinstance(ours, np.ndarray) and ours.shape == ref.shape, f"{path}: shape"
-        assert ours.dtype == ref.dtype, f"{path}: dtype {ours.dtype} != torch {ref.dtype}"
-        np.testing.assert_allclose(ours, ref, rtol=2e-6, atol=1e-7, err_msg=path)
-    else:
-        assert ours == ref, f"{path}: got {ours!r} != torch {ref!r}"
-
-
 Example = Callable[[Any, Record], None]
 Run = Callable[[Example], tuple[Record, Record]]
 
@@ -237,7 +219,7 @@ def _runner(T: Any, local: bool) -> Run:
         ours, ref = Record(T, local), Record(TorchNS(), local)
         example(T, ours)
         example(ref.T, ref)
-        _assert_same(dict(ours), dict(ref))
+        assert_values(dict(ours), dict(ref), rtol=2e-6, atol=1e-7)
         return ours, ref
 
     return run

@@ -13,7 +13,7 @@ import pytest
 
 import engine as E
 from engine.errors import EngineError
-from tests.engine.torch_oracle import assert_same, from_torch, to_torch
+from tests.engine.torch_oracle import assert_same, compare, from_torch, to_torch
 
 pytestmark = pytest.mark.torch
 
@@ -269,35 +269,20 @@ def _compare(
     transpose: bool = False,
     seed: int = 0,
 ) -> None:
-    """Forward values, grad_fn and every input's grad (after a random grad_output)."""
+    """The oracle's ``compare`` over ``arrays`` in ``dtype``, laid out non-contiguously
+    with ``transpose``; an invalid draw must be refused alike."""
     arrays = [a.astype(dtype) for a in arrays]
     if transpose:  # the same values, laid out non-contiguously (last two dims swapped)
         arrays = [
             np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2) if a.ndim > 1 else a
             for a in arrays
         ]
-    tx = [to_torch(a, requires_grad=True) for a in arrays]
-    ex = [E.Tensor(a, requires_grad=True) for a in arrays]
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        try:
-            theirs = fn(torch.nn.functional, *tx)
-        except RuntimeError as exc:  # an invalid draw: the engine must refuse it alike
-            with pytest.raises(type(exc)) as info:
-                fn(E, *ex)
-            assert isinstance(info.value, EngineError)
-            assert str(info.value) == str(exc)
-            return
-        mine = fn(E, *ex)
-    t0 = theirs[0] if isinstance(theirs, tuple) else theirs
-    m0 = mine[0] if isinstance(mine, tuple) else mine
-    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {}
-    assert_same(mine, theirs, **tol)
-    g = np.random.default_rng(seed).standard_normal(t0.shape).astype(dtype)
-    t0.backward(torch.from_numpy(g))
-    E.backward(m0, E.Tensor(g))
-    for k, (a, b) in enumerate(zip(ex, tx)):
-        assert_same(a.grad, b.grad, graph=False, path=f"input {k} grad", **tol)
+        compare(
+            lambda *x: fn(E, *x), lambda *x: fn(torch.nn.functional, *x), *arrays, seed=seed, **tol
+        )
 
 
 def _conv_case(rng: np.random.Generator, dims: int, transposed: bool) -> tuple[Any, list[Any]]:

@@ -16,7 +16,7 @@ from engine.errors import (
     EngineError,
 )
 from engine.random import Generator
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import assert_same, require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 
@@ -32,17 +32,6 @@ DTYPES = {
 
 def _torch_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: DTYPES.get(v, v) if k == "dtype" else v for k, v in kwargs.items()}
-
-
-def _same(mine: E.Tensor, theirs: Any, exact: bool = True) -> None:
-    assert str(mine.dtype) == str(theirs.dtype).removeprefix("torch.")
-    assert mine.shape == tuple(theirs.shape)
-    assert mine.requires_grad == theirs.requires_grad
-    assert mine.is_leaf and theirs.is_leaf and mine.grad_fn is None
-    if exact:
-        np.testing.assert_array_equal(mine.data, theirs.detach().numpy())
-    else:
-        np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
 CALLS = [
@@ -87,12 +76,13 @@ CALLS = [
     ("name", "args", "kwargs"), CALLS, ids=[f"{c[0]}{c[1]}{c[2]}" for c in CALLS]
 )
 def test_matches_torch(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    _same(getattr(E, name)(*args, **kwargs), getattr(torch, name)(*args, **_torch_kwargs(kwargs)))
+    mine = getattr(E, name)(*args, **kwargs)
+    assert_same(mine, getattr(torch, name)(*args, **_torch_kwargs(kwargs)), rtol=0, atol=0)
 
 
 def test_linspace_float32_within_an_ulp() -> None:
     """PyTorch's vectorized kernel may differ by an ulp from the formula it documents."""
-    _same(E.linspace(-3.3, 7.7, 101), torch.linspace(-3.3, 7.7, 101), exact=False)
+    assert_same(E.linspace(-3.3, 7.7, 101), torch.linspace(-3.3, 7.7, 101), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("kind", ["zeros_like", "ones_like", "full_like"])
@@ -110,7 +100,7 @@ def test_like_ops_take_shape_and_dtype(kind: str, data: np.ndarray, kwargs: dict
     extra = (2.7,) if kind == "full_like" else ()
     mine = getattr(E, kind)(E.tensor(data), *extra, **kwargs)
     theirs = getattr(torch, kind)(torch.tensor(data), *extra, **_torch_kwargs(kwargs))
-    _same(mine, theirs)
+    assert_same(mine, theirs, rtol=0, atol=0)
 
 
 def test_like_ops_have_no_history() -> None:

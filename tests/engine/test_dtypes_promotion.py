@@ -15,7 +15,7 @@ import pytest
 
 import engine as E
 from engine import dtypes
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import compare, require_torch
 
 torch = require_torch()
 pytestmark = pytest.mark.torch
@@ -71,26 +71,9 @@ TENSORS_ONLY = {"maximum"}
 
 
 def _check(name: str, left: Any, right: Any) -> None:
+    """Result dtype, shape and values, or PyTorch's refusal in its words (the oracle)."""
     mine_fn, torch_fn = OPS[name]
-    (a, ta), (b, tb) = _pair(left), _pair(right)
-    try:
-        expected = torch_fn(ta, tb)
-    except Exception as exc:  # PyTorch refuses: so must the engine, with its words
-        with pytest.raises(Exception) as info:
-            mine_fn(a, b)
-        assert isinstance(info.value, type(exc)), (type(info.value), type(exc), exc)
-        assert str(info.value) == str(exc).split("\n")[0] or str(exc).startswith(str(info.value)), (
-            str(info.value),
-            str(exc),
-        )
-        return
-    got = mine_fn(a, b)
-    want = np.dtype(str(expected.dtype).removeprefix("torch."))
-    assert got.dtype == want, f"{name}: {got.dtype} != torch {want}"
-    assert got.shape == tuple(expected.shape)
-    np.testing.assert_allclose(
-        got._data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3, equal_nan=True
-    )
+    compare(mine_fn, torch_fn, left, right, requires_grad=False, rtol=1e-3)
 
 
 OPERANDS = [(d, k) for d in DTYPES for k in KINDS]

@@ -26,7 +26,7 @@ from engine.errors import (
     VersionMismatchError,
 )
 from engine.ops.elementwise import _erf
-from tests.engine.torch_oracle import assert_kernel_close, require_torch
+from tests.engine.torch_oracle import assert_kernel_close, assert_values, require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 F = torch.nn.functional
@@ -76,15 +76,6 @@ def _pair(values: Any, dtype: str = "float64") -> tuple[E.Tensor, Any]:
     )
 
 
-def _close(mine: Any, theirs: Any, **kw: Any) -> None:
-    np.testing.assert_allclose(
-        mine.data if isinstance(mine, E.Tensor) else mine,
-        theirs.detach().numpy(),
-        equal_nan=True,
-        **({"rtol": 1e-7, "atol": 1e-12} | kw),
-    )
-
-
 def _grads(fn: Any, x: Any, lib: Any) -> tuple[Any, Any]:
     y = fn(x)
     y.backward(lib.ones_like(y) if lib is torch else E.ones_like(y))
@@ -101,7 +92,7 @@ def test_float_functions_of_integers_compute_in_float32(name: str, dtype: str) -
     data = np.array([1, 0, 3]).astype(dtype)
     mine, theirs = mine_fn(E.tensor(data)), torch_fn(torch.tensor(data))
     assert mine.dtype == np.float32 and theirs.dtype == torch.float32
-    _close(mine, theirs, rtol=1e-6)
+    assert_values(mine, theirs, rtol=1e-6)
 
 
 def test_relu_keeps_integers_and_refuses_bools() -> None:
@@ -152,8 +143,8 @@ def test_activation_gradients_at_zero_and_extremes(name: str) -> None:
     x, tx = _pair(values)
     y, g = _grads(mine_fn, x, E)
     ty, tg = _grads(torch_fn, tx, torch)
-    _close(y, ty)
-    _close(g, tg)
+    assert_values(y, ty)
+    assert_values(g, tg)
 
 
 def test_relu_grad_at_zero_is_zero() -> None:
@@ -167,7 +158,7 @@ def test_infinite_gradient_does_not_leak_through_a_dead_relu() -> None:
     x, tx = _pair([-1.0, 0.0, 2.0])
     E.log(E.relu(x)).sum().backward()
     torch.log(torch.relu(tx)).sum().backward()
-    _close(x.grad, tx.grad)
+    assert_values(x.grad, tx.grad)
     assert x.grad.tolist() == [0.0, 0.0, 0.5]
 
 
@@ -183,8 +174,8 @@ def test_clamp_gradient_passes_at_the_boundary(bounds: tuple[Any, Any]) -> None:
     y, g = _grads(lambda t: E.clamp(t, lo, hi), x, E)
     ty, tg = _grads(lambda t: torch.clamp(t, lo, hi), tx, torch)
     assert y.grad_fn.name == ty.grad_fn.name() == "ClampBackward1"
-    _close(y, ty)
-    _close(g, tg)
+    assert_values(y, ty)
+    assert_values(g, tg)
 
 
 def test_clamp_tensor_bounds_get_gradients() -> None:
@@ -197,9 +188,9 @@ def test_clamp_tensor_bounds_get_gradients() -> None:
     g = np.arange(8.0).reshape(2, 4)
     y.backward(E.tensor(g, dtype="float64"))
     ty.backward(torch.tensor(g))
-    _close(y, ty)
+    assert_values(y, ty)
     for mine, theirs in ((x, tx), (lo, tlo), (hi, thi)):
-        _close(mine.grad, theirs.grad)
+        assert_values(mine.grad, theirs.grad)
 
 
 @pytest.mark.parametrize(
@@ -222,11 +213,11 @@ def test_clamp_variants_record_torch_nodes(call: Any, name: str) -> None:
     assert y.grad_fn.name == ty.grad_fn.name() == name
     y.sum().backward()
     ty.sum().backward()
-    _close(x.grad, tx.grad)
+    assert_values(x.grad, tx.grad)
     if tb.grad is None:
         assert b.grad is None
     else:
-        _close(b.grad, tb.grad)
+        assert_values(b.grad, tb.grad)
 
 
 def test_clamp_dtypes_follow_torch_promotion() -> None:
@@ -256,9 +247,9 @@ def test_maximum_ties_split_and_nan(op: str) -> None:
     y.backward(E.tensor([1.0, 2.0, 4.0, 8.0, 16.0], dtype="float64"))
     ty.backward(torch.tensor([1.0, 2.0, 4.0, 8.0, 16.0], dtype=torch.float64))
     assert y.grad_fn.name == ty.grad_fn.name()
-    _close(y, ty)
-    _close(a.grad, ta.grad)
-    _close(b.grad, tb.grad)
+    assert_values(y, ty)
+    assert_values(a.grad, ta.grad)
+    assert_values(b.grad, tb.grad)
     assert a.grad.tolist()[0] == b.grad.tolist()[0] == 0.5
 
 
@@ -318,11 +309,11 @@ def test_second_derivative_matches_torch(name: str) -> None:
     x, tx = _pair(values)
     (g,) = E.grad(mine_fn(x).sum(), x, create_graph=True)
     (tg,) = torch.autograd.grad(torch_fn(tx).sum(), tx, create_graph=True)
-    _close(g, tg)
+    assert_values(g, tg)
     assert g.requires_grad == tg.requires_grad
     (gg,) = E.grad(g.sum(), x, allow_unused=True)
     (tgg,) = torch.autograd.grad(tg.sum(), tx, allow_unused=True)
-    _close(gg, tgg)
+    assert_values(gg, tgg)
 
 
 @pytest.mark.parametrize(
@@ -438,8 +429,8 @@ def test_overflow_and_domain_edges_are_silent(name: str) -> None:
             y2 = mine_fn(x)
             E.grad(y2, x, E.ones_like(y2), create_graph=True)
     ty, tg = _grads(torch_fn, tx, torch)
-    _close(y, ty)
-    _close(g, tg)
+    assert_values(y, ty)
+    assert_values(g, tg)
 
 
 # -- the wider library: special values, refusals, operators ---------------------------------
@@ -551,12 +542,12 @@ def test_sign_of_nan_is_zero_and_abs_gradient_there_is_zero() -> None:
     assert E.sign(x).tolist()[0] == 0.0 == torch.sign(tx)[0].item()
     E.abs(x).sum().backward()
     torch.abs(tx).sum().backward()
-    _close(x.grad, tx.grad)
+    assert_values(x.grad, tx.grad)
     assert x.grad.tolist()[0] == 0.0
     y, ty = _pair([np.nan, -2.0, 0.0, 3.0])
     E.l1_loss(y, E.zeros(4)).backward()
     F.l1_loss(ty, torch.zeros(4, dtype=torch.float64)).backward()
-    _close(y.grad, ty.grad)
+    assert_values(y.grad, ty.grad)
 
 
 @pytest.mark.parametrize("op", ["maximum", "minimum"])
@@ -564,11 +555,11 @@ def test_maximum_minimum_propagate_nan(op: str) -> None:
     a, ta = _pair([np.nan, 1.0, np.nan, -np.inf])
     b, tb = _pair([0.0, np.nan, np.nan, np.inf])
     y, ty = getattr(E, op)(a, b), getattr(torch, op)(ta, tb)
-    _close(y, ty)
+    assert_values(y, ty)
     y.sum().backward()
     ty.sum().backward()
-    _close(a.grad, ta.grad)
-    _close(b.grad, tb.grad)
+    assert_values(a.grad, ta.grad)
+    assert_values(b.grad, tb.grad)
 
 
 def test_integer_powers() -> None:
@@ -583,7 +574,7 @@ def test_integer_powers() -> None:
             i**exponent
         assert str(mine.value) == str(theirs.value)
     assert (i**-1.0).dtype == np.float32
-    _close(i**-1.0, ti**-1.0)
+    assert_values(i**-1.0, ti**-1.0)
 
 
 # (engine call, torch call): PyTorch refuses these; the engine refuses them the same way
@@ -677,7 +668,7 @@ def test_refusals_match_torch(name: str) -> None:
 def test_floor_divide_records_a_node_that_refuses_backward() -> None:
     x, tx = _pair([1.5, -2.5])
     y, ty = x // 2, tx // 2
-    _close(y, ty)
+    assert_values(y, ty)
     assert y.requires_grad and y.grad_fn.name == type(ty.grad_fn).__name__ == "NotImplemented"
     with pytest.raises(RuntimeError) as theirs:
         ty.sum().backward()
@@ -805,10 +796,10 @@ def test_binary_special_values_match_torch(name: str) -> None:
         y.backward(E.ones_like(y))
     ty = torch_fn(ta, tb)
     ty.backward(torch.ones_like(ty))
-    _close(y, ty)
+    assert_values(y, ty)
     assert y.grad_fn.name == ty.grad_fn.name()
-    _close(a.grad, ta.grad)
-    _close(b.grad, tb.grad)
+    assert_values(a.grad, ta.grad)
+    assert_values(b.grad, tb.grad)
 
 
 @pytest.mark.parametrize("name", ["asin", "erfinv", "trunc", "logit", "xlogy", "lerp", "fmod"])
@@ -823,11 +814,11 @@ def test_in_place_variants_match_torch(name: str) -> None:
     )
     getattr(ty, name + "_")(*[a.double() if isinstance(a, torch.Tensor) else a for a in args])
     assert y._version == ty._version
-    _close(y, ty)
+    assert_values(y, ty)
     assert y.grad_fn.name == ty.grad_fn.name()
     y.sum().backward()
     ty.sum().backward()
-    _close(x.grad, tx.grad)
+    assert_values(x.grad, tx.grad)
 
 
 def test_isclose_and_predicates_match_torch() -> None:
@@ -862,11 +853,11 @@ def test_parametric_activations_second_order_match_torch(name: str, args: tuple[
     grads = E.grad((y * y).sum(), leaves, create_graph=True)
     tgrads = torch.autograd.grad((ty * ty).sum(), tleaves, create_graph=True)
     for g, tg in zip(grads, tgrads):
-        _close(g, tg)
+        assert_values(g, tg)
     second = E.grad(sum(g.sum() for g in grads), leaves)
     tsecond = torch.autograd.grad(sum(g.sum() for g in tgrads), tleaves)
     for g, tg in zip(second, tsecond):
-        _close(g, tg)
+        assert_values(g, tg)
 
 
 HALF_OPS = [
@@ -914,8 +905,8 @@ def test_float16_values_and_gradients_match_torch(name: str) -> None:
     ty = torch_fn(tx)
     ty.sum().backward()
     assert y.dtype == np.float16 and x.grad.dtype == np.float16
-    _close(y._data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
-    _close(x.grad._data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
+    assert_values(y._data.astype(np.float64), ty.detach().double(), rtol=2e-3, atol=2e-3)
+    assert_values(x.grad._data.astype(np.float64), tx.grad.double(), rtol=5e-3, atol=5e-3)
 
 
 def _finite(lo: float, hi: float) -> Any:
@@ -949,11 +940,11 @@ def test_new_binary_ops_broadcast_like_torch(name: str) -> None:
         x, tx = _pair(a)
         y, ty = _pair(b)
         out, tout = getattr(E, name)(x, y), getattr(torch, name)(tx, ty)
-        _close(out, tout)
+        assert_values(out, tout)
         g = np.linspace(-1.0, 1.0, out._data.size).reshape(out.shape)
         out.backward(E.tensor(g, dtype="float64"))
         tout.backward(torch.tensor(g))
-        _close(x.grad, tx.grad)
-        _close(y.grad, ty.grad)
+        assert_values(x.grad, tx.grad)
+        assert_values(y.grad, ty.grad)
 
     check()

@@ -15,7 +15,7 @@ import pytest
 
 import engine as E
 from engine.func import pytree
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import assert_values, require_torch
 
 torch = require_torch()
 
@@ -39,14 +39,6 @@ TORCH = NS(torch, torch.func, torch.nn.functional)
 ENGINE = NS(E, E.func, E.nn.functional)
 
 
-def _np(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy()
-    if isinstance(x, E.Tensor):
-        return x.detach().numpy()
-    return x
-
-
 def _run(behaviour: Callable[[NS], Any], T: NS) -> tuple[str, Any]:
     try:
         with warnings.catch_warnings():
@@ -54,19 +46,6 @@ def _run(behaviour: Callable[[NS], Any], T: NS) -> tuple[str, Any]:
             return "ok", behaviour(T)
     except Exception as err:  # noqa: BLE001 - the error is the behaviour under test
         return "error", err
-
-
-def _same_structure(a: Any, b: Any) -> None:
-    fa, sa = pytree.flatten(a)
-    fb, sb = pytree.flatten(b)
-    assert str(sa) == str(sb), (sa, sb)
-    for x, y in zip(fa, fb):
-        x, y = _np(x), _np(y)
-        if isinstance(x, np.ndarray):
-            assert x.shape == np.shape(y), (x.shape, np.shape(y))
-            np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-9)
-        else:
-            assert x == y
 
 
 BEHAVIOURS: dict[str, Callable[[NS], Any]] = {}
@@ -416,16 +395,17 @@ def grad_of_vmap(T: NS) -> Any:
 
 
 def _cmp(name: str) -> None:
+    """The behaviour on torch and on the engine: the same error, or the same pytree of
+    results through the oracle."""
     fn = BEHAVIOURS[name]
     kind_t, want = _run(fn, TORCH)
     kind_e, got = _run(fn, ENGINE)
-    if kind_t == "error":
-        assert kind_e == "error", f"torch raised {want!r}, engine returned {got!r}"
-        assert isinstance(got, type(want)), (type(got), type(want), got)
-        assert str(got) == str(want)
+    if kind_t == "error" or kind_e == "error":
+        assert_values(got, want)
         return
-    assert kind_e == "ok", f"engine raised {got!r}"
-    _same_structure(want, got)
+    (fa, sa), (fb, sb) = pytree.flatten(got), pytree.flatten(want)
+    assert str(sa) == str(sb), (sa, sb)
+    assert_values(fa, fb, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(BEHAVIOURS))

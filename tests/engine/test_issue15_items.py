@@ -12,7 +12,7 @@ import pytest
 
 import engine as E
 from engine.errors import EngineError
-from tests.engine.torch_oracle import to_numpy
+from tests.engine.torch_oracle import assert_values, to_numpy
 
 F = E.nn.functional
 
@@ -23,10 +23,6 @@ def _both(torch: Any, data: Any, requires_grad: bool = False) -> tuple[Any, Any]
         E.tensor(x.copy(), requires_grad=requires_grad),
         torch.tensor(x.copy(), requires_grad=requires_grad),
     )
-
-
-def _same(a: Any, b: Any, rtol: float = 1e-12, atol: float = 0.0) -> None:
-    np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=rtol, atol=atol, equal_nan=True)
 
 
 # -- op_db silent differences ---------------------------------------------------------------
@@ -42,7 +38,7 @@ def test_kthvalue_ties_pick_torchs_index(torch: Any, rng: np.random.Generator, d
         k = int(rng.integers(1, x.shape[dim] + 1))
         e, t = _both(torch, x)
         ev, tv = E.kthvalue(e, k, dim), torch.kthvalue(t, k, dim)
-        _same(ev.values, tv.values)
+        assert_values(ev.values, tv.values)
         np.testing.assert_array_equal(to_numpy(ev.indices), to_numpy(tv.indices))
     e, t = _both(torch, np.array([[-8, 6, 9, 0, 0], [5, 5, 7, 6, 5]]))
     np.testing.assert_array_equal(
@@ -58,7 +54,7 @@ def test_logcumsumexp_float32_gradient(torch: Any, rng: np.random.Generator) -> 
         e, t = _both(torch, x, requires_grad=True)
         E.logcumsumexp(e, dim).backward(E.tensor(g))
         torch.logcumsumexp(t, dim).backward(torch.tensor(g))
-        _same(e.grad, t.grad, rtol=1e-4, atol=1e-5)
+        assert_values(e.grad, t.grad, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -100,11 +96,11 @@ def test_bessel_is_atens_formula(torch: Any, name: str) -> None:
     )
     e = getattr(E.special, name)(E.tensor(x))
     t = getattr(torch.special, name)(torch.tensor(x))
-    _same(e, t, rtol=1e-11, atol=1e-300)
+    assert_values(e, t, rtol=1e-11, atol=1e-300)
     x32 = x[~(np.abs(x) > 1e30)].astype(np.float32)
     e32 = getattr(E.special, name)(E.tensor(x32))
     t32 = getattr(torch.special, name)(torch.tensor(x32))
-    _same(e32, t32, rtol=2e-4, atol=1e-6)
+    assert_values(e32, t32, rtol=2e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize(("rx", "rw"), [(True, False), (False, True), (True, True)])
@@ -119,7 +115,7 @@ def test_prelu_create_graph_gradients_require_grad(torch: Any, rx: bool, rw: boo
         got.append(lib.autograd.grad(y.sum(), ins, create_graph=True))
     for e, t in zip(*got):
         assert e.requires_grad == t.requires_grad
-        _same(e, t)
+        assert_values(e, t)
 
 
 def test_prelu_errors_are_torchs(torch: Any) -> None:
@@ -141,7 +137,9 @@ def test_take_along_dim_wraps_indices_along_dim(torch: Any) -> None:
     a = np.arange(12.0).reshape(3, 4)
     idx = np.array([[-1], [-9], [100]])
     e, t = _both(torch, a)
-    _same(E.take_along_dim(e, E.tensor(idx), 1), torch.take_along_dim(t, torch.tensor(idx), 1))
+    assert_values(
+        E.take_along_dim(e, E.tensor(idx), 1), torch.take_along_dim(t, torch.tensor(idx), 1)
+    )
     with pytest.raises(RuntimeError, match="should be Long but got Int"):
         torch.take_along_dim(t, torch.tensor([[1]], dtype=torch.int32), 1)
     with pytest.raises(EngineError, match="should be Long but got Int"):
@@ -152,7 +150,7 @@ def test_gather_takes_an_int32_index(torch: Any) -> None:
     a = np.arange(12.0).reshape(3, 4)
     idx = np.array([[0, 3], [2, 1], [1, 1]], dtype=np.int32)
     e, t = _both(torch, a)
-    _same(E.gather(e, 1, E.tensor(idx)), torch.gather(t, 1, torch.tensor(idx)))
+    assert_values(E.gather(e, 1, E.tensor(idx)), torch.gather(t, 1, torch.tensor(idx)))
 
 
 def test_sdpa_nan_spoils_its_row_as_in_torch(torch: Any, rng: np.random.Generator) -> None:
@@ -161,7 +159,7 @@ def test_sdpa_nan_spoils_its_row_as_in_torch(torch: Any, rng: np.random.Generato
     e, t = _both(torch, x)
     got = F.scaled_dot_product_attention(e, e, e)
     want = torch.nn.functional.scaled_dot_product_attention(t, t, t)
-    _same(got, want, rtol=1e-10)
+    assert_values(got, want, rtol=1e-10)
     assert np.isnan(to_numpy(got)[0]).all()
 
 
@@ -178,7 +176,7 @@ def test_sdpa_enable_gqa(torch: Any, rng: np.random.Generator, v_heads: int, ndi
         y.sum().backward()
         out.append((y, q.grad, k.grad, v.grad))
     for a, b in zip(*out):
-        _same(a, b, rtol=1e-10)
+        assert_values(a, b, rtol=1e-10)
     with pytest.raises(EngineError, match="Number of heads in key and value must divide"):
         F.scaled_dot_product_attention(
             E.tensor(q0[..., :3, :, :]), E.tensor(k0), E.tensor(k0), enable_gqa=True
@@ -196,12 +194,12 @@ def test_sdpa_dropout_draws_torchs_mask(torch: Any, rng: np.random.Generator) ->
             y.sum().backward()
             out.append((y, q.grad))
         for a, b in zip(*out):
-            _same(a, b, rtol=1e-10, atol=1e-14)
+            assert_values(a, b, rtol=1e-10, atol=1e-14)
 
 
 def test_polygamma_1_is_atens_trigamma(torch: Any) -> None:
     x = np.concatenate([np.linspace(-10.3, 20, 3001), [0.0, -1.0, -2.0, 1e-300, np.inf]])
-    _same(E.polygamma(1, E.tensor(x)), torch.polygamma(1, torch.tensor(x)), rtol=1e-14)
+    assert_values(E.polygamma(1, E.tensor(x)), torch.polygamma(1, torch.tensor(x)), rtol=1e-14)
 
 
 def test_logdet_backward_at_a_singular_matrix(torch: Any) -> None:
@@ -210,7 +208,7 @@ def test_logdet_backward_at_a_singular_matrix(torch: Any) -> None:
     e, t = _both(torch, np.array([[1.0, 2.0], [2.0, 4.0]]), requires_grad=True)
     E.logdet(e).backward()
     torch.logdet(t).backward()
-    _same(e.grad, t.grad)
+    assert_values(e.grad, t.grad)
     with pytest.raises(EngineError):
         E.autograd.grad(E.logdet(e), [e], create_graph=True)
 
@@ -243,10 +241,10 @@ def test_already_right_items_stay_right(torch: Any, rng: np.random.Generator) ->
     # erfc, erfinv, masked_scatter, topk(k=0) on 0-d inputs
     z = np.array(0.3)
     e, t = _both(torch, z)
-    _same(E.erfc(e), torch.erfc(t))
-    _same(E.erfinv(e), torch.erfinv(t))
+    assert_values(E.erfc(e), torch.erfc(t))
+    assert_values(E.erfinv(e), torch.erfinv(t))
     mask = np.array(True)
-    _same(
+    assert_values(
         E.masked_scatter(e, E.tensor(mask), E.tensor(np.array([5.0]))),
         torch.masked_scatter(t, torch.tensor(mask), torch.tensor([5.0], dtype=torch.float64)),
     )
@@ -261,19 +259,19 @@ def test_already_right_items_stay_right(torch: Any, rng: np.random.Generator) ->
     e, t = _both(torch, np.array([np.inf, 1.0, -np.inf]), requires_grad=True)
     F.huber_loss(e, E.zeros(3, dtype=E.float64)).backward()
     torch.nn.functional.huber_loss(t, torch.zeros(3, dtype=torch.float64)).backward()
-    _same(e.grad, t.grad)
+    assert_values(e.grad, t.grad)
     e, t = _both(torch, np.array([1.0, np.inf, 2.0]), requires_grad=True)
     E.var_mean(e)[1].backward()
     torch.var_mean(t)[1].backward()
-    _same(e.grad, t.grad)
+    assert_values(e.grad, t.grad)
     # solve and cdist(p=0) with NaN
     a = np.array([[1.0, np.nan], [0.0, 1.0]])
-    _same(
+    assert_values(
         E.linalg.solve(E.tensor(a), E.tensor(np.array([1.0, 2.0]))),
         torch.linalg.solve(torch.tensor(a), torch.tensor([1.0, 2.0], dtype=torch.float64)),
     )
     u, v = np.array([[1.0, np.nan]]), np.array([[1.0, 2.0], [3.0, 4.0]])
-    _same(
+    assert_values(
         E.cdist(E.tensor(u), E.tensor(v), p=0),
         torch.cdist(torch.tensor(u), torch.tensor(v), p=0),
     )
@@ -284,10 +282,10 @@ def test_inf_stays_local_in_pools_and_bilinear(torch: Any) -> None:
     x[0, 0, 0, 0] = np.inf
     e, t = _both(torch, x)
     tf = torch.nn.functional
-    _same(F.adaptive_avg_pool2d(e, 3), tf.adaptive_avg_pool2d(t, 3))
-    _same(F.adaptive_max_pool2d(e, 3), tf.adaptive_max_pool2d(t, 3))
+    assert_values(F.adaptive_avg_pool2d(e, 3), tf.adaptive_avg_pool2d(t, 3))
+    assert_values(F.adaptive_max_pool2d(e, 3), tf.adaptive_max_pool2d(t, 3))
     for size in ((6, 6), (3, 3)):
-        _same(
+        assert_values(
             F.interpolate(e, size=size, mode="bilinear"),
             tf.interpolate(t, size=size, mode="bilinear"),
         )
@@ -304,7 +302,7 @@ def test_random_fills_in_a_graph_reset_history(torch: Any) -> None:
             getattr(y[1:], fn)(*args)
             y.sum().backward()
             grads.append(x.grad)
-        _same(*grads)
+        assert_values(*grads)
 
 
 def test_instance_norm_bumps_running_stats_versions() -> None:
@@ -410,7 +408,7 @@ def test_atleast_1d_list_and_tensordot_over_size_one_dims(torch: Any) -> None:
     t = torch.atleast_1d([torch.tensor(1.0, dtype=torch.float64), torch.ones(2)])
     assert [r.shape for r in e] == [tuple(r.shape) for r in t]
     a, b = np.arange(3.0).reshape(1, 3), np.arange(2.0).reshape(1, 2)
-    _same(
+    assert_values(
         E.tensordot(E.tensor(a), E.tensor(b), dims=([0], [0])),
         torch.tensordot(torch.tensor(a), torch.tensor(b), dims=([0], [0])),
     )

@@ -12,69 +12,13 @@ import pytest
 
 import engine as E
 from engine.errors import DtypeMismatchError, EngineError, ShapeMismatchError
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import compare, require_torch
 
 torch = require_torch()
 
 pytestmark = pytest.mark.torch
 
 F = torch.nn.functional
-
-
-def _leaf(module: Any, arr: np.ndarray, grad: bool) -> Any:
-    if module is E:
-        return E.Tensor(arr.copy(), requires_grad=grad)
-    return torch.from_numpy(arr.copy()).requires_grad_(grad)
-
-
-def _name(t: Any) -> str | None:
-    fn = t.grad_fn
-    if fn is None:
-        return None
-    return fn.name if isinstance(t, E.Tensor) else type(fn).__name__
-
-
-def _compare(
-    fn_e: Any,
-    fn_t: Any,
-    arrays: list[np.ndarray | None],
-    grads: tuple[bool, ...],
-    create_graph: bool = False,
-) -> None:
-    """Run both, compare value, dtype, grad_fn name and every input's gradient; with
-    ``create_graph`` also a second-order vector-Hessian product."""
-    xs_e = [None if a is None else _leaf(E, a, g) for a, g in zip(arrays, grads)]
-    xs_t = [None if a is None else _leaf(torch, a, g) for a, g in zip(arrays, grads)]
-    out_e, out_t = fn_e(*xs_e), fn_t(*xs_t)
-    assert _name(out_e) == _name(out_t), (_name(out_e), _name(out_t))
-    assert out_e.dtype == np.dtype(str(out_t.dtype).removeprefix("torch."))
-    tol = 1e-5 if out_e.dtype == np.float32 else 1e-10
-    np.testing.assert_allclose(out_e.data, out_t.detach().numpy(), rtol=tol, atol=tol)
-    if not out_t.requires_grad:
-        assert not out_e.requires_grad
-        return
-    rng = np.random.default_rng(0)
-    g = rng.standard_normal(out_e.shape).astype(out_e.dtype)
-    wanted = [(x, y) for x, y, r in zip(xs_e, xs_t, grads) if r and x is not None]
-    ge = E.grad(out_e, [x for x, _ in wanted], E.Tensor(g), create_graph=create_graph)
-    gt = torch.autograd.grad(
-        out_t, [y for _, y in wanted], torch.from_numpy(g), create_graph=create_graph
-    )
-    for a, b in zip(ge, gt):
-        assert a.shape == tuple(b.shape)
-        np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=tol, atol=tol)
-    if create_graph:
-        se = E.sum(E.stack([E.sum(a * a) for a in ge]))
-        st = torch.stack([(b * b).sum() for b in gt]).sum()
-        if not st.requires_grad:
-            return
-        he = E.grad(se, [x for x, _ in wanted], allow_unused=True)
-        ht = torch.autograd.grad(st, [y for _, y in wanted], allow_unused=True)
-        for a, b in zip(he, ht):
-            if b is None:
-                assert a is None or not np.any(a._data)
-                continue
-            np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-8, atol=1e-8)
 
 
 SHAPES = [
@@ -113,14 +57,14 @@ REQUIRES = [(True, True), (True, False), (False, True), (False, False)]
 def test_matmul_matches_torch(shapes: Any, requires: tuple[bool, bool]) -> None:
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(s) for s in shapes]
-    _compare(E.matmul, torch.matmul, arrays, requires)
+    compare(E.matmul, torch.matmul, *arrays, requires_grad=requires)
 
 
 @pytest.mark.parametrize("shapes", SHAPES[:17], ids=[f"{a}@{b}" for a, b in SHAPES[:17]])
 def test_matmul_double_backward(shapes: Any) -> None:
     rng = np.random.default_rng(2)
     arrays = [rng.standard_normal(s) for s in shapes]
-    _compare(E.matmul, torch.matmul, arrays, (True, True), create_graph=True)
+    compare(E.matmul, torch.matmul, *arrays, requires_grad=(True, True), second=True)
 
 
 def test_matmul_operator_and_float32() -> None:
@@ -129,18 +73,19 @@ def test_matmul_operator_and_float32() -> None:
         rng.standard_normal((4, 3)).astype(np.float32),
         rng.standard_normal((3, 2)).astype(np.float32),
     ]
-    _compare(lambda a, b: a @ b, lambda a, b: a @ b, arrays, (True, True))
+    compare(lambda a, b: a @ b, lambda a, b: a @ b, *arrays, requires_grad=(True, True))
 
 
 def test_matmul_non_contiguous_operands() -> None:
     rng = np.random.default_rng(4)
     a = rng.standard_normal((2, 4, 3))
     b = rng.standard_normal((5, 4))
-    _compare(
+    compare(
         lambda x, y: E.matmul(E.transpose(x, 1, 2), E.t(y)),
         lambda x, y: torch.matmul(x.transpose(1, 2), y.t()),
-        [a, b],
-        (True, False),
+        a,
+        b,
+        requires_grad=(True, False),
     )
 
 
@@ -163,7 +108,7 @@ def test_fixed_shape_products(case: Any, create_graph: bool) -> None:
     _, fe, ft, shapes = case
     rng = np.random.default_rng(5)
     arrays = [rng.standard_normal(s) for s in shapes]
-    _compare(fe, ft, arrays, (True,) * len(arrays), create_graph=create_graph)
+    compare(fe, ft, *arrays, requires_grad=(True,) * len(arrays), second=create_graph)
 
 
 LINEAR = [
@@ -195,24 +140,24 @@ LINEAR = [
 def test_linear_matches_torch(shapes: Any, requires: tuple[bool, ...]) -> None:
     rng = np.random.default_rng(6)
     arrays = [None if s is None else rng.standard_normal(s) for s in shapes]
-    _compare(E.linear, F.linear, arrays, requires)
+    compare(E.linear, F.linear, *arrays, requires_grad=requires)
 
 
 @pytest.mark.parametrize("shapes", LINEAR[:6], ids=[str(s) for s in LINEAR[:6]])
 def test_linear_double_backward(shapes: Any) -> None:
     rng = np.random.default_rng(7)
     arrays = [None if s is None else rng.standard_normal(s) for s in shapes]
-    _compare(E.linear, F.linear, arrays, (True, True, True), create_graph=True)
+    compare(E.linear, F.linear, *arrays, requires_grad=(True, True, True), second=True)
 
 
 def test_linear_non_contiguous_input_adds_bias() -> None:
     rng = np.random.default_rng(8)
     arrays = [rng.standard_normal((4, 3, 2)), rng.standard_normal((5, 4)), rng.standard_normal(5)]
-    _compare(
+    compare(
         lambda x, w, b: E.linear(E.transpose(x, 0, 2), w, b),
         lambda x, w, b: F.linear(x.transpose(0, 2), w, b),
-        arrays,
-        (True, True, True),
+        *arrays,
+        requires_grad=(True, True, True),
     )
 
 
@@ -221,7 +166,7 @@ def test_linear_float32_mixed_bias_dtype_in_place_add() -> None:
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     w = rng.standard_normal((5, 4)).astype(np.float32)
     b = rng.standard_normal((3, 5))
-    _compare(E.linear, F.linear, [x, w, b], (True, True, True))
+    compare(E.linear, F.linear, *[x, w, b], requires_grad=(True, True, True))
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -447,4 +392,4 @@ def test_all_combinations_small() -> None:
         sb = (1, 2, 4, 2)[4 - rb :] if rb > 1 else (4,)
         arrays = [rng.standard_normal(sa), rng.standard_normal(sb)]
         for req in REQUIRES[:3]:
-            _compare(E.matmul, torch.matmul, arrays, req)
+            compare(E.matmul, torch.matmul, *arrays, requires_grad=req)

@@ -30,44 +30,10 @@ import engine as E
 from engine.random import Generator, using
 from tests.engine.torch_oracle import (
     NUMPY_AVX512,
-    assert_kernel_close,
-    numpy_runs_avx512_loops,
-    torch_runs_avx2_kernels,
+    assert_same_draws,
 )
 
 SIZES = [1, 2, 3, 15, 16, 17, 31, 32, 33, 100, 1000]
-
-
-def _values(t: Any) -> np.ndarray:
-    return t.detach().numpy() if hasattr(t, "detach") and not isinstance(t, E.Tensor) else t.data
-
-
-def _exact(dtype: np.dtype) -> bool:
-    """Whether this process's dispatch makes ``dtype`` normals bit-exact (module doc)."""
-    if dtype == np.float32:
-        return torch_runs_avx2_kernels()
-    if dtype == np.float64:
-        return not numpy_runs_avx512_loops()
-    return True
-
-
-# off the exact dispatch: torch's scalar float32 normal (libm logf/sinf) against the
-# AVX2 polynomials differs by ~1e-6 times the deviation (measured under
-# ATEN_CPU_CAPABILITY=default: 3e-6 at std 3, 40 ulp near 0.25); numpy's AVX-512
-# float64 log/sin/cos against glibc by 1 ulp
-_KERNEL_ULPS = {np.dtype(np.float32): (64, 1e-5), np.dtype(np.float64): (2, 0.0)}
-
-
-def _same(ours: list[Any], theirs: list[Any]) -> None:
-    assert len(ours) == len(theirs)
-    for i, (a, b) in enumerate(zip(ours, theirs)):
-        a, b = np.asarray(_values(a)), np.asarray(_values(b))
-        assert a.dtype == b.dtype, f"call {i}: dtype {a.dtype} != torch {b.dtype}"
-        if _exact(a.dtype):
-            np.testing.assert_array_equal(a, b, err_msg=f"call {i}")
-        else:
-            ulps, atol = _KERNEL_ULPS[a.dtype]
-            assert_kernel_close(a, b, ulps=ulps, atol=atol, err_msg=f"call {i}")
 
 
 def _both(torch: Any, seed: int, program: Callable[[Any, str], list[Any]]) -> None:
@@ -75,7 +41,7 @@ def _both(torch: Any, seed: int, program: Callable[[Any, str], list[Any]]) -> No
     theirs = program(torch, "torch")
     E.manual_seed(seed)
     ours = program(E, "engine")
-    _same(ours, theirs)
+    assert_same_draws(ours, theirs)
 
 
 def _dt(ns: Any, name: str) -> Any:
@@ -216,7 +182,7 @@ def test_generators_are_independent_streams(torch: Any) -> None:
     torch.manual_seed(0)
     ours = [E.randn(5, generator=g), E.randn(5), E.rand(20, generator=g)]
     theirs = [torch.randn(5, generator=tg), torch.randn(5), torch.rand(20, generator=tg)]
-    _same(ours, theirs)
+    assert_same_draws(ours, theirs)
     assert g.initial_seed() == tg.initial_seed() == 4
     assert Generator().initial_seed() == torch.Generator().initial_seed()
 

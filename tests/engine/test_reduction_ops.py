@@ -14,7 +14,7 @@ import pytest
 
 import engine as E
 from engine.errors import EngineError
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import assert_same, compare, grad_fn_name, require_torch
 
 torch = require_torch()
 
@@ -24,53 +24,19 @@ INF = float("inf")
 NAN = float("nan")
 
 
-def _name(t: Any) -> str | None:
-    fn = t.grad_fn
-    if fn is None:
-        return None
-    return fn.name if isinstance(t, E.Tensor) else type(fn).__name__
-
-
-def _outputs(r: Any) -> list[Any]:
-    return list(r) if isinstance(r, tuple) else [r]
-
-
-def _close(a: np.ndarray, b: np.ndarray, dtype: Any) -> None:
-    tol = 2e-5 if dtype == np.float32 else 1e-9
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
-
-
 def check(call: Any, x: np.ndarray, create_graph: bool = False, grad: bool = True) -> None:
-    """``call(T, tensor)`` on engine and torch: outputs (values, dtype, grad_fn name),
-    the input's gradient for a random grad_output and, with ``create_graph``, the
-    gradient of the squared first-order gradient (a second-order check)."""
-    xe = E.Tensor(x.copy(), requires_grad=grad)
-    xt = torch.from_numpy(x.copy()).requires_grad_(grad)
-    oe, ot = _outputs(call(E, xe)), _outputs(call(torch, xt))
-    assert len(oe) == len(ot)
-    for a, b in zip(oe, ot):
-        assert _name(a) == _name(b), (_name(a), _name(b))
-        assert a.dtype == np.dtype(str(b.dtype).removeprefix("torch.")), (a.dtype, b.dtype)
-        assert a.shape == tuple(b.shape)
-        _close(a.data, b.detach().numpy(), a.dtype)
-    if not grad or not ot[0].requires_grad:
-        return
-    g = np.random.default_rng(0).uniform(-1, 1, oe[0].shape).astype(oe[0].dtype)
-    (ge,) = E.grad(oe[0], xe, E.Tensor(g), create_graph=create_graph, allow_unused=True)
-    (gt,) = torch.autograd.grad(
-        ot[0], xt, torch.from_numpy(g), create_graph=create_graph, allow_unused=True
+    """``call(T, tensor)`` through the oracle: outputs, gradients and, with
+    ``create_graph``, second order (float32 sums may round in another order: 2e-5)."""
+    tol = 2e-5 if x.dtype == np.float32 else None
+    compare(
+        lambda t: call(E, t),
+        lambda t: call(torch, t),
+        x,
+        requires_grad=grad,
+        second=create_graph,
+        rtol=tol,
+        atol=tol,
     )
-    if gt is None:
-        assert ge is None
-        return
-    _close(ge.data, gt.detach().numpy(), ge.dtype)
-    if create_graph and gt.requires_grad:
-        (he,) = E.grad(E.sum(ge * ge), xe, allow_unused=True)
-        (ht,) = torch.autograd.grad((gt * gt).sum(), xt, allow_unused=True)
-        if ht is None or ht._is_zerotensor():
-            assert he is None or not np.any(he._data)
-        else:
-            _close(he.data, ht.numpy(), he.dtype)
 
 
 RNG = np.random.default_rng(123)
@@ -253,11 +219,11 @@ def test_max_with_tensor_is_maximum() -> None:
         xe, ye = E.Tensor(a, requires_grad=True), E.Tensor(b, requires_grad=True)
         xt, yt = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
         oe, ot = getattr(E, name)(xe, ye), getattr(torch, name)(xt, yt)
-        assert _name(oe) == _name(ot)
+        assert grad_fn_name(oe) == grad_fn_name(ot)
         oe.sum().backward()
         ot.sum().backward()
-        _close(xe.grad.data, xt.grad.numpy(), np.float64)
-        _close(ye.grad.data, yt.grad.numpy(), np.float64)
+        assert_same(xe.grad, xt.grad, graph=False)
+        assert_same(ye.grad, yt.grad, graph=False)
 
 
 def test_max_dim_returns_named_values_and_indices() -> None:
@@ -300,10 +266,10 @@ def test_var_warns_like_torch_when_dof_is_not_positive() -> None:
 def test_softmax_is_stable_in_float32() -> None:
     x = np.array([[1000.0, 0.0, -1000.0], [88.0, 89.0, 90.0]], np.float32)
     for name in ("softmax", "log_softmax"):
-        mine = getattr(E.Tensor(x), name)(1).data
-        theirs = getattr(torch.from_numpy(x), name)(1).numpy()
-        assert np.isfinite(mine).all() or name == "log_softmax"
-        _close(mine, theirs, np.float32)
+        mine = getattr(E.Tensor(x), name)(1)
+        theirs = getattr(torch.from_numpy(x), name)(1)
+        assert np.isfinite(mine._data).all() or name == "log_softmax"
+        assert_same(mine, theirs, rtol=2e-5, atol=2e-5)
 
 
 def test_softmax_dtype_argument() -> None:
@@ -311,11 +277,11 @@ def test_softmax_dtype_argument() -> None:
     xe = E.Tensor(x, requires_grad=True)
     xt = torch.from_numpy(x).requires_grad_()
     oe, ot = E.softmax(xe, 1, dtype="float64"), torch.softmax(xt, 1, dtype=torch.float64)
-    assert oe.dtype == np.float64 and _name(oe) == _name(ot)
+    assert oe.dtype == np.float64 and grad_fn_name(oe) == grad_fn_name(ot)
     oe.sum().backward()
     ot.sum().backward()
     assert xe.grad.dtype == np.float32
-    _close(xe.grad.data, xt.grad.numpy(), np.float32)
+    assert_same(xe.grad, xt.grad, graph=False, rtol=2e-5, atol=2e-5)
 
 
 def test_log_softmax_backward_chain_like_cross_entropy() -> None:
@@ -439,15 +405,9 @@ def _run(lib: Any, name: str, data: np.ndarray, kwargs: dict[str, Any]) -> tuple
 def test_numpy_keyword_names_match_torch(name: str, data: np.ndarray, kwargs: dict) -> None:
     x, mine = _run(E, name, data, kwargs)
     tx, theirs = _run(torch, name, data, kwargs)
-    outs, touts = (
-        _outputs(tuple(mine) if isinstance(mine, tuple) else mine),
-        _outputs(tuple(theirs) if isinstance(theirs, tuple) else theirs),
-    )
-    assert len(outs) == len(touts)
-    for m, t in zip(outs, touts):
-        assert m.shape == tuple(t.shape) and _name(m) == _name(t)
-        assert m.dtype == np.dtype(str(t.dtype).removeprefix("torch."))
-        _close(m._data.astype(np.float64), t.detach().numpy().astype(np.float64), np.float64)
+    outs = list(mine) if isinstance(mine, tuple) else [mine]
+    touts = list(theirs) if isinstance(theirs, tuple) else [theirs]
+    assert_same(outs, touts)
     floats = [m for m in outs if m.requires_grad]
     if floats:
         E.backward(floats, [E.ones_like(m) for m in floats])
@@ -455,7 +415,7 @@ def test_numpy_keyword_names_match_torch(name: str, data: np.ndarray, kwargs: di
             [t for t in touts if t.requires_grad],
             [torch.ones_like(t) for t in touts if t.requires_grad],
         )
-        _close(x.grad.data, tx.grad.numpy(), np.float64)
+        assert_same(x.grad, tx.grad, graph=False)
 
 
 def test_norm_refuses_numpy_names_as_torch() -> None:
@@ -503,7 +463,7 @@ def test_sum_in_float64_keeps_the_float32_leaf_gradient() -> None:
     x = E.tensor([[0.1, 0.2], [0.3, 0.4]], requires_grad=True)
     tx = torch.tensor([[0.1, 0.2], [0.3, 0.4]], requires_grad=True)
     y, ty = x.sum(1, dtype="float64"), tx.sum(1, dtype=torch.float64)
-    assert y.dtype == np.float64 and _name(y) == _name(ty)
+    assert y.dtype == np.float64 and grad_fn_name(y) == grad_fn_name(ty)
     y.backward(E.tensor([1.0, 2.0], dtype="float64"))
     ty.backward(torch.tensor([1.0, 2.0], dtype=torch.float64))
     assert x.grad.dtype == np.float32
@@ -518,11 +478,11 @@ def test_nan_reductions_and_their_gradients_match_torch(dim: Any) -> None:
         tx = torch.tensor(data, requires_grad=True)
         args = () if dim is None else (dim,)
         y, ty = getattr(E, name)(x, *args), getattr(torch, name)(tx, *args)
-        _close(y.data, ty.detach().numpy(), np.float64)
-        assert _name(y) == _name(ty)
+        assert_same(y, ty, graph=False)
+        assert grad_fn_name(y) == grad_fn_name(ty)
         y.backward(E.ones_like(y))
         ty.backward(torch.ones_like(ty))
-        _close(x.grad.data, tx.grad.numpy(), np.float64)
+        assert_same(x.grad, tx.grad, graph=False)
 
 
 def test_logical_reductions_count_nan_as_true() -> None:
@@ -544,11 +504,11 @@ def test_aminmax_values_ties_and_gradients_match_torch(kwargs: dict[str, Any]) -
     lo, hi = E.aminmax(x, **kwargs)
     tlo, thi = torch.aminmax(tx, **kwargs)
     for m, t in ((lo, tlo), (hi, thi)):
-        _close(m.data, t.detach().numpy(), np.float64)
-        assert _name(m) == _name(t) == "AminmaxBackward0"
+        assert_same(m, t, graph=False)
+        assert grad_fn_name(m) == grad_fn_name(t) == "AminmaxBackward0"
     (lo * 2 + hi * 3).sum().backward()
     (tlo * 2 + thi * 3).sum().backward()
-    _close(x.grad.data, tx.grad.numpy(), np.float64)
+    assert_same(x.grad, tx.grad, graph=False)
     with pytest.raises(RuntimeError) as theirs:
         torch.aminmax(torch.ones(0))
     with pytest.raises(EngineError) as mine:
@@ -566,11 +526,11 @@ def test_spread_and_mean_together_match_torch(name: str, kwargs: dict[str, Any])
     spread, m = getattr(E, name)(x, **kwargs)
     tspread, tm = getattr(torch, name)(tx, **kwargs)
     for a, b in ((spread, tspread), (m, tm)):
-        _close(a.data, b.detach().numpy(), np.float64)
-        assert _name(a) == _name(b)
+        assert_same(a, b, graph=False)
+        assert grad_fn_name(a) == grad_fn_name(b)
     grads = E.grad((spread * spread * 3 + m).sum(), [x], create_graph=True)[0]
     tgrads = torch.autograd.grad((tspread * tspread * 3 + tm).sum(), [tx], create_graph=True)[0]
-    _close(grads.data, tgrads.detach().numpy(), np.float64)
+    assert_same(grads, tgrads, graph=False)
     (second,) = E.grad((grads * grads).sum(), [x])
     (tsecond,) = torch.autograd.grad((tgrads * tgrads).sum(), [tx])
-    _close(second.data, tsecond.numpy(), np.float64)
+    assert_same(second, tsecond, graph=False)

@@ -13,8 +13,8 @@ import pytest
 import engine as E
 from engine import OPS
 from engine.errors import EngineError
-from tests.engine.test_cumulative_ops import compare, same_error
-from tests.engine.torch_oracle import assert_same, require_torch
+from tests.engine.test_cumulative_ops import compare
+from tests.engine.torch_oracle import assert_same, assert_same_error, require_torch
 
 torch = require_torch()
 
@@ -266,4 +266,4 @@ ERRORS = {
 @pytest.mark.parametrize("name", list(ERRORS), ids=list(ERRORS))
 def test_errors_match_torch(name: str) -> None:
     fn_e, fn_t = ERRORS[name]
-    same_error(fn_e, fn_t)
+    assert_same_error(fn_e, fn_t)

@@ -36,7 +36,7 @@ from engine.errors import (
 )
 from engine.registry import OPS
 from engine.tensor import NONLEAF_GRAD_WARNING
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import assert_values, require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 
@@ -96,34 +96,6 @@ def both(scenario: Callable[[Any], Any]) -> tuple[Any, Any]:
     return scenario(E), scenario(torch)
 
 
-def assert_close(ours: Any, ref: Any, path: str = "") -> None:
-    """Recursively compare results of a scenario: arrays, errors (by message), scalars."""
-    if ref is None:
-        assert ours is None, f"{path}: engine gave {ours!r}, torch gave None"
-    elif isinstance(ref, (list, tuple)):
-        assert isinstance(ours, (list, tuple)), f"{path}: engine {ours!r}, torch {ref!r}"
-        assert len(ours) == len(ref), path
-        for i, (o, r) in enumerate(zip(ours, ref)):
-            assert_close(o, r, f"{path}[{i}]")
-    elif isinstance(ref, dict):
-        assert set(ours) == set(ref), path
-        for k in ref:
-            assert_close(ours[k], ref[k], f"{path}.{k}")
-    elif isinstance(ref, BaseException):
-        assert isinstance(ours, BaseException), (
-            f"{path}: torch raised {ref!r}, engine gave {ours!r}"
-        )
-        assert str(ours) == str(ref), path
-    elif isinstance(ref, torch.Tensor):
-        assert isinstance(ours, E.Tensor), f"{path}: {ours!r}"
-        assert dtype_name(ours) == dtype_name(ref), path
-        np.testing.assert_allclose(arr(ours), arr(ref), rtol=1e-6, atol=1e-7, err_msg=path)
-    elif isinstance(ref, np.ndarray):
-        np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-7, err_msg=path)
-    else:
-        assert ours == ref, f"{path}: engine {ours!r} != torch {ref!r}"
-
-
 # == accumulation ====================================================================
 
 
@@ -139,7 +111,7 @@ def test_gradients_accumulate_across_backward_calls() -> None:
         return seen, x.grad, first is x.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     np.testing.assert_array_equal(arr(ours[1]), [9.0, -9.0, 21.0])
 
 
@@ -201,7 +173,7 @@ def test_second_backward_raises_graph_freed_exactly_where_torch_does(case: str) 
         return first, second[0], second[1] if second[0] == "error" else None, arr(x.grad)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     if ours[1] == "error":
         assert isinstance(ours[2], GraphFreedError) and ours[2].code == "graph_freed"
 
@@ -229,7 +201,7 @@ def test_grad_frees_the_graph_too() -> None:
         (g,) = T.autograd.grad(y, x)
         return g, outcome(y.backward)[1]
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_retain_graph_keeps_saved_tensors_for_another_backward() -> None:
@@ -241,7 +213,7 @@ def test_retain_graph_keeps_saved_tensors_for_another_backward() -> None:
         y.backward()
         return x.grad, outcome(y.backward)[1]
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # == implicit and explicit root gradients ============================================
@@ -257,7 +229,7 @@ def test_implicit_gradient_only_for_one_element_outputs() -> None:
         return vec[1], one[0], zero_d[0], grad_vec[1], x.grad
 
     (ours, ref) = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[0], NotScalarError) and ours[0].code == "not_scalar"
     assert str(ours[0]) == "grad can be implicitly created only for scalar outputs"
     assert isinstance(ours[3], NotScalarError)
@@ -276,7 +248,7 @@ def test_grad_tensors_must_match_the_output_shape_exactly(grad_shape: tuple[int,
         return err, err_grad, quiet_grad(x)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[0], ShapeMismatchError) and ours[0].code == "shape_mismatch"
     assert str(ours[0]).startswith("Mismatch in shape: ")
     assert isinstance(ours[1], ShapeMismatchError)
@@ -289,7 +261,7 @@ def test_grad_tensors_of_another_float_dtype_are_accepted() -> None:
         (x * 2).backward(T.tensor([1.0, 0.5], dtype=T.float64))
         return x.grad
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_backward_on_a_tensor_without_grad_fn_raises_no_grad_fn() -> None:
@@ -298,7 +270,7 @@ def test_backward_on_a_tensor_without_grad_fn_raises_no_grad_fn() -> None:
         return outcome(lambda: (x * 2).sum().backward())[1]
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours, NoGradFnError) and ours.code == "no_grad_fn"
 
 
@@ -315,7 +287,7 @@ def test_leaves_never_reached_keep_none_not_zeros() -> None:
         return x.grad, w.grad, v.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert ours[1] is None and ours[2] is None
 
 
@@ -350,7 +322,7 @@ def test_retain_grad_populates_a_nonleaf_grad() -> None:
         return y.retains_grad, x.retains_grad, first, y.grad, x.grad, y.grad.requires_grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a retained grad is read without a warning
         x = E.tensor([1.0], requires_grad=True)
@@ -365,7 +337,7 @@ def test_retain_grad_on_a_tensor_without_grad_raises_like_torch() -> None:
         return outcome(lambda: T.tensor([1.0]).retain_grad())[1]
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours, EngineError), "user errors are typed EngineErrors"
 
 
@@ -382,7 +354,7 @@ def test_backward_inputs_restricts_accumulation_to_the_given_leaves() -> None:
         return only_x, x.grad, w.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert ours[0][1] is None
 
 
@@ -394,7 +366,7 @@ def test_backward_inputs_may_name_a_nonleaf() -> None:
         return quiet_grad(y), x.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     np.testing.assert_array_equal(arr(ours[0]), [4.0, 8.0, 12.0])
 
 
@@ -404,7 +376,7 @@ def test_backward_inputs_empty_is_refused_like_torch() -> None:
         return outcome(lambda: (x * 2).sum().backward(inputs=[]))[1]
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours, EngineError)
 
 
@@ -419,7 +391,7 @@ def test_grad_returns_gradients_without_touching_dot_grad() -> None:
         return gx, gw, x.grad, w.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert ours[2] is None and ours[3] is None
 
 
@@ -434,7 +406,7 @@ def test_grad_of_an_unused_input_raises_unless_allow_unused() -> None:
         return err, allowed, materialized
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[0], UnusedInputError) and ours[0].code == "unused_input"
     assert ours[1][1] is None
 
@@ -451,7 +423,7 @@ def test_higher_order_gradients_of_x_cubed() -> None:
         return g1, g2, g3, flags
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     np.testing.assert_array_equal(arr(ours[0]), [12.0, 3.0])
     np.testing.assert_array_equal(arr(ours[1]), [12.0, -6.0])
     np.testing.assert_array_equal(arr(ours[2]), [6.0, 6.0])
@@ -469,7 +441,7 @@ def test_backward_with_create_graph_gives_a_differentiable_grad() -> None:
         return first, x.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     np.testing.assert_array_equal(arr(ours[1]), [12.0])
 
 
@@ -483,7 +455,7 @@ def test_retain_graph_defaults_to_create_graph() -> None:
         return again[0], third[1]
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert ours[0] == "ok" and isinstance(ours[1], GraphFreedError)
 
 
@@ -579,7 +551,7 @@ def test_detach_shares_data_and_version_counter() -> None:
         return flags, arr(x), x._version, d._version
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     x = E.tensor([1.0, 2.0], requires_grad=True)
     assert np.shares_memory(x.detach().data, x.data)
 
@@ -608,7 +580,7 @@ def test_requires_grad_only_on_leaves() -> None:
         return off, on, leaf.requires_grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[0], NotLeafError)
 
 
@@ -623,7 +595,7 @@ def test_requires_grad_on_integer_tensors_raises_dtype_not_differentiable() -> N
     for err in ours:
         assert isinstance(err, DtypeNotDifferentiableError)
         assert err.code == "dtype_not_differentiable"
-    assert_close(ours, ref)
+    assert_values(ours, ref)
 
 
 INPLACE = {
@@ -643,7 +615,7 @@ def test_inplace_on_a_leaf_requiring_grad_raises_leaf_inplace(op: str) -> None:
         return err, arr(x), x._version
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[0], LeafInplaceError) and ours[0].code == "leaf_inplace"
 
 
@@ -655,7 +627,7 @@ def test_inplace_on_a_leaf_under_no_grad_works_and_bumps_version(op: str) -> Non
             y = INPLACE[op](x)
         return arr(x), x._version, y is x, x.is_leaf, x.requires_grad, x.grad_fn is None
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_sgd_update_under_no_grad_keeps_the_leaf() -> None:
@@ -668,7 +640,7 @@ def test_sgd_update_under_no_grad_keeps_the_leaf() -> None:
         (w**2).sum().backward()
         return w, w.grad, w._version, w.is_leaf
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def _version_prefix(err: BaseException) -> str:
@@ -733,7 +705,7 @@ def test_inplace_on_a_view_of_a_leaf_raises_leaf_inplace(view: str) -> None:
         return err, arr(x), x._version
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[0], LeafInplaceError)
 
 
@@ -746,7 +718,7 @@ def test_views_share_the_version_counter_with_their_base(view: str) -> None:
             v.mul_(2)
         return arr(x), x._version, v._version
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 @pytest.mark.parametrize("view", list(VIEWS))
@@ -778,7 +750,7 @@ def test_inplace_on_a_nonleaf_rebases_its_history() -> None:
         y.sum().backward()
         return fn_name(y), y._version, x.grad
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # == ties and kinks ===================================================================
@@ -830,7 +802,7 @@ def test_ties_split_as_torch_splits_them(case: str) -> None:
     """max/min/amax spread the gradient evenly over ties; max(dim) sends it to the
     returned index."""
     require_ops(*TIE_OPS[case])
-    assert_close(_ties(E, case), _ties(torch, case))
+    assert_values(_ties(E, case), _ties(torch, case))
 
 
 def test_max_of_ties_spreads_evenly() -> None:
@@ -851,7 +823,7 @@ def test_maximum_and_minimum_halve_the_gradient_on_ties(op: str) -> None:
         return a.grad, b.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert arr(ours[0])[0] == 0.5 and arr(ours[1])[0] == 0.5
 
 
@@ -877,7 +849,7 @@ def test_kinks_take_torch_subgradients(case: str) -> None:
         return y, x.grad, fn_name(y)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     if case.startswith(("relu", "abs")):
         assert arr(ours[1])[1] == 0.0
     if case.startswith("clamp(0, 1)"):
@@ -943,7 +915,7 @@ def test_type_promotion_and_grad_dtypes_match_torch(case: str) -> None:
         return result, grads
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
 
 
 def test_promotion_named_in_the_issue() -> None:
@@ -1048,7 +1020,7 @@ def test_register_hook_on_a_nonleaf_can_replace_the_gradient() -> None:
         return seen, x.grad
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     np.testing.assert_array_equal(arr(ours[1]), [60.0, 120.0])
 
 
@@ -1062,7 +1034,7 @@ def test_register_hook_on_a_leaf_sees_and_replaces_the_accumulated_gradient() ->
         (x * 2).sum().backward()
         return seen, x.grad
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_register_hook_returns_a_removable_handle() -> None:
@@ -1073,7 +1045,7 @@ def test_register_hook_returns_a_removable_handle() -> None:
         (x * 2).sum().backward()
         return x.grad
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_register_hook_needs_requires_grad() -> None:
@@ -1081,7 +1053,7 @@ def test_register_hook_needs_requires_grad() -> None:
         return outcome(lambda: T.tensor([1.0]).register_hook(lambda g: g))[1]
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours, EngineError), "user errors are typed EngineErrors"
 
 
@@ -1117,7 +1089,7 @@ def test_next_functions_match_torch(case: str) -> None:
 
         return walk(y.grad_fn)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_accumulate_grad_node_points_at_its_leaf() -> None:

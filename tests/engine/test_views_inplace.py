@@ -18,8 +18,8 @@ import pytest
 
 import engine as E
 from engine.errors import EngineError, LeafInplaceError, VersionMismatchError
-from tests.engine.test_semantics import arr, assert_close, both, fn_name, node_name, outcome
-from tests.engine.torch_oracle import require_torch
+from tests.engine.test_semantics import arr, both, fn_name, node_name, outcome
+from tests.engine.torch_oracle import assert_values, require_torch
 
 torch = require_torch()
 
@@ -80,7 +80,7 @@ def test_view_taken_before_an_inplace_write_to_its_base(name: str) -> None:
         return before, after, v._version, base._version, arr(v), grads(x)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert name == "split" or ours[1][0] == "AsStridedBackward0"
 
 
@@ -94,7 +94,7 @@ def test_the_issue_example() -> None:
         return grads(x)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     np.testing.assert_array_equal(ours[0], [2.0, 0.0])
 
 
@@ -136,7 +136,7 @@ def test_inplace_through_a_view_records_copyslices(view: str, op: str) -> None:
         return seen, arr(base), arr(v), grads(x, w)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert ours[0][0][0] == "CopySlices"
 
 
@@ -149,7 +149,7 @@ def test_copyslices_double_backward() -> None:
         g.sum().backward()
         return arr(g), grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_write_through_a_sibling_view() -> None:
@@ -162,7 +162,7 @@ def test_write_through_a_sibling_view() -> None:
         out.backward()
         return graph(b), grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_inplace_through_a_view_of_a_base_that_does_not_require_grad() -> None:
@@ -174,7 +174,7 @@ def test_inplace_through_a_view_of_a_base_that_does_not_require_grad() -> None:
         (z * T.arange(4.0)).sum().backward()
         return seen, arr(z), grads(w)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_view_of_a_base_written_in_place_under_no_grad() -> None:
@@ -188,7 +188,7 @@ def test_view_of_a_base_written_in_place_under_no_grad() -> None:
         v.sum().backward()
         return seen, arr(v), grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # -- refusals -----------------------------------------------------------------------
@@ -240,7 +240,7 @@ def test_inplace_on_a_leaf_or_its_view_works_under_no_grad() -> None:
             x.fill_(x[1])
         return arr(x), x._version, x.is_leaf, x.grad_fn
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_zero_d_expand_aliases_its_source() -> None:
@@ -252,7 +252,7 @@ def test_zero_d_expand_aliases_its_source() -> None:
         f.mul_(2)
         return arr(a), arr(e), a._version, e._base is a, arr(f)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # -- hooks, retain_grad, detach_ ----------------------------------------------------
@@ -270,7 +270,7 @@ def test_hooks_stay_with_the_old_version_and_retain_grad_follows() -> None:
         (a * T.tensor([1.0, 2.0, 3.0])).sum().backward()
         return sorted(seen, key=lambda s: s[0]), arr(a.grad), grads(x), fn_name(a)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_hook_replacing_the_old_gradient_changes_the_result() -> None:
@@ -282,7 +282,7 @@ def test_hook_replacing_the_old_gradient_changes_the_result() -> None:
         a.sum().backward()
         return grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_hooks_and_retain_grad_on_a_view_written_through_its_base() -> None:
@@ -297,7 +297,7 @@ def test_hooks_and_retain_grad_on_a_view_written_through_its_base() -> None:
         (v * T.tensor([5.0, 7.0])).sum().backward()
         return seen, arr(v.grad), grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_detach_of_a_saved_tensor_is_detected_at_backward() -> None:
@@ -310,7 +310,7 @@ def test_detach_of_a_saved_tensor_is_detected_at_backward() -> None:
         return seen, outcome(lambda: z.sum().backward())[1], grads(x)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
     assert isinstance(ours[1], VersionMismatchError)
 
 
@@ -323,7 +323,7 @@ def test_detach_then_saved_again_is_fine() -> None:
         z.sum().backward()
         return grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # -- __setitem__ --------------------------------------------------------------------
@@ -376,7 +376,7 @@ def test_setitem(key: str, value_kind: str) -> None:
         g = grads(x, w) if isinstance(w, T.Tensor) else grads(x)
         return seen, arr(b), g
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_setitem_without_grad_and_its_errors() -> None:
@@ -392,7 +392,7 @@ def test_setitem_without_grad_and_its_errors() -> None:
         ]
         return arr(a), a._version, a.requires_grad, errors
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_setitem_value_dtype_is_cast() -> None:
@@ -403,7 +403,7 @@ def test_setitem_value_dtype_is_cast() -> None:
         a.sum().backward()
         return arr(a), a.dtype == T.float32, grads(w)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # -- which saved tensors an in-place write invalidates --------------------------------
@@ -433,7 +433,7 @@ def test_inplace_after_a_view_or_indexing_op(name: str) -> None:
 
     ours, ref = both(scenario)
     assert (ours[0] is None) == (ref[0] is None), (ours, ref)
-    assert_close(ours[1], ref[1])
+    assert_values(ours[1], ref[1])
 
 
 def _operand(T: Any, grad: bool) -> Any:
@@ -509,7 +509,7 @@ def test_grad_fn_names_follow_memory_layout(name: str) -> None:
             return r[1]
         return fn_name(r[1]), arr(r[1]), r[1]._base is not None
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 # -- finite differences: the rules are right, to second order -------------------------
@@ -563,7 +563,7 @@ def test_inplace_op_that_saves_its_result(name: str) -> None:
             return err  # names the op of the written tensor's grad_fn now (AsStrided for a view)
         return arr(y), grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 STALE: dict[str, Callable[[Any], Any]] = {
@@ -603,7 +603,7 @@ def test_views_that_may_not_regenerate(name: str) -> None:
         v = STALE[name](T)
         return outcome(lambda: v.grad_fn)[1], repr(v), v._version
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_base_hooks_and_retain_grad_across_a_write_through_its_view() -> None:
@@ -618,7 +618,7 @@ def test_base_hooks_and_retain_grad_across_a_write_through_its_view() -> None:
         (b * T.tensor([1.0, 10.0, 100.0])).sum().backward()
         return sorted(seen, key=lambda s: s[0]), arr(b.grad), grads(x), graph(b)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))
 
 
 def test_a_hook_removed_after_an_inplace_op_does_not_fire() -> None:
@@ -632,4 +632,4 @@ def test_a_hook_removed_after_an_inplace_op_does_not_fire() -> None:
         a.sum().backward()
         return seen, grads(x)
 
-    assert_close(*both(scenario))
+    assert_values(*both(scenario))

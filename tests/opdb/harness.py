@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 import engine
-from tests.engine.torch_oracle import require_torch
+from tests.engine.torch_oracle import require_torch, values_differ
 
 torch = require_torch()
 
@@ -307,20 +307,14 @@ def _close(t: Any, e: Any, tol: dict[Any, tuple[float, float]], what: str) -> st
             return f"{what}: dtype {np.dtype(e.dtype).name} != torch {t.dtype}"
         a = t.detach().numpy(force=True)
         b = np.asarray(e.detach().numpy())
+        rtol, atol = None, None
         if t.dtype.is_floating_point or t.dtype.is_complex:  # complex: by its parts' dtype
             rtol, atol = tol.get(t.dtype.to_real(), (1e-3, 1e-3))
-            if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
-                bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-                return f"{what}: values differ at {int(bad.sum())} of {a.size} ({a[bad][:3]} vs {b[bad][:3]})"
-        elif not np.array_equal(a, b):
-            return f"{what}: values differ"
-        return None
+        return values_differ(b, a, rtol, atol, what)
     if isinstance(e, engine.Tensor):
         return f"{what}: torch gives {type(t).__name__}, the engine a Tensor"
     if isinstance(t, float) and isinstance(e, float | int):
-        if not (np.isclose(t, e, rtol=1e-6, atol=1e-7, equal_nan=True)):
-            return f"{what}: {e} != torch {t}"
-        return None
+        return values_differ(np.asarray(float(e)), np.asarray(t), 1e-6, 1e-7, what)
     if isinstance(t, torch.dtype):
         return None if str(t).removeprefix("torch.") == np.dtype(e).name else f"{what}: {e} != {t}"
     if t != e:
