@@ -1,4 +1,4 @@
-"""A caller's check (``engine.interrupt``) runs before each node of a backward pass;
+"""A caller's check (``engine.interrupt``) runs before each node of a backward pass and each op;
 when it raises, the pass stops there and no grad has changed."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def test_the_check_runs_per_node_and_a_stop_changes_nothing() -> None:
     calls: list[int] = []
     with interrupt.checking(lambda: calls.append(1)):
         loss.backward(retain_graph=True)
-    assert len(calls) == 6  # five muls and the sum
+    # six nodes (five muls and the sum), and one op inside the sum's backward (its expand)
+    assert len(calls) == 7
     assert np.array_equal(x.grad.numpy(), [32.0, 32.0])
 
     def stop_at_third() -> None:
