@@ -24,11 +24,6 @@ from .elementwise import KernelDtypeError, log
 # _same_dtype: two tensors cast to ``dtype`` (``arr``) make ``dtype`` by numpy's own rule,
 # so the binary forwards leave out ``dtype=``, which costs a fifth of a small op's ufunc
 # call; a Python number beside a tensor keeps it (numpy's weak scalar costs the same).
-# _scalar: a Python float beside a floating tensor (``b``: ``operands`` keeps a number
-# only there) is cast once to the tensor's dtype, as PyTorch casts a wrapped number to
-# its kernel's dtype; numpy does the same cast inside the ufunc, but its weak-scalar
-# path costs twice a call with a scalar of the array's dtype (inside the forward, so
-# an overflow to inf stays quiet).
 
 
 def _data(v: Any) -> Any:
@@ -128,12 +123,9 @@ class AddBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
-        if alpha == 1:
-            if type(b) is float:  # see _scalar
-                return np.add(arr(a, dtype), dtype.type(b))
-            if type(b) is Tensor and type(a) is Tensor:  # see _same_dtype
-                return np.add(arr(a, dtype), arr(b, dtype))
         other = arr(b, dtype)
+        if alpha == 1 and type(b) is Tensor and type(a) is Tensor:  # see _same_dtype
+            return np.add(arr(a, dtype), other)
         return np.add(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
@@ -159,12 +151,9 @@ class SubBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
         ctx.alpha = alpha
-        if alpha == 1:
-            if type(b) is float:  # see _scalar
-                return np.subtract(arr(a, dtype), dtype.type(b))
-            if type(b) is Tensor and type(a) is Tensor:  # see _same_dtype
-                return np.subtract(arr(a, dtype), arr(b, dtype))
         other = arr(b, dtype)
+        if alpha == 1 and type(b) is Tensor and type(a) is Tensor:  # see _same_dtype
+            return np.subtract(arr(a, dtype), other)
         return np.subtract(arr(a, dtype), other if alpha == 1 else other * alpha, dtype=dtype)
 
     @staticmethod
@@ -207,10 +196,6 @@ class MulBackward0(Function):
         # in-place edit of an operand nobody's gradient needs does not fail backward
         # (`other` first: PyTorch unpacks, and so version-checks, it before `self`)
         need = ctx.needs_input_grad
-        if type(b) is float:  # see _scalar; saved cast, so the backward's product is fast too
-            b = dtype.type(b)
-            ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
-            return np.multiply(arr(a, dtype), b)
         ctx.save_for_backward(b if need[0] else None, a if need[1] else None)
         if type(b) is Tensor and type(a) is Tensor:  # see _same_dtype
             return np.multiply(arr(a, dtype), arr(b, dtype))
