@@ -250,6 +250,9 @@ def _run(
     heap = [(-node.seq, node) for node in buffers]
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
+    # a node reached while no other waits is next in any case: held here, not pushed (a
+    # chain never touches the heap)
+    ready: Node | None = None
     capture_edges: dict[tuple[Node, int], list[int]] = {}
     capture_leaf: dict[int, list[int]] = {}
     captured: list[Any] = []
@@ -275,8 +278,11 @@ def _run(
     nan_check = anomaly.checks_nan()
     try:
         with set_grad_enabled(create_graph):
-            while heap:
-                node = pop(heap)[1]
+            while ready is not None or heap:
+                if ready is not None:
+                    node, ready = ready, None
+                else:
+                    node = pop(heap)[1]
                 grads = buffers.pop(node)
                 if len(grads) == 1:
                     if grads[0] is None:
@@ -374,7 +380,13 @@ def _run(
                         if pending is None:  # the first gradient to reach it: no sum
                             pending = buffers[target] = [None] * target.n_outputs
                             pending[nr] = g
-                            push(heap, (-target.seq, target))
+                            if ready is None and not heap:
+                                ready = target
+                            else:
+                                if ready is not None:
+                                    push(heap, (-ready.seq, ready))
+                                    ready = None
+                                push(heap, (-target.seq, target))
                         else:
                             pending[nr] = _add(pending[nr], g)
                     elif inputs is None or id(target) in capture_leaf:

@@ -170,11 +170,24 @@ class Node(NodeHooks):
     # -- what backward calls ------------------------------------------------
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        if self.freed:
-            raise GraphFreedError(GRAPH_FREED_MESSAGE, node=self)
         saved = self._saved
-        if saved is None:
+        if saved is None:  # freed or nothing saved (a freed node's _saved is None)
+            if self.freed:
+                raise GraphFreedError(GRAPH_FREED_MESSAGE, node=self)
             return ()
+        if len(saved) == 2:  # the binary case, unrolled (hot path): all well, or the loop
+            a, b = saved
+            va, vb = self._versions
+            T = Tensor
+            if (type(a) is not T or (a._vc[0] == va and a._output_nr >= 0)) and (
+                type(b) is not T or (b._vc[0] == vb and b._output_nr >= 0)
+            ):
+                return saved
+        return self._check_saved(saved)
+
+    def _check_saved(self, saved: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Each saved tensor at the version it was saved at (and not detached in place
+        since): PyTorch's SavedVariable unpack checks, in order."""
         for t, version in zip(saved, self._versions):
             if type(t) is Tensor:
                 if t._vc[0] != version:
