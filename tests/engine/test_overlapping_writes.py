@@ -13,8 +13,8 @@ import pytest
 
 import engine as E
 from engine.overlapping_writes import self_overlaps
-from tests.engine.test_semantics import assert_close, both, outcome, quiet_grad
-from tests.engine.torch_oracle import require_torch
+from tests.engine.test_semantics import both, outcome, quiet_grad
+from tests.engine.torch_oracle import assert_values, require_torch
 
 torch = require_torch()  # fails instead of skipping under REQUIRE_TORCH=1
 pytestmark = pytest.mark.torch
@@ -71,7 +71,7 @@ def test_overlapping_view_written_in_place_matches_torch(view: str, write: str) 
         return y.detach(), _g(x), _g(o)
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
 
 
 def test_overlapping_view_written_under_no_grad_matches_torch() -> None:
@@ -83,7 +83,7 @@ def test_overlapping_view_written_under_no_grad_matches_torch() -> None:
         return y
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
 
 
 def test_stride_zero_repeats_are_refused_as_in_torch() -> None:
@@ -95,7 +95,7 @@ def test_stride_zero_repeats_are_refused_as_in_torch() -> None:
         ]
 
     ours, ref = both(scenario)
-    assert_close(ours, ref)
+    assert_values(ours, ref)
 
 
 def test_self_overlaps_tells_dense_and_strided_layouts_apart() -> None:
