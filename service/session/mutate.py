@@ -67,8 +67,18 @@ async def apply(
     verb here chunk by chunk."""
     weight = verb.weight(session, payload)
     result = await offload.run(
-        settings, weight, verb.apply, session, settings, payload, False, until=until
+        settings, weight, _counted, verb, session, settings, payload, until=until
     )
     if verb.changed(result):
         await journal.record(session, verb, payload, result)
+    return result
+
+
+def _counted(verb: Verb[P, R], session: Session, settings: Settings, payload: P) -> R:
+    """``verb`` applied, then the session's byte count made exact where the verb dropped
+    it (a backward's new grads): every other session's budget check reads this number,
+    and a missing one would make each of them walk this session's whole graph."""
+    result = verb.apply(session, settings, payload, False)
+    if session.bytes_bound is None:
+        session.bytes_bound = session.nbytes()
     return result

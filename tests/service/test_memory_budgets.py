@@ -112,3 +112,29 @@ def test_key_budget_isolates_keys() -> None:
         assert r.status_code in (200, 201)
         c.post("/v1/sessions/s/ops", json={"out": "y", "expr": "x * 1.0"}, headers=B)
         assert _chain(c, "s", 8, B) == [201] * 8
+
+
+def test_other_sessions_are_not_walked_after_their_backward(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every budget check sums the other sessions' counts. A verb that drops its own
+    count (a backward's new grads, grad with ``out``) must leave an exact one behind:
+    else each request of every other session walks that session's whole graph (a
+    retained 100-node graph made unrelated single ops 4x slower)."""
+    from service.session import manager
+
+    with SyncClient(create_app(make_settings())) as c:
+        for s in ("a", "b"):
+            c.post("/v1/sessions", json={"name": s})
+            put(c, s, "x", [0.5] * 10, requires_grad=True)
+        step(c, "a", out="z", expr="(x * x).exp().sum()")
+        body = {"tensors": "z", "retain_graph": True}
+        assert c.post("/v1/sessions/a/backward", json=body).status_code == 200
+        grad = {"outputs": "z", "inputs": "x", "out": ["gx"], "retain_graph": True}
+        assert c.post("/v1/sessions/a/grad", json=grad).status_code == 200
+        exact = _bytes(c, "a")
+
+        walked: list[int] = []
+        real = manager.bindings_bytes
+        monkeypatch.setattr(manager, "bindings_bytes", lambda ts: walked.append(1) or real(ts))
+        step(c, "b", out="y", expr="x * 2.0")
+        assert walked == []
+        assert exact == 4 * (10 + 10 + 10 + 10) + 4  # x, x.grad, gx, exp's saved result, z
