@@ -21,6 +21,7 @@ import numpy as np
 
 from . import anomaly, dtypes, fpstate, interrupt
 from . import custom_function as function  # noqa: F401 - torch.autograd.function
+from . import graph as graph  # torch.autograd.graph (saved_tensors_hooks)
 from .anomaly import detect_anomaly as detect_anomaly
 from .anomaly import set_detect_anomaly as set_detect_anomaly
 from .custom_function import Function as Function

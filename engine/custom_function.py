@@ -101,19 +101,19 @@ class BackwardCFunction(Node):
             raise GraphFreedError(GRAPH_FREED_MESSAGE, node=self)
         if self.__dict__.get("saved_accessed"):
             raise CustomFunctionError(SAVED_ONCE_MESSAGE)
-        if "to_save" in self.__dict__ and self._saved is None:
+        if "to_save" in self.__dict__ and self._saved is None and self._packed is None:
             return tuple(self.to_save)  # read inside forward: not recorded yet
         saved: tuple[Any, ...] = Node.saved_tensors.fget(self)  # type: ignore[attr-defined]
         cls = self.function_class
         if cls is not None and cls.clear_saved_tensors_on_access:
-            self._saved = None  # PyTorch drops its references once they are handed out
+            self._saved = self._packed = None  # PyTorch drops them once handed out
             self.saved_accessed = True
         return saved
 
     def release(self, tag: Any = None) -> None:
         """Free saved tensors; the node itself stays runnable (PyTorch's PyNode), but
         ``saved_tensors`` refuses from now on, saved or not."""
-        self._saved = None
+        self._saved = self._packed = None
         if not self.__dict__.get("saved_freed"):
             self.saved_freed = True
             self.freed_by = tag

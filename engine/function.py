@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import dtypes, dual
+from . import graph as saved_hooks
 from .dual import LINEAR, LIVE
 from .errors import (
     GRAPH_FREED_MESSAGE,
@@ -74,6 +75,23 @@ class _NoCtx:
     def save_for_backward(self, *items: Any) -> None:
         pass
 
+    def _pack(self, items: tuple[Any, ...]) -> bool:
+        """Hand the tensors to this context's pack hook, if one is set."""
+        hooks = saved_hooks.current()
+        if hooks is None:
+            return False
+        pack = saved_hooks.pack
+        self._packed = tuple([pack(t, hooks) if isinstance(t, Tensor) else t for t in items])
+        self._saved = None
+        return True
+
+    def _pack_results(self, results: tuple[Tensor, ...]) -> bool:
+        hooks = saved_hooks.current()
+        if hooks is None:
+            return False
+        self._packed_result = tuple([saved_hooks.pack(r, hooks) for r in results])
+        return True
+
     def save_result(self) -> None:
         pass
 
@@ -114,6 +132,9 @@ class Node(NodeHooks):
     materialize_grads = True  # zeros for outputs no gradient reached (custom ctx may clear)
     _saved_result = False
     _result: list[tuple[np.ndarray, Any, int]] | None = None
+    # what saved_tensors_hooks packed (engine/graph.py): saved tensors, saved results
+    _packed: tuple[Any, ...] | None = None
+    _packed_result: tuple[saved_hooks.Packed, ...] | None = None
     freed = False
     freed_by: Any = None
     tensor_refs: list[tuple[int, Callable[[], Tensor | None]]] | None = None
@@ -150,11 +171,13 @@ class Node(NodeHooks):
 
     @property
     def had_saved(self) -> bool:
-        return self._saved is not None or self._saved_result
+        return self._saved is not None or self._saved_result or self._packed is not None
 
     # -- what forward calls -------------------------------------------------
     def save_for_backward(self, *items: Any) -> None:
         """Keep tensors (version-checked) or raw values for the backward rule."""
+        if saved_hooks.OPEN[0] and self._pack(items):
+            return
         self._saved = items
         T = Tensor
         if len(items) == 2:  # the common binary case, unrolled (hot path)
@@ -162,6 +185,23 @@ class Node(NodeHooks):
             self._versions = (a._vc[0] if type(a) is T else 0, b._vc[0] if type(b) is T else 0)
         else:
             self._versions = tuple([t._vc[0] if type(t) is T else 0 for t in items])
+
+    def _pack(self, items: tuple[Any, ...]) -> bool:
+        """Hand the tensors to this context's pack hook, if one is set."""
+        hooks = saved_hooks.current()
+        if hooks is None:
+            return False
+        pack = saved_hooks.pack
+        self._packed = tuple([pack(t, hooks) if isinstance(t, Tensor) else t for t in items])
+        self._saved = None
+        return True
+
+    def _pack_results(self, results: tuple[Tensor, ...]) -> bool:
+        hooks = saved_hooks.current()
+        if hooks is None:
+            return False
+        self._packed_result = tuple([saved_hooks.pack(r, hooks) for r in results])
+        return True
 
     def save_result(self) -> None:
         """Keep the forward result(s); unpacked as tensors whose grad_fn is this node."""
@@ -171,10 +211,11 @@ class Node(NodeHooks):
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         saved = self._saved
-        if saved is None:  # freed or nothing saved (a freed node's _saved is None)
+        if saved is None:  # freed, packed by hooks or nothing saved
             if self.freed:
                 raise GraphFreedError(GRAPH_FREED_MESSAGE, node=self)
-            return ()
+            packed = self._packed
+            return () if packed is None else tuple([_unpacked(p) for p in packed])
         if len(saved) == 2:  # the binary case, unrolled (hot path): all well, or the loop
             a, b = saved
             va, vb = self._versions
@@ -206,6 +247,8 @@ class Node(NodeHooks):
     @property
     def results(self) -> tuple[Tensor, ...]:
         self._check_alive()
+        if self._result is None and self._packed_result is not None:
+            return tuple([_unpacked(p, self, nr) for nr, p in enumerate(self._packed_result)])
         out = []
         for nr, (data, vc, version) in enumerate(self._result or ()):
             held = self.result_views.get(nr) if self.result_views else None
@@ -229,10 +272,17 @@ class Node(NodeHooks):
     def release(self, tag: Any = None) -> None:
         """Free saved tensors after a backward without retain_graph."""
         # CopySlices drops the op it wraps whatever that saved (PyTorch's fn_ = nullptr)
-        held = self._saved is not None or self._saved_result or self.fn.name == "CopySlices"
+        held = (
+            self._saved is not None
+            or self._saved_result
+            or self.fn.name == "CopySlices"
+            or self._packed is not None
+        )
         if held and not self.freed:
             self._saved = None
             self._result = None
+            if self._packed is not None or self._packed_result is not None:
+                self._packed = self._packed_result = None
             self.freed = True
             self.freed_by = tag
         if self.inner is not None:
@@ -489,7 +539,7 @@ class Function:
                 make_view(result, inputs[0], cls, params, None, recording)
             node.out_shape = out.shape
             node.out_dtype = dtype
-            if node._saved_result:
+            if node._saved_result and not (saved_hooks.OPEN[0] and node._pack_results((result,))):
                 node._result = [(out, result._vc, 0)]
             return result
         results = []
@@ -504,7 +554,7 @@ class Function:
                 make_view(results[-1], inputs[0], cls, params, nr, recording)
         node.output_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         node.n_outputs = len(results)
-        if node._saved_result:
+        if node._saved_result and not (saved_hooks.OPEN[0] and node._pack_results(tuple(results))):
             node._result = [(r._data, r._vc, 0) for r in results]
         return tuple(results)
 
@@ -740,3 +790,33 @@ class _AsStridedIndexAdd(AsStridedScatterBackward0):
     """The same where the view repeats elements: PyTorch index_adds them."""
 
     name = "IndexAddBackward0"
+
+
+class _SavedLeafAlias(Function):
+    """A leaf's saved tensor that hooks packed, unpacked as another tensor: PyTorch gives
+    it the leaf's grad accumulator; here it is an alias whose gradient goes to the leaf."""
+
+    name = "AliasBackward0"
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
+
+
+def _unpacked(item: Any, node: Node | None = None, nr: int = 0) -> Any:
+    """A saved value as backward reads it: hooks' packed tensors unpacked and given their
+    saved history back (this node's output ``nr`` for a saved result)."""
+    if type(item) is not saved_hooks.Packed:
+        return item
+    out = saved_hooks.unpack(item)
+    if node is not None:
+        return _make(out._data, True, node, nr)
+    if item.grad_fn is not None:
+        return _make(out._data, True, item.grad_fn, item.output_nr)
+    leaf = item.leaf
+    if leaf is None or out is leaf:
+        return out if leaf is not None else _make(out._data)
+    alias = _SavedLeafAlias._node_type(_SavedLeafAlias)
+    alias.next_edges = ((leaf, 0),)
+    alias.out_shape, alias.out_dtype = out._data.shape, out._data.dtype
+    return _make(out._data, True, alias, 0)

@@ -2502,7 +2502,6 @@ def test_grad_fn_attr_bindings(torch: Any) -> None:
     _both(torch, scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="no saved-tensor hooks (torch.autograd.graph)")
 def test_saved_tensors_hooks(torch: Any) -> None:
     def scenario(t: T) -> Any:
         packed = []
