@@ -21,6 +21,7 @@ from .ops._util import broadcast_message
 from .ops.arithmetic import rdiv
 from .overlapping_writes import self_overlaps, sequential
 from .registry import OPS
+from .shape_inplace import SHAPE_INPLACE_METHODS
 from .tensor import Tensor, _snapshot
 from .views import TENSOR_METHODS, check_partial_overlap, dual_write, inplace
 
@@ -160,7 +161,7 @@ def bind() -> None:
     Tensor.mT = property(_mT)  # type: ignore[attr-defined]
     Tensor.__rtruediv__ = _rtruediv  # type: ignore[method-assign]
     Tensor.__rdiv__ = _rtruediv  # type: ignore[attr-defined]  # PyTorch's old name
-    for name, method in TENSOR_METHODS.items():
+    for name, method in (TENSOR_METHODS | SHAPE_INPLACE_METHODS).items():
         setattr(Tensor, name, method)
     for spec in OPS.values():
         if spec.method and not hasattr(Tensor, spec.name):

@@ -497,7 +497,9 @@ class Tensor:
                     )
                 if self.requires_grad_flag or base.requires_grad:
                     check_multi_output(self)
-                if base.requires_grad_flag and base._grad_fn is None:
+                if base._grad_fn is None and (base.requires_grad_flag or self.requires_grad_flag):
+                    # a view that requires grad of a leaf (PyTorch: of any tensor without
+                    # history, such as a view made a leaf by requires_grad_())
                     raise LeafInplaceError(VIEW_OF_LEAF_INPLACE_MESSAGE)
                 if self._grad_fn is None and base.requires_grad_flag:
                     # PyTorch reads the view's grad_fn here without regenerating it: a view

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import BadArgumentsError
 from ..registry import OPS
+from ..shape_inplace import SHAPE_INPLACE_METHODS, become
 from ..tensor import Tensor
 
 ITEM_MESSAGE = (
@@ -169,6 +170,24 @@ class BatchedTensor(Tensor):
             return self.copy_(value)
         self.value.fill_(value)
         return self
+
+
+def _batched_shape_inplace(name: str) -> Any:
+    """``squeeze_`` and friends on one sample: the batch value becomes the rule's view."""
+    op = name[:-1]
+
+    def method(self: BatchedTensor, *args: Any, **kwargs: Any) -> BatchedTensor:
+        self.value._check_inplace()
+        out = OPS[op].fn(self, *args, **kwargs)
+        become(self.value, out.value)
+        return self
+
+    method.__name__ = name
+    return method
+
+
+for _name in SHAPE_INPLACE_METHODS:
+    setattr(BatchedTensor, _name, _batched_shape_inplace(_name))
 
 
 def physical(x: Any, level: Level, shape: tuple[int, ...]) -> Tensor:

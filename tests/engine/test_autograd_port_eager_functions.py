@@ -134,20 +134,7 @@ def test_grad_fn_name_of_a_function(torch: Any) -> None:
 # -- TestVmapOfGrad --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "inplace_view",
-    [
-        False,
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="no in-place shape ops (squeeze_, unsqueeze_, t_, transpose_): the "
-                "engine's in-place ops write values, they never change a tensor's shape",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("inplace_view", [False, True])
 def test_per_sample_grads(torch: Any, inplace_view: bool) -> None:
     """``test_per_sample_grads_simple``, ``test_per_sample_grads_inplace_view``: vmap of
     grad equals the stacked per-sample grads."""
