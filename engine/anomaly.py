@@ -1,10 +1,15 @@
 """Anomaly detection (``torch.autograd.detect_anomaly``/``set_detect_anomaly``): while
 on, a backward whose node returns NaN in a gradient stops with PyTorch's error naming
 the node, instead of letting the NaN spread into ``.grad``. Context-local, as grad mode
-is. (PyTorch also records each node's forward traceback; the engine does not.)"""
+is. Each node recorded while it is on keeps its forward traceback
+(``grad_fn.metadata["traceback_"]``), and a backward that fails in that node warns with
+it, as PyTorch does. Node creation is on every op's hot path: it reads the process-wide
+count ``OPEN`` (contexts where the mode is on) before any lookup."""
 
 from __future__ import annotations
 
+import os
+import traceback
 import warnings
 from contextvars import ContextVar
 from typing import Any
@@ -15,6 +20,9 @@ from .errors import InvalidTensorError
 
 # (enabled, check_nan); PyTorch's check_nan flag reads True while anomaly mode is off
 _mode: ContextVar[tuple[bool, bool]] = ContextVar("anomaly_mode", default=(False, True))
+
+OPEN = [0]  # contexts that turned the mode on and have not turned it off
+_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 ENABLED_WARNING = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and should only "
@@ -40,6 +48,41 @@ def checks_nan() -> bool:
     return enabled and check_nan
 
 
+def _set(mode: tuple[bool, bool]) -> None:
+    was = _mode.get()[0]
+    _mode.set(mode)
+    if mode[0] and not was:
+        OPEN[0] += 1
+    elif was and not mode[0]:
+        OPEN[0] = max(OPEN[0] - 1, 0)
+
+
+def record(node: Any) -> None:
+    """Keep the forward traceback on a node made while the mode is on (the engine's own
+    frames left out, as PyTorch's C++ frames are)."""
+    if not _mode.get()[0]:
+        return
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_ENGINE_DIR):
+        frames.pop()
+    node.metadata["traceback_"] = traceback.format_list(frames)
+
+
+def report(node: Any) -> None:
+    """PyTorch's warning when a backward fails in a node that kept its traceback."""
+    if node is None or not _mode.get()[0]:
+        return
+    stack = node.metadata.get("traceback_")
+    if stack is None:
+        return
+    warnings.warn(
+        f"Error detected in {node.name}. Traceback of forward call that caused the error:\n"
+        + "".join(stack),
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def check_gradients(name: str, grads: tuple[Any, ...]) -> None:
     """PyTorch's message for the first gradient of ``name`` holding a NaN."""
     for i, g in enumerate(grads):
@@ -58,10 +101,11 @@ class detect_anomaly:
         warnings.warn(ENABLED_WARNING, UserWarning, stacklevel=2)
 
     def __enter__(self) -> None:
-        self._token = _mode.set((True, self.check_nan))
+        self._previous = _mode.get()
+        _set((True, self.check_nan))
 
     def __exit__(self, *args: Any) -> None:
-        _mode.reset(self._token)
+        _set(self._previous)
 
 
 class set_detect_anomaly:
@@ -70,10 +114,10 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self._previous = _mode.get()
-        _mode.set((bool(mode), bool(check_nan)))
+        _set((bool(mode), bool(check_nan)))
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *args: Any) -> None:
-        _mode.set(self._previous)
+        _set(self._previous)

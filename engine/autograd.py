@@ -277,6 +277,7 @@ def _run(
     user_fp = fpstate.current()  # hooks are user code: the user's numpy state
     quiet = fpstate.quiet_on()  # inf and NaN are answers, not numpy warnings
     nan_check = anomaly.checks_nan()
+    node = None
     try:
         with set_grad_enabled(create_graph):
             while ready is not None or heap:
@@ -392,6 +393,10 @@ def _run(
                             pending[nr] = _add(pending[nr], g)
                     elif inputs is None or id(target) in capture_leaf:
                         leaf_grads[target] = _add(leaf_grads.get(target), g)
+    except Exception:
+        if anomaly.OPEN[0]:
+            anomaly.report(node)
+        raise
     finally:
         fpstate.quiet_off(quiet)
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import views
+from . import anomaly, views
 from .dual import FROM_BACKWARD
 from .errors import (
     GRAPH_FREED_MESSAGE,
@@ -204,6 +204,8 @@ class Function:
         ctx.needs_input_grad = tensors_need
         ctx.input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx.next_edges = tuple(edges)
+        if anomaly.OPEN[0]:
+            anomaly.record(ctx)
         with no_grad():
             if separate:
                 output = cls.forward(*args)

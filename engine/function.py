@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import dtypes, dual
+from . import anomaly, dtypes, dual
 from . import graph as saved_hooks
 from .dual import LINEAR, LIVE
 from .errors import (
@@ -342,11 +342,17 @@ def _version_message(t: Tensor, now: int, expected: int) -> str:
         # and drop "Backward0" but keep an overload's number: ClampBackward1 is "Clamp1"
         op = _CPP_NODES.get(name) or re.sub(r"Backward(0|(\d*))$", r"\2", name)
         desc += f", which is output {t._output_nr} of {op},"
+    hint = (
+        "Hint: the backtrace further above shows the operation that failed to compute its "
+        "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        if anomaly.is_anomaly_enabled()
+        else "Hint: enable anomaly detection to find the operation that failed to compute its "
+        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: {desc} is at version {now}; expected version {expected} instead. "
-        "Hint: enable anomaly detection to find the operation that failed to compute its "
-        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        + hint
     )
 
 
@@ -505,6 +511,8 @@ class Function:
             node.seq = next(clock)
             node._saved = None
             node.next_edges = edges
+            if anomaly.OPEN[0]:
+                anomaly.record(node)
         quiet = quiet_on()
         try:
             out = cls.forward(node, *inputs, **params)
