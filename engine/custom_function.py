@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import anomaly, views
+from .dispatch import CUSTOM_FUNCTION, ask
+from .dispatch import OPEN as BATCHING_OPEN
 from .dual import FROM_BACKWARD
 from .errors import (
     GRAPH_FREED_MESSAGE,
@@ -119,6 +121,10 @@ class BackwardCFunction(Node):
             self.freed_by = tag
 
 
+def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Any:
+    return cls._apply(*args, **kwargs)
+
+
 def _forward_is_static(cls: type) -> bool:
     return isinstance(inspect.getattr_static(cls, "forward", None), staticmethod)
 
@@ -132,6 +138,8 @@ class Function:
 
     _op: ClassVar[type[_OpFunction] | None] = None
     clear_saved_tensors_on_access: ClassVar[bool] = False  # free saved tensors once read
+    # under vmap: the forward's ops batched (True), or the ``vmap`` staticmethod's rule
+    generate_vmap_rule: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -158,6 +166,14 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], *args: Any) -> Any:
+        """``(output, out_dims)`` for inputs whose batch dims are ``in_dims``."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap "
+            "staticmethod or set generate_vmap_rule=True."
+        )
+
     @classmethod
     def _node_class(cls) -> type[_OpFunction]:
         op: type[_OpFunction] | None = cls.__dict__.get("_op")
@@ -178,6 +194,12 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if BATCHING_OPEN[0]:  # under vmap: its rule for autograd.Functions decides
+            return ask(CUSTOM_FUNCTION, _apply, (cls, *args), kwargs)
+        return cls._apply(*args, **kwargs)
+
+    @classmethod
+    def _apply(cls, *args: Any, **kwargs: Any) -> Any:
         if not _forward_is_static(cls):
             raise CustomFunctionError(LEGACY_MESSAGE)
         separate = cls.setup_context is not Function.setup_context

@@ -42,6 +42,8 @@ class _Hook:
 
 batching = _Hook()
 OPEN = batching.open
+# the name a custom autograd.Function's apply asks under (args: the class, then its own)
+CUSTOM_FUNCTION = "autograd.Function"
 
 
 def ask(name: str, call: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> Any:

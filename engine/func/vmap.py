@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ..dispatch import batching
+from ..dispatch import CUSTOM_FUNCTION, batching
 from ..errors import BadArgumentsError, EngineError
 from ..registry import OPS
 from ..tensor import Tensor
 from . import pytree
 from .batched import BatchedTensor, Level, levels, new_level, physical, top_level, unwrap, wrap
+from .custom_vmap import apply_batched
 from .rules import FALLBACK, RULES
 
 
@@ -116,6 +117,8 @@ def dispatch(name: str, call: Callable[..., Any], args: tuple[Any, ...], kw: dic
         return _random(name, call, args, kw, level)
     if level is None:
         return call(*args, **kw)
+    if name == CUSTOM_FUNCTION:
+        return apply_batched(args[0], args[1:], kw, level)
     if name.endswith("_") and name not in OPS and name[:-1] in OPS:
         return _inplace(name[:-1], call, args, kw, level)
     rule = RULES.get(name)
