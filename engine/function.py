@@ -805,6 +805,7 @@ class _SavedLeafAlias(Function):
     it the leaf's grad accumulator; here it is an alias whose gradient goes to the leaf."""
 
     name = "AliasBackward0"
+    jvp = LINEAR
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
