@@ -26,6 +26,7 @@ import numpy as np
 
 from . import anomaly, dtypes, dual
 from . import graph as saved_hooks
+from .anomaly import OPEN as ANOMALY_OPEN
 from .dual import LINEAR, LIVE
 from .errors import (
     GRAPH_FREED_MESSAGE,
@@ -38,6 +39,7 @@ from .errors import (
 )
 from .fpstate import quiet_off, quiet_on
 from .grad_mode import _enabled
+from .graph import OPEN as SAVED_HOOKS_OPEN
 from .hooks import NodeHooks
 from .interrupt import OPEN as CHECKS_OPEN
 from .interrupt import current as op_check
@@ -176,7 +178,7 @@ class Node(NodeHooks):
     # -- what forward calls -------------------------------------------------
     def save_for_backward(self, *items: Any) -> None:
         """Keep tensors (version-checked) or raw values for the backward rule."""
-        if saved_hooks.OPEN[0] and self._pack(items):
+        if SAVED_HOOKS_OPEN[0] and self._pack(items):
             return
         self._saved = items
         T = Tensor
@@ -511,7 +513,7 @@ class Function:
             node.seq = next(clock)
             node._saved = None
             node.next_edges = edges
-            if anomaly.OPEN[0]:
+            if ANOMALY_OPEN[0]:
                 anomaly.record(node)
         quiet = quiet_on()
         try:
@@ -547,7 +549,7 @@ class Function:
                 make_view(result, inputs[0], cls, params, None, recording)
             node.out_shape = out.shape
             node.out_dtype = dtype
-            if node._saved_result and not (saved_hooks.OPEN[0] and node._pack_results((result,))):
+            if node._saved_result and not (SAVED_HOOKS_OPEN[0] and node._pack_results((result,))):
                 node._result = [(out, result._vc, 0)]
             return result
         results = []
@@ -562,7 +564,7 @@ class Function:
                 make_view(results[-1], inputs[0], cls, params, nr, recording)
         node.output_meta = tuple((r._data.shape, r._data.dtype) for r in results)
         node.n_outputs = len(results)
-        if node._saved_result and not (saved_hooks.OPEN[0] and node._pack_results(tuple(results))):
+        if node._saved_result and not (SAVED_HOOKS_OPEN[0] and node._pack_results(tuple(results))):
             node._result = [(r._data, r._vc, 0) for r in results]
         return tuple(results)
 
