@@ -586,7 +586,10 @@ def _commit(
                 else:
                     t._grad = clone(g)
             else:
-                if not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
+                if t._data.flags.c_contiguous and not data.flags.c_contiguous:
+                    # PyTorch's layout contract: a .grad with the leaf's strides
+                    data = np.array(data, copy=True, order="C")
+                elif not (data.flags.owndata and data.flags.writeable) or id(data) in fresh:
                     data = np.array(data, copy=True)
                 fresh.add(id(data))
                 t._grad = Tensor._make(data)

@@ -109,6 +109,13 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
         super().__init__(lambda t: t, lambda t: t)
 
 
+def increment_version(tensor: Tensor | Any) -> None:
+    """Bump the version of a tensor (or of each in an iterable), as an in-place write
+    the engine did not see would: saved-tensor checks then catch it."""
+    for t in [tensor] if isinstance(tensor, Tensor) else tensor:
+        t._vc[0] += 1
+
+
 @contextmanager
 def disable_saved_tensors_hooks(error_message: str) -> Generator[None, None, None]:
     """Setting hooks inside raises ``RuntimeError(error_message)``; entering while hooks
