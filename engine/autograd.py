@@ -507,6 +507,8 @@ def _hook_result(hook: Any, result: Any, original: tuple[Any, ...]) -> tuple[Any
         )
     for old, new in zip(original, result):
         if new is not None:
+            if old is None:
+                raise BadArgumentsError("can't replace a None gradient with a non-None value")
             _check_hook_value(hook, old, new)
     return result
 

@@ -380,7 +380,7 @@ def _run_backward(cls: type[Function], ctx: BackwardCFunction, *grads: Any) -> t
                 )
             continue
         if g is not None and not isinstance(g, Tensor):
-            raise ArgumentTypeError(f"expected Tensor or None (got {type(g).__name__})")
+            raise CustomFunctionError(f"expected Variable or None (got {type(g).__name__})")
         out.append(g if next(edges) is not None else None)
     return tuple(out)
 
