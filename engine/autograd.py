@@ -675,10 +675,11 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
-    *,
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
+    *,
     tag: Any = None,
 ) -> Any:
     """``torch.autograd.grad``: gradients of outputs w.r.t. inputs, ``.grad`` untouched.
@@ -686,6 +687,14 @@ def grad(
     given twice gets its gradient twice; a dict of inputs gives a dict of gradients.
     With ``is_grads_batched`` the first dimension of each grad_output is a batch: one
     vector-Jacobian product per entry, stacked (PyTorch uses vmap; this loops)."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     if is_grads_batched:
         return _batched_grad(
             outputs,
@@ -776,7 +785,7 @@ def _batched_grad(
             grad_outputs,
             retain_graph,
             create_graph,
-            allow_unused,
+            allow_unused=allow_unused,
             materialize_grads=materialize_grads,
             tag=tag,
         )

@@ -21,7 +21,7 @@ def _errors(*calls: Any) -> list[str]:
         try:
             call()
             out.append("ok")
-        except RuntimeError as exc:
+        except (RuntimeError, ValueError) as exc:
             out.append(str(exc))
     return out
 
@@ -261,5 +261,81 @@ def test_hook_on_a_tensor_without_grad_and_grad_assignment(torch: Any) -> None:
             x.grad = t.lib.ones(2, dtype=t.float64)
 
         return _errors(lambda: plain.register_hook(lambda g: g), wrong_size, wrong_dtype)
+
+    _both(torch, scenario)
+
+
+# -- autograd.grad's arguments -------------------------------------------------------------
+
+
+def test_grad_materialize_grads(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x, w = t.lib.ones(2, requires_grad=True), t.lib.ones(2, requires_grad=True)
+        got = t.grad((x * 2).sum(), [x, w], allow_unused=True, materialize_grads=True)
+        return [
+            got,
+            _errors(lambda: t.grad((x * 2).sum(), x, allow_unused=False, materialize_grads=True)),
+        ]
+
+    _both(torch, scenario)
+
+
+def test_grad_only_inputs_is_deprecated(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = t.grad((x * x).sum(), x, only_inputs=False)
+            positional = t.grad((x * x).sum(), x, None, None, False, True, True)
+        return [got, positional, [(w.category.__name__, str(w.message)) for w in caught]]
+
+    _both(torch, scenario)
+
+
+def test_grad_of_several_outputs_and_inputs(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, requires_grad=True)
+        y1, y2 = (x * 2).sum(), x * x
+        mixed = t.grad([y1, y2], [x], grad_outputs=[None, t.lib.ones(2)], retain_graph=True)
+        twice = t.grad(y1, [x, x], retain_graph=True)
+        y = x * 2
+        z = y.sum()
+        non_leaf = t.grad(z, [x, y])
+        return [mixed, twice, non_leaf]
+
+    _both(torch, scenario)
+
+
+def test_grad_argument_errors(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, requires_grad=True)
+        return _errors(
+            lambda: t.grad((x.detach() * 2).sum(), x),
+            lambda: t.grad((x * 2).sum(), []),
+            lambda: t.grad([], [x]),
+            lambda: t.backward(x * 2),
+        )
+
+    _both(torch, scenario)
+
+
+def test_backward_gradient_keyword_and_dtype(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.ones(2, requires_grad=True)
+        (x * 2).backward(gradient=t.lib.tensor([1.0, 2.0]))
+        first = x.grad.clone()
+        (x * 2).sum().backward(t.lib.ones((), dtype=t.float64))
+        return [first, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_third_order_with_allow_unused(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        x = t.lib.tensor([1.0, 2.0], requires_grad=True)
+        (g1,) = t.grad(x.pow(2).sum(), x, create_graph=True)
+        (g2,) = t.grad(g1.sum(), x, create_graph=True)
+        (g3,) = t.grad(g2.sum(), x, allow_unused=True)
+        return [g1, g2, g3]
 
     _both(torch, scenario)
