@@ -10,13 +10,16 @@ the hooks either."""
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ArgumentTypeError, EngineError
 from .grad_mode import no_grad
+from .hooks import NodeHooks
+from .leafnode import grad_accumulator
 from .tensor import Tensor
 
 Hooks = tuple[Callable[[Tensor], Any], Callable[[Any], Any]]
@@ -33,8 +36,9 @@ PACK_INPLACE_MESSAGE = (
 )
 
 
-class SavedTensorHooksError(EngineError):
-    """Hooks set where a caller disabled them, or a pack hook that wrote its input."""
+class GraphError(EngineError):
+    """torch.autograd.graph's refusals: hooks set where a caller disabled them, a pack
+    hook that wrote its input, the gradient edge of a tensor without grad."""
 
     code = "bad_arguments"
 
@@ -66,7 +70,7 @@ def pack(t: Tensor, hooks: Hooks) -> Packed:
     with no_grad():
         value = hooks[0](t)
     if t._vc[0] != version:
-        raise SavedTensorHooksError(PACK_INPLACE_MESSAGE)
+        raise GraphError(PACK_INPLACE_MESSAGE)
     return Packed(value, hooks[1], t)
 
 
@@ -93,7 +97,7 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
     def __enter__(self) -> None:
         message = _disabled.get()
         if message is not None:
-            raise SavedTensorHooksError(message)
+            raise GraphError(message)
         _stack.set((*_stack.get(), (self.pack_hook, self.unpack_hook)))
         OPEN[0] += 1
 
@@ -107,6 +111,36 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         super().__init__(lambda t: t, lambda t: t)
+
+
+class Node(abc.ABC):  # noqa: B024 - an interface checked by __subclasshook__ only
+    """What ``isinstance(t.grad_fn, Node)`` checks: every graph node the engine makes
+    (an op's ``grad_fn``, a custom Function's, a leaf's AccumulateGrad)."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass: type) -> bool:
+        return cls is Node and issubclass(subclass, NodeHooks)
+
+
+class GradientEdge(NamedTuple):
+    """A node and one of its outputs: where a tensor's gradient flows in."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge a tensor's gradient enters the graph by (its leaf's accumulator)."""
+    if not tensor.requires_grad:
+        raise GraphError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    fn = tensor.grad_fn
+    if fn is None:
+        return GradientEdge(grad_accumulator(tensor), 0)
+    return GradientEdge(fn, tensor._output_nr)
 
 
 def increment_version(tensor: Tensor | Any) -> None:
@@ -123,7 +157,7 @@ def disable_saved_tensors_hooks(error_message: str) -> Generator[None, None, Non
     token = _disabled.set(error_message)
     try:
         if _stack.get():
-            raise SavedTensorHooksError(error_message)
+            raise GraphError(error_message)
         yield
     finally:
         _disabled.reset(token)

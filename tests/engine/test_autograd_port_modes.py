@@ -339,3 +339,35 @@ def test_third_order_with_allow_unused(torch: Any) -> None:
         return [g1, g2, g3]
 
     _both(torch, scenario)
+
+
+def test_graph_node_and_gradient_edge(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        graph = t.lib.autograd.graph
+
+        class Id(t.lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return g
+
+        x = t.lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = Id.apply(y)
+        kinds = [
+            isinstance(y.grad_fn, graph.Node),
+            isinstance(y.grad_fn.next_functions[0][0], graph.Node),
+            isinstance(z.grad_fn, graph.Node),
+            isinstance(x, graph.Node),
+            issubclass(type(y.grad_fn), graph.Node),
+        ]
+        edge = graph.get_gradient_edge(y)
+        leaf = graph.get_gradient_edge(x)
+        facts = [edge.node is y.grad_fn, edge.output_nr, type(leaf.node).__name__]
+        facts.append(leaf.node is y.grad_fn.next_functions[0][0])
+        return [kinds, facts, _errors(lambda: graph.get_gradient_edge(t.lib.ones(1)))]
+
+    _both(torch, scenario)
