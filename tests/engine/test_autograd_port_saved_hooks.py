@@ -301,3 +301,33 @@ def test_saved_results_through_hooks(torch: Any, op: str) -> None:
         return [g, a.grad]
 
     _both(torch, scenario)
+
+
+def test_hooks_with_views_and_inplace_ops(torch: Any) -> None:
+    """What is packed when in-place ops write through views (CopySlices wraps the op
+    that saved) and when an op saves its result that is then written in place."""
+
+    def scenario(t: T) -> Any:
+        log: list[Any] = []
+        x = t.lib.tensor([1.0, 2.0, 3.0], dtype=t.float64, requires_grad=True)
+        with _hooks(t, lambda v: log.append(tuple(v.shape)) or v * 1, lambda v: v):
+            y = x * 1
+            y[1:].mul_(x[1:])
+            z = y.exp()
+            y.sin_()
+        (z.sum() + y.sum()).backward()
+        return [log, x.grad]
+
+    _both(torch, scenario)
+
+
+def test_hooks_on_matmul_and_tanh(torch: Any) -> None:
+    def scenario(t: T) -> Any:
+        log: list[Any] = []
+        x = t.lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=t.float64, requires_grad=True)
+        with _hooks(t, lambda v: log.append(tuple(v.shape)) or v, lambda v: v):
+            y = (x @ x).tanh().sum(0)
+        y.sum().backward()
+        return [log, x.grad * 1e5]
+
+    _both(torch, scenario)
