@@ -7,7 +7,7 @@ case (a shared service must not slow down for everyone when some users hold much
 
 One gradserve process (``python -m service serve``, as bench/service.py starts it) on a
 free 127.0.0.1 port, stopped by pid. The idle sessions are added in steps to the same
-server: each holds a leaf ``x`` (8 floats); every tenth also holds a retained graph of
+server: empty, but every tenth holds a leaf ``x`` (8 floats) and a retained graph of
 100 nodes (99 chained muls and a sum, ``backward(retain_graph=True)`` run once), the
 pattern that made every other client's budget check walk graphs. At each size, rows:
 
@@ -68,8 +68,8 @@ async def populate(port: int, start: int, stop: int, connections: int = 8) -> No
             key = KEYS[i % len(KEYS)]
             name = f"i{i:05d}"
             await c.send(_req("POST", port, "/v1/sessions", {"name": name}, key), 201)
-            await c.send(_req("PUT", port, f"/v1/sessions/{name}/tensors/x", LEAF, key))
             if i % 10 == 0:
+                await c.send(_req("PUT", port, f"/v1/sessions/{name}/tensors/x", LEAF, key))
                 await c.send(_req("POST", port, f"/v1/sessions/{name}/batch", GRAPH, key))
 
     conns = [await bs.Conn.open(port) for _ in range(connections)]
@@ -175,8 +175,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="1, 100, 1,000 sessions, short rounds")
     ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--sizes", default=None, help="comma-separated session counts")
     args = ap.parse_args()
     sizes = [1, 100, 1000] if args.quick else [1, 1000, 10000]
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes.split(",")]
     seconds = args.seconds or (0.5 if args.quick else 1.5)
     asyncio.run(main_async(sizes, seconds, rounds=1 if args.quick else 3))
 

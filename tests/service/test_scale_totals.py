@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import sqlite3
 import weakref
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from svc_helpers import SyncClient, make_settings
 
 from service.app import create_app
+from service.session.backends.sqlite import SCHEMA
 from service.session.manager import SessionManager
 from service.session.state import owner_of
 
@@ -244,3 +246,34 @@ def test_totals_after_rebuilds_from_a_durable_store(tmp_path: Path) -> None:
                 for k, n in enumerate(names):
                     c.get(f"/v1/sessions/{n}", headers=_auth(KEYS[k % 2]))
             assert_totals(mgr)
+
+
+def test_metrics_labels_do_not_grow_with_what_clients_send() -> None:
+    """Labels are route templates, known methods and statuses: many sessions and made-up
+    methods add no series (each series is memory kept for the process's life)."""
+    app = create_app(make_settings())
+    with SyncClient(app) as c:
+        for i in range(30):
+            c.post("/v1/sessions", json={"name": f"m{i}"})
+            c.get(f"/v1/sessions/m{i}")
+            c.request(f"BREW{i}", "/healthz")
+        text = c.get("/metrics").text
+    series = [line for line in text.splitlines() if line.startswith("gradserve_requests_total")]
+    assert not any("m1" in line or "BREW" in line for line in series)
+    assert any('method="other"' in line for line in series)
+    assert len(series) < 12
+
+
+def test_sqlite_sweep_and_key_count_read_indexes() -> None:
+    """The background sweep and a key's session count search an index, not every row."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(SCHEMA)
+    plans = [
+        db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall()[0][3]
+        for sql, args in (
+            ("SELECT owner, name FROM sessions WHERE last_used + ttl <= ?", (1.0,)),
+            ("SELECT count(*) FROM sessions WHERE owner IS ? AND last_used + ttl > ?", ("o", 1.0)),
+        )
+    ]
+    assert all("USING INDEX" in p for p in plans), plans
+    db.close()
