@@ -25,6 +25,9 @@ request_id: ContextVar[str] = ContextVar("request_id", default="-")
 access_log = logging.getLogger("gradserve.access")
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# the methods a label may name: any other token a client sends counts as "other", so a
+# client cannot grow the metrics (and this process's memory) one label at a time
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 class JSONFormatter(logging.Formatter):
@@ -80,7 +83,10 @@ class Metrics:
         self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     def observe(self, method: str, route: str, status: int, elapsed: float) -> None:
-        """Count one request and its latency."""
+        """Count one request and its latency (labels bounded: route templates, known
+        methods, statuses)."""
+        if method not in _METHODS:
+            method = "other"
         key = (method, route, status)
         children = self._children.get(key)
         if children is None:

@@ -181,3 +181,4 @@ def restore(s: Session, blob: bytes) -> None:
             s.programs[name] = compiled.compile_stored(name, body)
     s.work = int(head["work"])
     s.bytes_bound = None
+    s.settle()  # exact again, and the manager's totals with it (a live copy's graphs dropped)

@@ -14,12 +14,19 @@ session's lease, catching up on the journal before it answers.
 How many sessions a key holds is counted where the sessions are: here for the memory
 store, in the store for a durable one (in the same transaction that adds a session), so
 ``GRADSERVE_KEY_MAX_SESSIONS`` is exact across the workers and replicas sharing it.
+
+Nothing a request does here costs in proportion to the sessions other clients hold:
+bytes and counts are running totals (``ledger``), a key's sessions are indexed by key,
+and expiry is a heap ordered by when each session may expire (a sweep pops only what
+is due).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 import secrets
 import time
@@ -40,7 +47,8 @@ from . import journal
 from .backends import Full, Meta, Store, StoreError, open_store
 from .checkpoints import restore
 from .journal import Tracked
-from .state import Session, bindings_bytes, iso
+from .ledger import Ledger
+from .state import Session, iso
 
 log = logging.getLogger("gradserve.sessions")
 
@@ -60,6 +68,13 @@ class SessionManager:
         self.durable = self.store.durable
         self.holder = uuid.uuid4().hex  # this replica, for leases
         self._sessions: dict[Key, Session] = {}
+        self._owned: dict[str | None, dict[str, Session]] = {}  # owner -> name -> session
+        self.ledger = Ledger()  # bytes held, in all and per key
+        # (expires as of scheduling, tie-break, key): the session held under the key may
+        # expire at that time at the earliest (a touch only moves it later); entries of
+        # sessions gone are skipped (keys, not sessions: a deleted one is freed at once)
+        self._expiry: list[tuple[float, int, Key]] = []
+        self._tick = itertools.count()
         self._opened = False
         self._loading: dict[Key, asyncio.Lock] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -68,6 +83,19 @@ class SessionManager:
     def __len__(self) -> int:
         """Sessions held in memory (a gauge of this process's load)."""
         return len(self._sessions)
+
+    def recount(self) -> tuple[int, dict[str | None, tuple[int, int]]]:
+        """The ledger's totals computed afresh from every session held (O(sessions), for
+        tests and checks): (bytes of all, owner -> (sessions, bytes))."""
+        by: dict[str | None, tuple[int, int]] = {}
+        total = 0
+        for (owner, _), s in self._sessions.items():
+            bound = s.bytes_bound if s.bytes_bound is not None else s.nbytes()
+            held = bound + s.program_bytes()
+            total += held
+            n, b = by.get(owner, (0, 0))
+            by[owner] = (n + 1, b + held)
+        return total, by
 
     # -- the lifespan -------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -166,7 +194,7 @@ class SessionManager:
         """``SessionSummaryOut`` of every session of ``owner`` (in the store, if durable)."""
         if not self.durable:
             self.sweep_memory()
-            return [_summary(s) for (o, _), s in self._sessions.items() if o == owner]
+            return [_summary(s) for s in self._owned.get(owner, {}).values()]
         try:
             await self._ready()
             metas = await self.store.listing(owner)
@@ -231,27 +259,28 @@ class SessionManager:
         return self._sessions.get((owner, name))
 
     def count_held(self, owner: str | None) -> int:
-        return sum(1 for o, _ in self._sessions if o == owner)
+        """Sessions of ``owner`` held here."""
+        owned = self._owned.get(owner)
+        return len(owned) if owned is not None else 0
 
     def bytes_held(self, exclude: Session | None = None) -> tuple[int, int]:
         """Bytes held by every session but ``exclude``, and by those of ``exclude``'s key:
-        each one's bound when it has one, else its exact count (read without its lock: a
-        snapshot, good enough for a quota)."""
-        total = same_key = 0
-        owner = exclude.owner if exclude is not None else None
-        for s in list(self._sessions.values()):
-            if s is not exclude:
-                bound = s.bytes_bound
-                held = bound if bound is not None else bindings_bytes(list(s.tensors.values()))
-                total += held
-                if s.owner == owner:
-                    same_key += held
-        return total, same_key
+        running totals of each session's count as of its last change (its bound, which
+        each change leaves exact or above the exact count, and its programs)."""
+        return self.ledger.held(exclude)
 
     def forget(self, s: Session) -> None:
         """Stop holding ``s`` (if it is still the one held under its name)."""
         if self._sessions.get((s.owner, s.name)) is s:
-            del self._sessions[(s.owner, s.name)]
+            self._remove(s)
+
+    def _remove(self, s: Session) -> None:
+        del self._sessions[(s.owner, s.name)]
+        owned = self._owned[s.owner]
+        del owned[s.name]
+        if not owned:
+            del self._owned[s.owner]
+        self.ledger.leave(s)
 
     def _add(self, name: str, owner: str | None) -> Session:
         if (owner, name) in self._sessions:
@@ -264,15 +293,27 @@ class SessionManager:
         return s
 
     def _adopt(self, s: Session) -> None:
-        s.held_elsewhere = partial(self.bytes_held, s)
+        s.held_elsewhere = partial(self.ledger.held, s)
         self._sessions[(s.owner, s.name)] = s
+        self._owned.setdefault(s.owner, {})[s.name] = s
+        self.ledger.join(s)
+        self._schedule(s)
+
+    def _schedule(self, s: Session) -> None:
+        """Put ``s`` on the expiry heap at its current expiry; the heap is rebuilt from
+        the sessions held when stale entries (deleted sessions) outnumber them."""
+        heap = self._expiry
+        heapq.heappush(heap, (s.expires, next(self._tick), (s.owner, s.name)))
+        if len(heap) > 2 * len(self._sessions) + 64:
+            heap[:] = [(x.expires, next(self._tick), k) for k, x in self._sessions.items()]
+            heapq.heapify(heap)
 
     def _get(self, name: str, owner: str | None) -> Session:
         """The held session, touched; an expired one is evicted and reported missing."""
         s = self._sessions.get((owner, name))
         now = self.clock()
         if s is not None and s.expires <= now and not s.lock.locked():
-            del self._sessions[(owner, name)]
+            self._remove(s)
             s = None
         if s is None:
             raise _not_found(name)
@@ -403,12 +444,28 @@ class SessionManager:
 
     # -- expiry -------------------------------------------------------------------------------
     def sweep_memory(self) -> int:
-        """Drop every expired session held here that no request holds; returns how many."""
+        """Drop every expired session held here that no request holds; returns how many.
+        Pops only the heap entries that are due: a session touched since its entry was
+        pushed goes back at its new expiry, one in use at its old (the next sweep)."""
         now = self.clock()
-        dead = [k for k, s in self._sessions.items() if s.expires <= now and not s.lock.locked()]
-        for key in dead:
-            del self._sessions[key]
-        return len(dead)
+        heap = self._expiry
+        dropped = 0
+        busy: list[Session] = []
+        while heap and heap[0][0] <= now:
+            found = self._sessions.get(heapq.heappop(heap)[2])
+            if found is None:
+                continue  # deleted: not held any more
+            s = found
+            if s.expires > now:
+                self._schedule(s)
+            elif s.lock.locked():
+                busy.append(s)
+            else:
+                self._remove(s)
+                dropped += 1
+        for s in busy:
+            self._schedule(s)
+        return dropped
 
     async def sweep(self) -> int:
         """Drop expired sessions from memory and the store; returns how many."""
@@ -456,5 +513,8 @@ def _not_found(name: str) -> SessionNotFoundError:
 
 
 def _summary(s: Session) -> dict[str, Any]:
+    """A listing's row: bytes as the store's rows count them (the session's bound, kept
+    by every change), so a listing walks no graph (``GET /v1/sessions/{s}`` is exact)."""
+    nbytes = s.bytes_bound if s.bytes_bound is not None else s.nbytes()
     return {"name": s.name, "created": iso(s.created), "last_used": iso(s.last_used),
-            "expires": iso(s.expires), "bytes": s.nbytes(), "tensor_count": len(s.tensors)}  # fmt: skip
+            "expires": iso(s.expires), "bytes": nbytes, "tensor_count": len(s.tensors)}  # fmt: skip

@@ -78,7 +78,7 @@ def _counted(verb: Verb[P, R], session: Session, settings: Settings, payload: P)
     """``verb`` applied, then the session's byte count made exact where the verb dropped
     it (a backward's new grads): every other session's budget check reads this number,
     and a missing one would make each of them walk this session's whole graph."""
-    result = verb.apply(session, settings, payload, False)
-    if session.bytes_bound is None:
-        session.bytes_bound = session.nbytes()
-    return result
+    try:
+        return verb.apply(session, settings, payload, False)
+    finally:  # also after a failure: a rolled-back batch may have dropped the count
+        session.settle()

@@ -141,6 +141,10 @@ class Session:
     held_elsewhere: Callable[[], tuple[int, int]] | None = field(default=None, repr=False)
     # Stored programs by name (``service.compute.compiled.Program``), compiled when stored.
     programs: dict[str, Any] = field(default_factory=dict, repr=False)
+    # What this session counts for in its manager's running totals (``ledger``): its
+    # bytes as of the last ``settle()``, and the ledger (None while not held by one).
+    counted: int = field(default=0, repr=False)
+    ledger: Any = field(default=None, repr=False)
 
     @property
     def expires(self) -> float:
@@ -148,6 +152,20 @@ class Session:
 
     def nbytes(self) -> int:
         return bindings_bytes(self.tensors.values())
+
+    def settle(self) -> int:
+        """Make the byte count exact where a change dropped it, and the ledger's share of
+        this session current (after every verb, restore and replay): other sessions'
+        budget checks then read running totals, never this session's tensors."""
+        if self.bytes_bound is None:
+            self.bytes_bound = self.nbytes()
+        held = self.bytes_bound + self.program_bytes()
+        ledger = self.ledger
+        if ledger is not None:
+            ledger.move(self, held)
+        else:
+            self.counted = held
+        return held
 
     def program_bytes(self) -> int:
         """What the stored programs count toward the session's memory."""

@@ -119,7 +119,7 @@ def test_other_sessions_are_not_walked_after_their_backward(monkeypatch) -> None
     count (a backward's new grads, grad with ``out``) must leave an exact one behind:
     else each request of every other session walks that session's whole graph (a
     retained 100-node graph made unrelated single ops 4x slower)."""
-    from service.session import manager
+    from service.session.state import Session
 
     with SyncClient(create_app(make_settings())) as c:
         for s in ("a", "b"):
@@ -132,9 +132,9 @@ def test_other_sessions_are_not_walked_after_their_backward(monkeypatch) -> None
         assert c.post("/v1/sessions/a/grad", json=grad).status_code == 200
         exact = _bytes(c, "a")
 
-        walked: list[int] = []
-        real = manager.bindings_bytes
-        monkeypatch.setattr(manager, "bindings_bytes", lambda ts: walked.append(1) or real(ts))
+        walked: list[str] = []
+        real = Session.nbytes
+        monkeypatch.setattr(Session, "nbytes", lambda s: walked.append(s.name) or real(s))
         step(c, "b", out="y", expr="x * 2.0")
-        assert walked == []
+        assert "a" not in walked
         assert exact == 4 * (10 + 10 + 10 + 10) + 4  # x, x.grad, gx, exp's saved result, z

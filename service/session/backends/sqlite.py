@@ -20,6 +20,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     last_used REAL NOT NULL, ttl REAL NOT NULL, seq INTEGER NOT NULL,
     bytes INTEGER NOT NULL, tensor_count INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner);
+-- the sweep's query (``expired``) reads this index, not every session's row
+CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions (last_used + ttl);
 CREATE TABLE IF NOT EXISTS records (
     key TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL,
     PRIMARY KEY (key, seq)) WITHOUT ROWID;
