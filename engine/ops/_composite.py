@@ -130,10 +130,11 @@ class Composite(Function):
         if ctx.fused is None:
             return grads
         # PyTorch's one backward op reads the gradient and every input: each gradient
-        # it returns depends on all of them (the bias's too, with a zero derivative)
+        # it returns requires grad when any of them does; its double backward defines
+        # only the gradients that really depend on them (none for the bias)
         ins = [x for x in inputs if type(x) is Tensor]
         return tuple(
-            None if gr is None else tie(gr, g, *ins, name=ctx.fused)
+            None if gr is None else tie(gr, g, *ins, name=ctx.fused, zero=False)
             for gr in (grads if isinstance(grads, tuple) else (grads,))
         )
 

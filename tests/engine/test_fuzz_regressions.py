@@ -984,3 +984,43 @@ def test_copy_ops_save_nothing(op: str) -> None:
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
+
+
+_NORMS = {
+    "batch_norm": lambda T, x, w, b: T.nn.functional.batch_norm(
+        x, T.zeros(3, dtype=x.dtype), T.ones(3, dtype=x.dtype), w, b, training=True
+    ),
+    "batch_norm eval": lambda T, x, w, b: T.nn.functional.batch_norm(
+        x, T.zeros(3, dtype=x.dtype), T.ones(3, dtype=x.dtype), w, b
+    ),
+    "layer_norm": lambda T, x, w, b: T.nn.functional.layer_norm(x, [3], w, b),
+    "instance_norm": lambda T, x, w, b: T.nn.functional.instance_norm(x, weight=w, bias=b),
+}
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+@pytest.mark.parametrize("norm", list(_NORMS))
+def test_norm_double_backward_defines_only_real_gradients(norm: str, which: int) -> None:
+    """Seed 5607 (batch_norm, grad of the weight with create_graph, then backward): the
+    fused double backward op (NativeBatchNormBackwardBackward0, ...) gives no gradient
+    to an input its output does not depend on (the bias always; the weight from the
+    weight's or the bias's gradient; the input in evaluation): ``.grad`` stays None."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(7)
+        x = _t(T, rng.standard_normal((2, 3, 3)), True)
+        w, b = _t(T, rng.standard_normal(3), True), _t(T, rng.standard_normal(3), True)
+        go = _t(T, rng.standard_normal((2, 3, 3)), True)
+        out = _NORMS[norm](T, x, w, b)
+        grad = T.autograd.grad if T is torch else T.grad
+        grads = grad(out, [x, w, b], go, create_graph=True)
+        (
+            grads[which]
+            * _t(T, np.linspace(-1, 1, grads[which].numel()).reshape(grads[which].shape))
+        ).sum().backward()
+        # instance_norm's names differ (torch views and sums around the fused op)
+        names = [fn_name(g) for g in grads] if norm != "instance_norm" else []
+        return names, _g(x), _g(w), _g(b), _g(go)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref, atol=1e-9)
