@@ -1024,3 +1024,24 @@ def test_norm_double_backward_defines_only_real_gradients(norm: str, which: int)
 
     ours, ref = both(scenario)
     assert_values(ours, ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("op", ["batch_norm", "instance_norm"])
+def test_batch_norm_infinite_weight_values(op: str, training: bool) -> None:
+    """Seed 342 (log2 of a sample squared as native_batch_norm's weight): PyTorch's CPU
+    kernel computes ``x * (invstd * w) + (b - mean * invstd * w)``, so an infinite
+    weight gives NaN where the two terms are opposite infinities."""
+
+    def scenario(T: Any) -> Any:
+        xs = np.random.default_rng(1).standard_normal((2, 3, 4))
+        xs[0, 2, 1] = np.inf
+        x = _t(T, xs)
+        w, b = _t(T, [np.inf, -np.inf, np.nan]), _t(T, [1.0, -2.0, 0.5])
+        if op == "instance_norm":
+            return T.nn.functional.instance_norm(x, weight=w, bias=b)
+        rm, rv = _t(T, [0.5, -1.0, 0.0]), _t(T, [2.0, 0.5, 1.0])
+        return T.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
