@@ -432,11 +432,18 @@ def _kron_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
+def _intermediates_only(need: Any) -> tuple[bool, ...]:
+    return ()
+
+
 @register(samples=_kron_samples, estimate=_pair_size)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """Kronecker product: each entry of ``input`` scales a copy of ``other``."""
     a, b = as_tensor(input), as_tensor(other)
-    return composite("UnsafeViewBackward0", _kron_body, a, b, n=max(a.ndim, b.ndim))
+    # torch multiplies reshaped copies (_unsafe_view): writing an input leaves it valid
+    return composite(
+        "UnsafeViewBackward0", _kron_body, a, b, saves=_intermediates_only, n=max(a.ndim, b.ndim)
+    )
 
 
 # -- cross -----------------------------------------------------------------------------------

@@ -1045,3 +1045,24 @@ def test_batch_norm_infinite_weight_values(op: str, training: bool) -> None:
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
+
+
+def test_kron_saves_reshaped_copies_not_its_inputs() -> None:
+    """Seed 1181 (kron, then an input written in place under no_grad, then backward):
+    torch's kron multiplies ``_unsafe_view`` reshapes of its inputs, which share their
+    memory but not their version counter: the backward succeeds and reads the written
+    values; the graph is still freed after it."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, np.arange(6.0).reshape(2, 3), True)
+        b = _t(T, [1.0, -2.0, 3.0, 0.5], True)
+        r = T.kron(a, b)
+        with T.no_grad():
+            b.mul_(2)
+        w = _t(T, np.linspace(-1, 1, r.numel()).reshape(r.shape))
+        first = outcome(lambda: (r * w).sum().backward())[0]
+        second = outcome(lambda: (r * w).sum().backward())
+        return first, second[0], error_kind(second[1]), _g(a), _g(b), fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
