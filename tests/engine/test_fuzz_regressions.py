@@ -1066,3 +1066,29 @@ def test_kron_saves_reshaped_copies_not_its_inputs() -> None:
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_ctc_loss_create_graph_gradient_refuses_double_backward(
+    batched: bool, reduction: str
+) -> None:
+    """Seeds 32, 1520 (ctc_loss, grad with create_graph): PyTorch's gradient is the
+    output of _ctc_loss_backward, which has no derivative: it requires grad, its grad_fn
+    is NotImplemented, and a backward through it raises."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(0)
+        lp = _t(T, rng.standard_normal((5, 2, 3) if batched else (5, 3)), True)
+        if batched:
+            tg, il, tl = T.tensor([[1, 2], [1, 1]]), T.tensor([5, 5]), T.tensor([2, 2])
+        else:
+            tg, il, tl = T.tensor([1, 2]), T.tensor(5), T.tensor(2)
+        out = T.nn.functional.ctc_loss(lp, tg, il, tl, reduction=reduction)
+        grad = T.autograd.grad if T is torch else T.grad
+        (g,) = grad(out.sum(), [lp], create_graph=True)
+        again = outcome(lambda: g.sum().backward())
+        return g, g.requires_grad, fn_name(g), again[0], str(again[1])
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
