@@ -1092,3 +1092,23 @@ def test_ctc_loss_create_graph_gradient_refuses_double_backward(
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
+
+
+def test_rot90_saves_nothing() -> None:
+    """Seed 1765 (rot90, grad through it without retain_graph, then a backward that
+    passes its node again): torch's Rot90Backward0 saves no tensor, so the freed node
+    still runs, and a write to its input does not invalidate it."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, np.arange(6.0).reshape(2, 3), True)
+        h = x * 1
+        r = T.rot90(h, 1, (0, 1))
+        w = _t(T, np.linspace(-1, 1, 6).reshape(3, 2))
+        (r * w).sum().backward()
+        with T.no_grad():
+            h.mul_(2)
+        second = outcome(lambda: (r * w).sum().backward())[0]
+        return second, _g(x), fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
