@@ -7,6 +7,7 @@ message). The comment on each says which fuzzer finding it came from.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -1109,6 +1110,25 @@ def test_rot90_saves_nothing() -> None:
             h.mul_(2)
         second = outcome(lambda: (r * w).sum().backward())[0]
         return second, _g(x), fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+@pytest.mark.parametrize("b_shape", [(3, 2), (2, 3, 2)])
+def test_triangular_solve_copy_only_gives_b_zeros(b_shape: tuple[int, ...]) -> None:
+    """Seeds 2983, 3071 (backward from triangular_solve's copy of A alone): PyTorch's
+    triangular_solve_backward fills b's gradient with zeros (not undefined)."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(2)
+        b = _t(T, rng.standard_normal(b_shape), True)
+        a = _t(T, np.triu(rng.standard_normal((2, 3, 3))) + 3 * np.eye(3), True)
+        with warnings.catch_warnings():  # deprecated (torch warns once per process)
+            warnings.simplefilter("ignore")
+            _, m = T.triangular_solve(b, a)
+        (m * _t(T, np.linspace(-1, 1, m.numel()).reshape(m.shape))).sum().backward()
+        return _g(b), _g(a)
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
