@@ -150,6 +150,11 @@ class Composite(Function):
         )
 
 
+def intermediates_only(need: Any) -> tuple[bool, ...]:
+    """``saves`` for an op whose PyTorch nodes save intermediates, never an input."""
+    return ()
+
+
 _NAMED: dict[str, type[Composite]] = {}
 
 

@@ -1132,3 +1132,21 @@ def test_triangular_solve_copy_only_gives_b_zeros(b_shape: tuple[int, ...]) -> N
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
+
+
+def test_pairwise_distance_saves_no_input() -> None:
+    """Seed 2847 (pairwise_distance, x1 written in place under no_grad, backward): torch's
+    nodes save ``x1 - x2 + eps`` and the norm, so the backward still runs, with the
+    values of the forward."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(4)
+        a, b = _t(T, rng.standard_normal((3, 4)), True), _t(T, rng.standard_normal(4), True)
+        d = T.nn.functional.pairwise_distance(a, b)
+        with T.no_grad():
+            a.add_(b)
+        d.backward(_t(T, [1.0, -2.0, 0.5]))
+        return _g(a), _g(b), fn_name(d)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
