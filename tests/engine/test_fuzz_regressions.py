@@ -1150,3 +1150,26 @@ def test_pairwise_distance_saves_no_input() -> None:
 
     ours, ref = both(scenario)
     assert_values(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["_batch_norm_with_update", "native_batch_norm"])
+def test_batch_norm_with_update_double_backward_name(op: str) -> None:
+    """Seed 2113: ``_batch_norm_with_update``'s create_graph gradients are recorded as
+    its backward op, BatchNormBackwardBackward0 (native_batch_norm's are
+    NativeBatchNormBackwardBackward0)."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(5)
+        x, w = _t(T, rng.standard_normal((2, 3, 2)), True), _t(T, rng.standard_normal(3), True)
+        rm, rv = _t(T, np.zeros(3)), _t(T, np.ones(3))
+        f = getattr(T.ops.aten, op) if T is torch else getattr(T, op)
+        if op == "native_batch_norm":
+            out = f(x, w, None, rm, rv, True, 0.1, 1e-5)[0]
+        else:
+            out = f(x, w, None, rm, rv, 0.1, 1e-5)[0]
+        grad = T.autograd.grad if T is torch else T.grad
+        gx, gw = grad(out, [x, w], _t(T, np.ones((2, 3, 2))), create_graph=True)
+        return fn_name(out), fn_name(gx), fn_name(gw)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
