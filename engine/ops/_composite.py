@@ -96,18 +96,29 @@ class Composite(Function):
         node.body, node.params = body, params
         node.tangent_params = tangent_params or {}
         node.fused = fused
-        aliases = [
-            x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
-            for x in inputs
-        ]
+        keep = None if saves is None else saves(node.needs_input_grad)
+        if keep == ():  # torch's nodes save intermediates that share memory, not versions
+            aliases = [
+                Tensor._make(x._data, x.requires_grad_flag) if type(x) is Tensor else x
+                for x in inputs
+            ]
+        else:
+            aliases = [
+                x.detach().requires_grad_() if type(x) is Tensor and x.requires_grad_flag else x
+                for x in inputs
+            ]
         with enable_grad():
             y = body(*aliases, **params)
         # the inner graph is saved with the inputs, so freeing the node frees it too
         held: Any = inputs
-        if saves is not None:
-            keep = saves(node.needs_input_grad)
-            held = [x if k else _Unsaved(x) for x, k in zip(inputs, keep)]
-            if not any(keep):  # torch's node saves nothing: a second backward works
+        if keep is not None:
+            own = not keep
+            held = (
+                [_Unsaved(x) for x in inputs]
+                if own
+                else [x if k else _Unsaved(x) for x, k in zip(inputs, keep)]
+            )
+            if not own and not any(keep):  # torch's node saves nothing: a second backward works
                 node.unsaved = (*held, (y, aliases))
                 return _own(y._data, inputs)
         node.save_for_backward(*held, (y, aliases))
@@ -130,12 +141,18 @@ class Composite(Function):
         if ctx.fused is None:
             return grads
         # PyTorch's one backward op reads the gradient and every input: each gradient
-        # it returns depends on all of them (the bias's too, with a zero derivative)
+        # it returns requires grad when any of them does; its double backward defines
+        # only the gradients that really depend on them (none for the bias)
         ins = [x for x in inputs if type(x) is Tensor]
         return tuple(
-            None if gr is None else tie(gr, g, *ins, name=ctx.fused)
+            None if gr is None else tie(gr, g, *ins, name=ctx.fused, zero=False)
             for gr in (grads if isinstance(grads, tuple) else (grads,))
         )
+
+
+def intermediates_only(need: Any) -> tuple[bool, ...]:
+    """``saves`` for an op whose PyTorch nodes save intermediates, never an input."""
+    return ()
 
 
 _NAMED: dict[str, type[Composite]] = {}
@@ -160,8 +177,9 @@ def composite(
 ) -> Tensor:
     """``body(*inputs, **params)`` recorded as one node called ``name``. ``saves`` maps
     ``needs_input_grad`` to the inputs PyTorch's node saves (all by default): only
-    those are version-checked at backward. The forward rule runs the body with
-    ``tangent_params`` over ``params`` (a parameter that shapes the gradient only, as
+    those are version-checked at backward; ``()``: PyTorch's nodes save intermediates
+    only (no input is checked, a second backward needs ``retain_graph``). The forward
+    rule runs the body with ``tangent_params`` over ``params`` (a parameter that shapes the gradient only, as
     embedding's ``scale``, is no part of the derivative). ``fused`` names PyTorch's
     backward op when it is one node over the gradient and all inputs (the norms'), so a
     create_graph gradient is recorded as that node."""

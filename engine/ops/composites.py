@@ -462,7 +462,10 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
         raise BadArgumentsError(
             f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}"
         )
-    return composite("Rot90Backward0", _rot90_body, x, k=k % 4, dims=(a, b))
+    # torch's node saves no tensor (k and dims only): a freed graph still runs it
+    return composite(
+        "Rot90Backward0", _rot90_body, x, saves=lambda need: (False,), k=k % 4, dims=(a, b)
+    )
 
 
 # -- products and distances -----------------------------------------------------------------

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import BadArgumentsError, ShapeMismatchError
-from ..forward_rules import FROM_BACKWARD
 from ..function import Function
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
+from ._tie import tie
 from ._util import as_tensor
 from .loss import _reduction
 
@@ -75,7 +75,14 @@ def _one(lp: np.ndarray, ext: np.ndarray, t_len: int) -> tuple[float, np.ndarray
 
 class CtcLossBackward0(Function):
     name = "CtcLossBackward0"
-    jvp = FROM_BACKWARD
+
+    @staticmethod
+    def jvp(ctx: Any, t: Tensor) -> Tensor:
+        """Each sample's loss moves by its gradient against the tangent (the backward
+        rule cannot be differentiated again: PyTorch's has no derivative)."""
+        moved = Tensor._make(ctx.grads) * (t if ctx.batched else _op("unsqueeze")(t, 1))
+        per_sample = _op("sum")(moved, (0, 2))
+        return per_sample if ctx.batched else _op("reshape")(per_sample, ())
 
     @staticmethod
     def forward(
@@ -103,12 +110,17 @@ class CtcLossBackward0(Function):
             grads[:, b] = np.nan_to_num(g, nan=0.0) if zero_inf else g
         ctx.grads = grads
         ctx.batched = batched
+        ctx.save_for_backward(lp)  # PyTorch's node saves log_probs (version-checked)
         return nll if batched else nll.reshape(())
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
+        (lp,) = ctx.saved_tensors
         gb = _op("reshape")(g, (1, -1, 1))
         out = Tensor._make(ctx.grads) * gb
+        # PyTorch's _ctc_loss_backward has no derivative: under create_graph the
+        # gradient requires grad and a backward through it fails
+        out = tie(out, g, lp, name="NotImplemented", refuses="_ctc_loss_backward")
         return out if ctx.batched else _op("squeeze")(out, 1)
 
 

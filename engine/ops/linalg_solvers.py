@@ -216,6 +216,8 @@ class TriangularSolveBackward0(Function):
                 ga = triu(ga, k) if ctx.upper else tril(ga, -k)
         if need_a and gm is not None:
             ga = gm if ga is None else ga + gm
+        if gb is None and need_b:  # PyTorch's backward: zeros for b when only gm is defined
+            gb = Tensor._make(np.zeros_like(ctx.results[0]._data))
         return (gb if need_b else None), (ga if need_a else None)
 
 

@@ -23,7 +23,7 @@ from ..primitives import DivBackward1
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._composite import ArgumentValueError, KernelDtypeError, composite
+from ._composite import ArgumentValueError, KernelDtypeError, composite, intermediates_only
 from ._util import as_tensor, broadcast_shape
 from .arithmetic import abs as abs_
 from .arithmetic import sign, sub, where
@@ -1153,8 +1153,16 @@ def pairwise_distance(
     a = _tensor_arg(x1, "pairwise_distance", "x1")
     b = _tensor_arg(x2, "pairwise_distance", "x2")
     broadcast_shape(a._data.shape, b._data.shape)
+    # torch's nodes save x1 - x2 + eps and the norm, not the inputs
     return composite(
-        "NormBackward1", _pairwise_body, a, b, p=float(p), eps=float(eps), keepdim=bool(keepdim)
+        "NormBackward1",
+        _pairwise_body,
+        a,
+        b,
+        saves=intermediates_only,
+        p=float(p),
+        eps=float(eps),
+        keepdim=bool(keepdim),
     )
 
 

@@ -172,6 +172,7 @@ def _bn(
     training: bool,
     momentum: float,
     eps: float,
+    fused: str = "NativeBatchNormBackwardBackward0",
 ) -> tuple[Tensor, Tensor, Tensor]:
     """ATen's CPU batch norm: the result recorded as ``name``, the batch mean and
     inverse std when training (else empty), the running statistics updated in place."""
@@ -194,7 +195,7 @@ def _bn(
         x,
         w,
         b,
-        fused="NativeBatchNormBackwardBackward0",
+        fused=fused,
         stats=stats,
         eps=float(eps),
     )
@@ -386,5 +387,6 @@ def _batch_norm_with_update(
         True,
         momentum,
         eps,
+        fused="BatchNormBackwardBackward0",  # its backward op: aten::batch_norm_backward
     )
     return (*out, Tensor._make(np.empty(0, np.uint8)))

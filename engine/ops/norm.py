@@ -174,11 +174,32 @@ def _batch_norm_body(
 ) -> Tensor:
     shape = _channel_shape(x)
     if stats is None:
-        y = _normalize(x, (0,) + tuple(range(2, x.ndim)), eps)
-    else:  # evaluation: the running statistics are constants
-        rm, rv = (Tensor._make(s.reshape(shape)) for s in stats)
-        y = (x - rm) * rsqrt(rv + eps)
-    return _affine(y, w, b, shape)
+        return _batch_transform(x, (0,) + tuple(range(2, x.ndim)), w, b, eps)
+    # evaluation: the running statistics are constants
+    rm, rv = (Tensor._make(s.reshape(shape)) for s in stats)
+    return _linear_terms(x, rm, rsqrt(rv + eps), w, b, shape)
+
+
+def _batch_transform(
+    x: Tensor, dims: tuple[int, ...], w: Tensor | None, b: Tensor | None, eps: float
+) -> Tensor:
+    """Normalized over ``dims`` with the batch statistics, then the affine terms."""
+    m = mean(x, dims, keepdim=True)
+    xc = x - m
+    invstd = rsqrt(mean(xc * xc, dims, keepdim=True) + eps)
+    return _linear_terms(x, m, invstd, w, b, _channel_shape(x))
+
+
+def _linear_terms(
+    x: Tensor, m: Tensor, invstd: Tensor, w: Tensor | None, b: Tensor | None, shape: Any
+) -> Tensor:
+    """PyTorch's CPU batch norm kernel: ``x * alpha + beta`` with ``alpha = invstd * w``
+    and ``beta = b - mean * alpha`` (an infinite weight gives NaN where ``x * alpha`` and
+    ``beta`` are opposite infinities, not the sign of ``x - mean``)."""
+    alpha = invstd if w is None else invstd * reshape(w, shape)
+    shift = m * alpha
+    beta = -shift if b is None else reshape(b, shape) - shift
+    return x * alpha + beta
 
 
 def _update_running(running: Tensor | None, batch: np.ndarray, momentum: float) -> None:
@@ -306,7 +327,7 @@ def _instance_body(
     return (
         _batch_norm_body(x, w, b, stats=stats, eps=eps)
         if stats
-        else _affine(_normalize(x, tuple(range(2, x.ndim)), eps), w, b, _channel_shape(x))
+        else _batch_transform(x, tuple(range(2, x.ndim)), w, b, eps)
     )
 
 

@@ -25,7 +25,7 @@ from ..function import Function
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._composite import composite
+from ._composite import composite, intermediates_only
 from ._util import as_tensor, broadcast_shape, normalize_dim
 from .indexing import index_select
 from .shape import expand, reshape
@@ -436,7 +436,10 @@ def _kron_samples(rng: np.random.Generator) -> list[Any]:
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """Kronecker product: each entry of ``input`` scales a copy of ``other``."""
     a, b = as_tensor(input), as_tensor(other)
-    return composite("UnsafeViewBackward0", _kron_body, a, b, n=max(a.ndim, b.ndim))
+    # torch multiplies reshaped copies (_unsafe_view): writing an input leaves it valid
+    return composite(
+        "UnsafeViewBackward0", _kron_body, a, b, saves=intermediates_only, n=max(a.ndim, b.ndim)
+    )
 
 
 # -- cross -----------------------------------------------------------------------------------

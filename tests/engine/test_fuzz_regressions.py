@@ -7,6 +7,7 @@ message). The comment on each says which fuzzer finding it came from.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -981,6 +982,194 @@ def test_copy_ops_save_nothing(op: str) -> None:
         (y * w).sum().backward()
         (y * w).sum().backward()
         return _g(a), fn_name(y)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+_NORMS = {
+    "batch_norm": lambda T, x, w, b: T.nn.functional.batch_norm(
+        x, T.zeros(3, dtype=x.dtype), T.ones(3, dtype=x.dtype), w, b, training=True
+    ),
+    "batch_norm eval": lambda T, x, w, b: T.nn.functional.batch_norm(
+        x, T.zeros(3, dtype=x.dtype), T.ones(3, dtype=x.dtype), w, b
+    ),
+    "layer_norm": lambda T, x, w, b: T.nn.functional.layer_norm(x, [3], w, b),
+    "instance_norm": lambda T, x, w, b: T.nn.functional.instance_norm(x, weight=w, bias=b),
+}
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+@pytest.mark.parametrize("norm", list(_NORMS))
+def test_norm_double_backward_defines_only_real_gradients(norm: str, which: int) -> None:
+    """Seed 5607 (batch_norm, grad of the weight with create_graph, then backward): the
+    fused double backward op (NativeBatchNormBackwardBackward0, ...) gives no gradient
+    to an input its output does not depend on (the bias always; the weight from the
+    weight's or the bias's gradient; the input in evaluation): ``.grad`` stays None."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(7)
+        x = _t(T, rng.standard_normal((2, 3, 3)), True)
+        w, b = _t(T, rng.standard_normal(3), True), _t(T, rng.standard_normal(3), True)
+        go = _t(T, rng.standard_normal((2, 3, 3)), True)
+        out = _NORMS[norm](T, x, w, b)
+        grad = T.autograd.grad if T is torch else T.grad
+        grads = grad(out, [x, w, b], go, create_graph=True)
+        (
+            grads[which]
+            * _t(T, np.linspace(-1, 1, grads[which].numel()).reshape(grads[which].shape))
+        ).sum().backward()
+        # instance_norm's names differ (torch views and sums around the fused op)
+        names = [fn_name(g) for g in grads] if norm != "instance_norm" else []
+        return names, _g(x), _g(w), _g(b), _g(go)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("op", ["batch_norm", "instance_norm"])
+def test_batch_norm_infinite_weight_values(op: str, training: bool) -> None:
+    """Seed 342 (log2 of a sample squared as native_batch_norm's weight): PyTorch's CPU
+    kernel computes ``x * (invstd * w) + (b - mean * invstd * w)``, so an infinite
+    weight gives NaN where the two terms are opposite infinities."""
+
+    def scenario(T: Any) -> Any:
+        xs = np.random.default_rng(1).standard_normal((2, 3, 4))
+        xs[0, 2, 1] = np.inf
+        x = _t(T, xs)
+        w, b = _t(T, [np.inf, -np.inf, np.nan]), _t(T, [1.0, -2.0, 0.5])
+        if op == "instance_norm":
+            return T.nn.functional.instance_norm(x, weight=w, bias=b)
+        rm, rv = _t(T, [0.5, -1.0, 0.0]), _t(T, [2.0, 0.5, 1.0])
+        return T.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+def test_kron_saves_reshaped_copies_not_its_inputs() -> None:
+    """Seed 1181 (kron, then an input written in place under no_grad, then backward):
+    torch's kron multiplies ``_unsafe_view`` reshapes of its inputs, which share their
+    memory but not their version counter: the backward succeeds and reads the written
+    values; the graph is still freed after it."""
+
+    def scenario(T: Any) -> Any:
+        a = _t(T, np.arange(6.0).reshape(2, 3), True)
+        b = _t(T, [1.0, -2.0, 3.0, 0.5], True)
+        r = T.kron(a, b)
+        with T.no_grad():
+            b.mul_(2)
+        w = _t(T, np.linspace(-1, 1, r.numel()).reshape(r.shape))
+        first = outcome(lambda: (r * w).sum().backward())[0]
+        second = outcome(lambda: (r * w).sum().backward())
+        return first, second[0], error_kind(second[1]), _g(a), _g(b), fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_ctc_loss_create_graph_gradient_refuses_double_backward(
+    batched: bool, reduction: str
+) -> None:
+    """Seeds 32, 1520 (ctc_loss, grad with create_graph): PyTorch's gradient is the
+    output of _ctc_loss_backward, which has no derivative: it requires grad, its grad_fn
+    is NotImplemented, and a backward through it raises."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(0)
+        lp = _t(T, rng.standard_normal((5, 2, 3) if batched else (5, 3)), True)
+        if batched:
+            tg, il, tl = T.tensor([[1, 2], [1, 1]]), T.tensor([5, 5]), T.tensor([2, 2])
+        else:
+            tg, il, tl = T.tensor([1, 2]), T.tensor(5), T.tensor(2)
+        out = T.nn.functional.ctc_loss(lp, tg, il, tl, reduction=reduction)
+        grad = T.autograd.grad if T is torch else T.grad
+        (g,) = grad(out.sum(), [lp], create_graph=True)
+        again = outcome(lambda: g.sum().backward())
+        return g, g.requires_grad, fn_name(g), again[0], str(again[1])
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+def test_rot90_saves_nothing() -> None:
+    """Seed 1765 (rot90, grad through it without retain_graph, then a backward that
+    passes its node again): torch's Rot90Backward0 saves no tensor, so the freed node
+    still runs, and a write to its input does not invalidate it."""
+
+    def scenario(T: Any) -> Any:
+        x = _t(T, np.arange(6.0).reshape(2, 3), True)
+        h = x * 1
+        r = T.rot90(h, 1, (0, 1))
+        w = _t(T, np.linspace(-1, 1, 6).reshape(3, 2))
+        (r * w).sum().backward()
+        with T.no_grad():
+            h.mul_(2)
+        second = outcome(lambda: (r * w).sum().backward())[0]
+        return second, _g(x), fn_name(r)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+@pytest.mark.parametrize("b_shape", [(3, 2), (2, 3, 2)])
+def test_triangular_solve_copy_only_gives_b_zeros(b_shape: tuple[int, ...]) -> None:
+    """Seeds 2983, 3071 (backward from triangular_solve's copy of A alone): PyTorch's
+    triangular_solve_backward fills b's gradient with zeros (not undefined)."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(2)
+        b = _t(T, rng.standard_normal(b_shape), True)
+        a = _t(T, np.triu(rng.standard_normal((2, 3, 3))) + 3 * np.eye(3), True)
+        with warnings.catch_warnings():  # deprecated (torch warns once per process)
+            warnings.simplefilter("ignore")
+            _, m = T.triangular_solve(b, a)
+        (m * _t(T, np.linspace(-1, 1, m.numel()).reshape(m.shape))).sum().backward()
+        return _g(b), _g(a)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+def test_pairwise_distance_saves_no_input() -> None:
+    """Seed 2847 (pairwise_distance, x1 written in place under no_grad, backward): torch's
+    nodes save ``x1 - x2 + eps`` and the norm, so the backward still runs, with the
+    values of the forward."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(4)
+        a, b = _t(T, rng.standard_normal((3, 4)), True), _t(T, rng.standard_normal(4), True)
+        d = T.nn.functional.pairwise_distance(a, b)
+        with T.no_grad():
+            a.add_(b)
+        d.backward(_t(T, [1.0, -2.0, 0.5]))
+        return _g(a), _g(b), fn_name(d)
+
+    ours, ref = both(scenario)
+    assert_values(ours, ref)
+
+
+@pytest.mark.parametrize("op", ["_batch_norm_with_update", "native_batch_norm"])
+def test_batch_norm_with_update_double_backward_name(op: str) -> None:
+    """Seed 2113: ``_batch_norm_with_update``'s create_graph gradients are recorded as
+    its backward op, BatchNormBackwardBackward0 (native_batch_norm's are
+    NativeBatchNormBackwardBackward0)."""
+
+    def scenario(T: Any) -> Any:
+        rng = np.random.default_rng(5)
+        x, w = _t(T, rng.standard_normal((2, 3, 2)), True), _t(T, rng.standard_normal(3), True)
+        rm, rv = _t(T, np.zeros(3)), _t(T, np.ones(3))
+        f = getattr(T.ops.aten, op) if T is torch else getattr(T, op)
+        if op == "native_batch_norm":
+            out = f(x, w, None, rm, rv, True, 0.1, 1e-5)[0]
+        else:
+            out = f(x, w, None, rm, rv, 0.1, 1e-5)[0]
+        grad = T.autograd.grad if T is torch else T.grad
+        gx, gw = grad(out, [x, w], _t(T, np.ones((2, 3, 2))), create_graph=True)
+        return fn_name(out), fn_name(gx), fn_name(gw)
 
     ours, ref = both(scenario)
     assert_values(ours, ref)

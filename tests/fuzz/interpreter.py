@@ -125,8 +125,12 @@ def run(program: list[Event], be: Backend) -> list[Event]:
                     break
                 continue
             event: Event = {"i": i}
-            for name in produced:
-                event[name] = _describe(env[name], be)
+            try:  # torch refuses even to read a multi-output view written in place
+                for name in produced:
+                    event[name] = _describe(env[name], be)
+            except Exception as exc:  # noqa: BLE001 - errors are observations here
+                trace.append({"i": i, "error": error_kind(exc), "message": _first_line(exc)})
+                continue
             if step["kind"] in ("backward", "grad", "zero_grad", "inplace", "setitem"):
                 event["grads"] = {n: _grad(t, be) for n, t in env.items()}
             trace.append(event)
