@@ -19,7 +19,8 @@ from ._util import as_tensor
 
 
 @register(
-    samples=lambda rng: [sample(S.rand(rng, 4, 3)), sample(S.rand(rng, 5)), sample(S.rand(rng))]
+    complex_inputs=(RuntimeError, " Sort does not support complex dtypes on CPU"),
+    samples=lambda rng: [sample(S.rand(rng, 4, 3)), sample(S.rand(rng, 5)), sample(S.rand(rng))],
 )
 def msort(input: Tensor) -> Tensor:
     """Sorted along dim 0 (``sort(input, dim=0).values``)."""

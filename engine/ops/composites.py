@@ -649,14 +649,22 @@ def _inf_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_inf_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "isposinf does not support complex inputs."),
+    samples=_inf_samples,
+    differentiable=False,
+)
 def isposinf(input: Tensor) -> Tensor:
     """Where ``input`` is +inf."""
     x = as_tensor(input)
     return Tensor._make(np.isposinf(x._data) if x.dtype.kind == "f" else np.zeros(x.shape, bool))
 
 
-@register(samples=_inf_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "isneginf does not support complex inputs."),
+    samples=_inf_samples,
+    differentiable=False,
+)
 def isneginf(input: Tensor) -> Tensor:
     """Where ``input`` is -inf."""
     x = as_tensor(input)
@@ -679,7 +687,12 @@ def _isin_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_isin_samples, differentiable=False, method=False)
+@register(
+    complex_inputs=(RuntimeError, "Unsupported input type encountered for isin(): {type}"),
+    samples=_isin_samples,
+    differentiable=False,
+    method=False,
+)
 def isin(
     elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False
 ) -> Tensor:
@@ -703,7 +716,12 @@ def _search_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_search_samples, differentiable=False, method=False)
+@register(
+    complex_inputs="\"searchsorted_out_cpu\" not implemented for '{type}'",
+    samples=_search_samples,
+    differentiable=False,
+    method=False,
+)
 def searchsorted(
     sorted_sequence: Tensor,
     input: Any,
@@ -760,7 +778,12 @@ def _bucketize_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_bucketize_samples, differentiable=False, method=False)
+@register(
+    complex_inputs="\"searchsorted_out_cpu\" not implemented for '{type}'",
+    samples=_bucketize_samples,
+    differentiable=False,
+    method=False,
+)
 def bucketize(
     input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
 ) -> Tensor:

@@ -120,6 +120,15 @@ def _arg_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
+# torch's errors for a complex input where its kernels take real dtypes only
+_COMPLEX_REFUSALS: dict[str, Any] = {
+    "amax": "\"max_values_cpu\" not implemented for '{type}'",
+    "amin": "\"min_values_cpu\" not implemented for '{type}'",
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+}
+
+
 def _define_reduction(name: str, doc: str) -> None:
     def op(
         input: Tensor,
@@ -139,6 +148,7 @@ def _define_reduction(name: str, doc: str) -> None:
         method=False,
         torch=f"masked.{name}",
         differentiable=name not in ("argmax", "argmin"),
+        complex_inputs=_COMPLEX_REFUSALS.get(name),
     )(op)
 
 

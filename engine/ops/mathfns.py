@@ -132,14 +132,24 @@ def _igamma_samples(rng: np.random.Generator) -> list[Sample]:
     return [sample(Const(S.positive(rng, 3, 4)), Const(S.positive(rng, 3, 4)))]
 
 
-@register(samples=_igamma_samples, differentiable=False, inplace=True)
+@register(
+    complex_inputs="\"igamma_cpu\" not implemented for '{type}'",
+    samples=_igamma_samples,
+    differentiable=False,
+    inplace=True,
+)
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other)."""
     _tensors_only("igamma", input, other)
     return _incomplete_gamma(sc.gammainc, input, other)
 
 
-@register(samples=_igamma_samples, differentiable=False, inplace=True)
+@register(
+    complex_inputs="\"igammac_cpu\" not implemented for '{type}'",
+    samples=_igamma_samples,
+    differentiable=False,
+    inplace=True,
+)
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other)."""
     _tensors_only("igammac", input, other)
@@ -162,7 +172,11 @@ def _mvlgamma_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_mvlgamma_samples, inplace=True)
+@register(
+    complex_inputs="\"arange_cpu\" not implemented for '{type}'",
+    samples=_mvlgamma_samples,
+    inplace=True,
+)
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p``."""
     a = as_tensor(input)

@@ -218,6 +218,10 @@ def randint(
 
 
 @register(
+    complex_inputs=(
+        RuntimeError,
+        "check_random_bounds handles only integral, floating-point and boolean types",
+    ),
     samples=lambda rng: [
         sample(Const(np.zeros((2, 3))), 5, seed=0, note="high"),
         sample(Const(np.zeros((4,), np.int64)), -3, 3, seed=1, note="low, high, int64"),
@@ -341,6 +345,7 @@ def normal(
 
 
 @register(
+    complex_inputs="\"bernoulli_tensor_cpu_self_\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(Const(rng.uniform(0, 1, (3, 4))), seed=0, note="float32 probabilities"),
         sample(Const(np.array([0.0, 1.0, 0.5])), seed=1, note="0 and 1"),
@@ -485,6 +490,7 @@ def uniform_(
 
 @register(
     "bernoulli_",
+    complex_inputs="\"bernoulli_scalar_cpu_\" not implemented for '{type}'",
     samples=_filler_samples,
     differentiable=False,
     function=False,
@@ -542,7 +548,12 @@ def _torch_dropout(name: str) -> Callable[..., Any]:
     return call
 
 
-@register(samples=_dropout_samples, method=False, torch=_torch_dropout("dropout"))
+@register(
+    complex_inputs="\"bernoulli_scalar_cpu_\" not implemented for '{type}'",
+    samples=_dropout_samples,
+    method=False,
+    torch=_torch_dropout("dropout"),
+)
 def dropout(
     input: Tensor,
     p: float = 0.5,
@@ -640,6 +651,7 @@ def _feature_samples(dims: int) -> Callable[[np.random.Generator], list[Any]]:
 
 for _name, _dims in (("dropout1d", 1), ("dropout2d", 2), ("dropout3d", 3)):
     register(
+        complex_inputs="\"bernoulli_scalar_cpu_\" not implemented for '{type}'",
         samples=_feature_samples(_dims),
         method=False,
         torch=_torch_dropout(_name),

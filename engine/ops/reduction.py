@@ -594,6 +594,7 @@ def _max_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"max_all\" not implemented for '{type}'",
     samples=_max_samples,
     results=Results("given", arg="dim"),
     binding=Binding(tensors=("input",), scalar_forms=True),
@@ -607,6 +608,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 
 @register(
+    complex_inputs="\"min_all\" not implemented for '{type}'",
     samples=_max_samples,
     results=Results("given", arg="dim"),
     binding=Binding(tensors=("input",), scalar_forms=True),
@@ -687,14 +689,24 @@ _AMAX_OUT = (
 )
 
 
-@register(out_overlap="unchecked", samples=_amax_samples, out_dtype=_AMAX_OUT)
+@register(
+    complex_inputs="\"max_values_cpu\" not implemented for '{type}'",
+    out_overlap="unchecked",
+    samples=_amax_samples,
+    out_dtype=_AMAX_OUT,
+)
 @numpy_names
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _extreme("amax", AmaxBackward0, input, dim, keepdim)
 
 
-@register(out_overlap="unchecked", samples=_amax_samples, out_dtype=_AMAX_OUT)
+@register(
+    complex_inputs="\"min_values_cpu\" not implemented for '{type}'",
+    out_overlap="unchecked",
+    samples=_amax_samples,
+    out_dtype=_AMAX_OUT,
+)
 @numpy_names
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
@@ -736,14 +748,22 @@ def _argmax_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_argmax_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "argmax(): does not support complex input"),
+    samples=_argmax_samples,
+    differentiable=False,
+)
 @numpy_names
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened input without ``dim``); int64."""
     return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
 
 
-@register(samples=_argmax_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "argmin(): does not support complex input"),
+    samples=_argmax_samples,
+    differentiable=False,
+)
 @numpy_names
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened input without ``dim``); int64."""
@@ -1425,7 +1445,11 @@ def _nansum_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(out_overlap="unchecked", samples=_nansum_samples)
+@register(
+    complex_inputs=(RuntimeError, "nansum on CPU does not support complex inputs"),
+    out_overlap="unchecked",
+    samples=_nansum_samples,
+)
 @numpy_names
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero (integers sum to int64)."""
@@ -1496,6 +1520,7 @@ class AminmaxBackward0(Function):
 
 
 @register(
+    complex_inputs="\"aminmax_cpu\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), note="all"),
         sample(S.rand(rng, 2, 3), dim=1, note="dim"),

@@ -141,11 +141,11 @@ def _convert(
 ) -> Any:
     if isinstance(value, Const):
         arr = np.asarray(value.value)
-        return const(arr.astype(dtype) if arr.dtype.kind == "f" else arr)
+        return const(arr.astype(dtype) if arr.dtype.kind in "fc" else arr)
     if isinstance(value, np.floating):  # a 0-d sample that numpy arithmetic unwrapped
         value = np.asarray(value)
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
+        if value.dtype.kind in "fc":  # a complex array: a sample made complex (the sweep)
             return leaf(value.astype(dtype))
         return const(value)
     if isinstance(value, (list, tuple)) and _holds_arrays(value):
