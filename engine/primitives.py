@@ -235,7 +235,7 @@ class RealBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.in_dtype = a._data.dtype
-        return np.ascontiguousarray(a._data.real)
+        return a._data.real.copy()  # ascontiguousarray would make a 0-d result 1-d
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

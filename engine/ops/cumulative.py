@@ -205,7 +205,10 @@ def _logcumsumexp_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_logcumsumexp_samples)
+@register(
+    complex_inputs="logcumsumexp is not implemented for '{type}' in this engine",
+    samples=_logcumsumexp_samples,
+)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     a = as_tensor(input)

@@ -134,6 +134,7 @@ def _solve_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None
 
 @register(
     "linalg_ldl_solve",
+    complex_inputs="linalg_ldl_solve is not implemented for '{type}' in this engine",
     samples=_solve_samples,
     method=False,
     differentiable=False,

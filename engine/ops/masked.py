@@ -274,7 +274,12 @@ def _var_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_var_samples, method=False, torch="masked.var")
+@register(
+    complex_inputs="masked_var is not implemented for '{type}' in this engine",
+    samples=_var_samples,
+    method=False,
+    torch="masked.var",
+)
 def masked_var(
     input: Tensor,
     dim: Any = None,
@@ -290,7 +295,12 @@ def masked_var(
     return _std_var(a, dim, unbiased, correction, bool(keepdim), dtype, mask, take_sqrt=False)
 
 
-@register(samples=_var_samples, method=False, torch="masked.std")
+@register(
+    complex_inputs="masked_std is not implemented for '{type}' in this engine",
+    samples=_var_samples,
+    method=False,
+    torch="masked.std",
+)
 def masked_std(
     input: Tensor,
     dim: Any = None,
@@ -363,7 +373,12 @@ def masked_median(
     )
 
 
-@register(samples=_reduction_samples, method=False, torch="masked.logsumexp")
+@register(
+    complex_inputs="masked_logsumexp is not implemented for '{type}' in this engine",
+    samples=_reduction_samples,
+    method=False,
+    torch="masked.logsumexp",
+)
 def masked_logsumexp(
     input: Tensor,
     dim: Any = None,

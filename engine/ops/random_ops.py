@@ -287,6 +287,7 @@ def _std_checked(std: float) -> float:
 
 
 @register(
+    complex_inputs="normal is not implemented for '{type}' in this engine",
     samples=lambda rng: [
         sample(2.0, 3.0, (3,), seed=0, note="numbers and a size"),
         sample(0.0, 1.0, (4, 8), seed=1, note="32 elements"),

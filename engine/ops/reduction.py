@@ -1144,6 +1144,7 @@ class LogsumexpBackward0(Function):
 
 
 @register(
+    complex_inputs="logsumexp is not implemented for '{type}' in this engine",
     out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), 1),

@@ -492,6 +492,7 @@ class NanToNumBackward0(Function):
 
 
 @register(
+    complex_inputs="nan_to_num is not implemented for '{type}' in this engine",
     samples=lambda rng: [
         sample(np.array([0.5, -np.inf, np.nan, np.inf, -1.5]), note="specials"),
         sample(

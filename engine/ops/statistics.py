@@ -631,7 +631,7 @@ def _check_weights(w: Any, name: str, n: int, integral: bool) -> Tensor:
     return t
 
 
-@register(samples=_cov_samples)
+@register(complex_inputs="cov is not implemented for '{type}' in this engine", samples=_cov_samples)
 def cov(
     input: Tensor,
     *,

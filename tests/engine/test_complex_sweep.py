@@ -62,31 +62,6 @@ KNOWN: dict[str, str] = {
         "torch's TypeError from torch.iinfo(complex) against the engine's complex refusal",
     ),
     "multi_head_attention_forward": "a complex attn_mask: torch asserts (AssertionError)",
-    **dict.fromkeys(
-        [
-            "addbmm",
-            "addr",
-            "angle",
-            "conj",
-            "conj_physical",
-            "cov",
-            "float_power",
-            "isreal",
-            "linalg_ldl_solve",
-            "logcumsumexp",
-            "logsumexp",
-            "masked_logsumexp",
-            "masked_std",
-            "masked_var",
-            "nan_to_num",
-            "normal",
-            "real",
-            "sgn",
-            "vdot",
-            "vecdot",
-        ],
-        "silent difference being fixed",
-    ),
 }
 
 
