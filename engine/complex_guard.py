@@ -60,3 +60,11 @@ def refusing_complex(fn: Callable[..., Any], refusal: ComplexRefusal) -> Callabl
         return fn(*args, **kwargs)
 
     return call
+
+
+def not_in_engine(op: str, dtype: Any) -> ComplexKernelError:
+    """The engine's refusal of a complex input PyTorch computes (a job left undone here,
+    never a silent cast): a NotImplementedError naming the op and the dtype."""
+    return ComplexKernelError(
+        f"{op} is not implemented for '{dtypes.type_name(dtype)}' in this engine"
+    )

@@ -26,6 +26,8 @@ int16 = short = dtypes.int16
 int32 = int = dtypes.int32  # noqa: A001 - torch.int is a dtype
 int64 = long = dtypes.int64
 bool = dtypes.bool_  # noqa: A001 - torch.bool is a dtype
+complex64 = cfloat = dtypes.complex64
+complex128 = cdouble = dtypes.complex128
 
 
 def is_tensor(obj: Any) -> builtins.bool:
@@ -37,7 +39,7 @@ def is_floating_point(input: Tensor) -> builtins.bool:
 
 
 def is_complex(input: Tensor) -> builtins.bool:
-    return False  # the engine has no complex dtypes
+    return input._data.dtype.kind == "c"
 
 
 def numel(input: Tensor) -> builtins.int:
@@ -286,6 +288,10 @@ __all__ = [
     "asarray",
     "bool",
     "can_cast",
+    "cdouble",
+    "cfloat",
+    "complex128",
+    "complex64",
     "double",
     "float",
     "float16",

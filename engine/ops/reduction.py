@@ -236,6 +236,7 @@ def _mean_array(x: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool) -> n
 
 class MeanBackward0(Function):
     name = "MeanBackward0"
+    complex_ok = True  # g / n, spread back: the same for complex gradients
     jvp = LINEAR
 
     @staticmethod
@@ -252,6 +253,7 @@ class MeanBackward0(Function):
 
 class MeanBackward1(Function):
     name = "MeanBackward1"
+    complex_ok = True  # g / n, spread back: the same for complex gradients
     jvp = LINEAR
 
     @staticmethod
@@ -292,9 +294,13 @@ class _Cast(Function):
         return g
 
 
-def _require_floating(a: Tensor, message: str) -> None:
-    if not dtypes.is_floating(a._data.dtype):
-        raise DtypeMismatchError(message.format(name=_type_name(a._data.dtype)))
+def _require_floating(a: Tensor, message: str, complex_ok: bool = False) -> None:
+    dt = a._data.dtype
+    if dt.kind == "c" and not complex_ok:  # torch computes it; the engine refuses clearly
+        op = message.split(":")[0].removesuffix("()")
+        raise KernelDtypeError(f"{op} is not implemented for '{_type_name(dt)}' in this engine")
+    if not dtypes.is_differentiable(dt):
+        raise DtypeMismatchError(message.format(name=_type_name(dt)))
 
 
 def _mean_samples(rng: np.random.Generator) -> list[Any]:
@@ -323,6 +329,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         a,
         "mean(): could not infer output dtype. Input dtype must be either a floating point "
         "or complex dtype. Got: {name}",
+        complex_ok=True,
     )
     if dim is None and not keepdim:
         return MeanBackward0.apply(a)
@@ -1035,6 +1042,8 @@ def _var_args(
         correction = 1 if unbiased is None or unbiased else 0
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise BadArgumentsError(f"{op}(): correction must be a number, got {correction!r}")
+    if a._data.dtype.kind == "c":  # torch computes a real variance; the engine refuses clearly
+        raise KernelDtypeError(f"{op} is not implemented for complex tensors in this engine")
     if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError("std and var only support floating point and complex dtypes")
     dims = None if dim is None else _dims(dim, a.ndim)
