@@ -448,6 +448,8 @@ def cast(input: Tensor, dtype: Any) -> Tensor:
     if input._data.dtype == dt:
         return input
     if not dtypes.is_differentiable(dt):
+        if input._data.dtype.kind == "c" and dt == dtypes.bool_:  # nonzero, as torch
+            return Tensor._make(input._data != 0)
         if input._data.dtype.kind == "c":
             _discards_imaginary()
         data = input._data.real if input._data.dtype.kind == "c" else input._data

@@ -618,7 +618,7 @@ class DivBackward2(Function):
 
 def _rounding_operands(kernel: str, input: Any, other: Any) -> tuple[np.dtype, list[Any]]:
     rt, (a, b) = operands(as_tensor(input), as_tensor(other) if isinstance(other, bool) else other)
-    if rt == dtypes.bool_:
+    if rt == dtypes.bool_ or rt.kind == "c":
         raise not_implemented_for(kernel, rt)
     b = b if isinstance(b, Tensor) else as_tensor(b, rt)
     broadcast_shape(a.shape, b.shape)  # PyTorch's message, not numpy's
