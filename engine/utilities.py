@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .complex_guard import ComplexKernelError
 from .creation import tensor
 from .errors import ArgumentTypeError, BadArgumentsError
 from .ops._util import broadcast_shape, normalize_dim
@@ -228,6 +229,8 @@ def unique(
     element among them and how often each occurs when asked. No gradient (as PyTorch)."""
 
     x = input._data
+    if x.dtype.kind == "c":  # numpy sorts complex values; torch refuses them
+        raise ComplexKernelError(f"\"unique\" not implemented for '{dtypes.type_name(x.dtype)}'")
     if dim is None:
         values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
         inverse = inverse.reshape(x.shape)

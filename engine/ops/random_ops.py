@@ -213,6 +213,10 @@ def randint(
     shape = _size("randint", (size,))
     _randint_bounds("randint", low, high)
     dt = _dtype(dtype, np.dtype(np.int64))
+    if dt.kind == "c":  # torch's check (the engine drew integers into the real part)
+        raise BadArgumentsError(
+            "check_random_bounds handles only integral, floating-point and boolean types"
+        )
     values = _generator(seed, generator).integers(low, high, shape, dt)
     return _leaf(values, requires_grad)
 

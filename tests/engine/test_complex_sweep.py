@@ -238,3 +238,56 @@ def test_complex_backward(case: Case, torch: Any) -> None:
 def _known(case: Case) -> None:
     if case.spec.name in KNOWN:
         pytest.xfail(KNOWN[case.spec.name])
+
+
+# -- beyond the samples: Python complex numbers, casts, factories ---------------------------
+
+_Z = np.array([1 + 2j, -0.5j, 0j, 3 + 0j])
+_X = np.array([1.5, -2.0, 0.0, 3.0])
+CALLS = {
+    "x * 1j": lambda m, x, z: x * 1j,
+    "1j - x": lambda m, x, z: 1j - x,
+    "x / 1j": lambda m, x, z: x / 1j,
+    "z ** 2": lambda m, x, z: z**2,
+    "z * x": lambda m, x, z: z * x,
+    "add alpha 1j": lambda m, x, z: m.add(z, x, alpha=1j),
+    "z.bool()": lambda m, x, z: z.bool(),
+    "z.long()": lambda m, x, z: z.long(),
+    "is_complex": lambda m, x, z: (m.is_complex(z), m.is_complex(x), z.is_complex()),
+    "complex(z[0])": lambda m, x, z: complex(z[0]),
+    "fill_ 2+1j": lambda m, x, z: z.clone().fill_(2 + 1j),
+    "x.fill_(1j)": lambda m, x, z: x.clone().fill_(1j),
+    "z == 1j": lambda m, x, z: z == 1j,
+    "x < 1j": lambda m, x, z: x < 1j,
+    "clamp(x, max=1j)": lambda m, x, z: m.clamp(x, max=1j),
+    "div floor": lambda m, x, z: m.div(z, 2, rounding_mode="floor"),
+    "arange complex": lambda m, x, z: m.arange(3, dtype=m.complex64),
+    "randint complex": lambda m, x, z: m.randint(0, 5, (3,), dtype=m.complex64),
+    "unique": lambda m, x, z: m.unique(z),
+    "mean": lambda m, x, z: m.mean(z),
+    "conj": lambda m, x, z: m.conj(z),
+    "real": lambda m, x, z: m.real(z),
+    "angle": lambda m, x, z: m.angle(z),
+    "vdot": lambda m, x, z: m.vdot(z, z * 2),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_complex_calls_beyond_the_samples(name: str, torch: Any) -> None:
+    """Where torch answers, the engine's values, dtypes and shapes are torch's (or it
+    refuses clearly); where torch raises, the engine raises the same class."""
+    results = []
+    for m in (engine, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                results.append(CALLS[name](m, m.tensor(_X), m.tensor(_Z)))
+        except Exception as exc:  # noqa: BLE001 - compared below
+            results.append(exc)
+    mine, theirs = results
+    if isinstance(theirs, Exception):
+        assert isinstance(mine, type(theirs)), f"torch raised {theirs!r}; the engine {mine!r}"
+    elif isinstance(mine, Exception):
+        assert clear_refusal(mine), f"torch answered; the engine raised {mine!r}"
+    else:
+        assert_values(mine, theirs)
