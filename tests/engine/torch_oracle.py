@@ -8,8 +8,8 @@ order where asked, and errors (class and message).
 
 A missing torch skips, except with ``REQUIRE_TORCH=1`` (set by CI), where it
 fails the run. A ``Sample`` becomes arguments the same way on both sides:
-a float ``np.ndarray`` is a leaf that requires grad, a ``Const`` a tensor that
-does not (float constants take the run's dtype, bool/int keep theirs), a list
+a float (or complex) ``np.ndarray`` is a leaf that requires grad, a ``Const`` a tensor
+that does not (float constants take the run's dtype, bool/int keep theirs), a list
 or tuple holding arrays a list/tuple of tensors; anything else passes as is
 (on the torch side a dtype name such as ``"float32"`` becomes ``torch.float32``).
 
