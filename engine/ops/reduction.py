@@ -273,9 +273,9 @@ def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:
     a gradient to its input's dtype)."""
     if a._data.dtype == dt:
         return a
-    if a._data.dtype.kind != "f":
+    if a._data.dtype.kind not in "fc":
         return Tensor._make(a._data.astype(dt))
-    return _Cast.apply(a, dtype=dt)
+    return _Cast.apply(a, dtype=dt)  # a complex input: its real part, not complex_ok
 
 
 class _Cast(Function):
@@ -287,6 +287,8 @@ class _Cast(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
+        if a._data.dtype.kind == "c" and dtype.kind != "c":
+            return a._data.real.astype(dtype)  # torch's cast keeps the real part
         return a._data.astype(dtype)
 
     @staticmethod
