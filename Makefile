@@ -43,13 +43,15 @@ openapi: $(VENV)/.serve-installed
 
 # the differential fuzzer, longer than the fixed seeds of `make test` (SEEDS=start:stop),
 # every op of the catalogue called with wrong kinds of arguments (a sample in `make test`)
-# and every sample of PyTorch's op database (tests/opdb; `make test` runs the first of each)
+# and every sample of PyTorch's op database (tests/opdb; `make test` runs the first of each),
+# and every sample made complex (the complex sweep; `make test` runs the first two of each)
 SEEDS ?= 0:3000
 fuzz: $(VENV)/.test-installed
 	$(PY) -m tests.fuzz.run --seeds $(SEEDS)
 	GRADSERVE_WRONG_KINDS=all $(PY) -m pytest -q tests/service/test_wrong_kinds.py
 	GRADSERVE_ESTIMATES=all $(PY) -m pytest -q tests/engine/test_estimates.py
 	OPDB_LIMIT=all $(PY) -m pytest tests/opdb -q -s -p no:cacheprovider --timeout 3600
+	COMPLEX_SWEEP=all $(PY) -m pytest -q tests/engine/test_complex_sweep.py
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/engine.py

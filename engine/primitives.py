@@ -16,6 +16,7 @@ these classes (the public ``reshape``, ``view``, ``to``, ``where``, indexing and
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -235,7 +236,7 @@ class RealBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.in_dtype = a._data.dtype
-        return np.ascontiguousarray(a._data.real)
+        return a._data.real.copy()  # ascontiguousarray would make a 0-d result 1-d
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -256,11 +257,14 @@ class ToCopyBackward0(Function):
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
         ctx.in_dtype = a._data.dtype
         if a._data.dtype.kind == "c" and dtype.kind != "c":  # the real part, as torch
+            _discards_imaginary()
             return a._data.real.astype(dtype)
         return a._data.astype(dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
+        if ctx.in_dtype.kind != "c":  # a real input's gradient: the real part, no warning
+            g = real_part(g)
         return cast(g, ctx.in_dtype)
 
 
@@ -431,12 +435,23 @@ def clone(input: Tensor) -> Tensor:
     return CloneBackward0.apply(input)
 
 
+def _discards_imaginary() -> None:
+    """torch's warning where a cast of complex values to a real dtype keeps the real part."""
+    warnings.warn(
+        "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4
+    )
+
+
 def cast(input: Tensor, dtype: Any) -> Tensor:
     """``input`` in ``dtype``: differentiable between float dtypes, a constant otherwise."""
     dt = dtypes.to_dtype(dtype)
     if input._data.dtype == dt:
         return input
     if not dtypes.is_differentiable(dt):
+        if input._data.dtype.kind == "c" and dt == dtypes.bool_:  # nonzero, as torch
+            return Tensor._make(input._data != 0)
+        if input._data.dtype.kind == "c":
+            _discards_imaginary()
         data = input._data.real if input._data.dtype.kind == "c" else input._data
         return Tensor._make(data.astype(dt))
     return ToCopyBackward0.apply(input, dtype=dt)

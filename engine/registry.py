@@ -18,6 +18,7 @@ from gradcore.results import evaluate_results as evaluate_results  # Results.eva
 
 from .binding import Binding, accepts, checked
 from .compat import calls
+from .complex_guard import ComplexRefusal, refusing_complex
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ def register(
     out_overlap: str = "partial",
     out_dtype: str = "cast",
     domain: tuple[Domain, ...] = (),
+    complex_inputs: ComplexRefusal | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a public op to the catalogue with every fact about it: its forms (function,
     Tensor ``method``, ``inplace`` method ``name_``, ``operators`` called as
@@ -217,8 +219,9 @@ def register(
     "unchecked" lets any be: PyTorch's reductions and matrix products check none) and
     must have the result's dtype (``out_dtype``: "cast" by category, "exact", or the
     op's own message with ``{input}``/``{out}``), which parameters its ``binding``
-    demands be Tensors, whether it is ``differentiable``, its float inputs' ``domain``
-    and its ``samples`` for the op database. The docstring's first
+    demands be Tensors, whether it is ``differentiable``, its float inputs' ``domain``,
+    the error PyTorch raises for ``complex_inputs`` where its kernels take real dtypes
+    only (``complex_guard.py``) and its ``samples`` for the op database. The docstring's first
     line is its doc. Everything else (Tensor methods, the service, the client through
     ``GET /v1/ops``) reads these facts: adding an op touches its own module only."""
 
@@ -235,7 +238,8 @@ def register(
         unknown = [w for w in writes if w not in sig.parameters]
         if unknown:
             raise TypeError(f"op {key!r}: writes= names no parameter {unknown}")
-        public = fn if binding is None else checked(key, fn, sig, binding)
+        own = fn if complex_inputs is None else refusing_complex(fn, complex_inputs)
+        public = own if binding is None else checked(key, own, sig, binding)
         kept = samples if binding is None or samples is None else _kept(samples, sig, binding)
         OPS[key] = OpSpec(
             name=key,
@@ -264,7 +268,7 @@ def register(
             estimate=estimate,
             work=work,
             writes=tuple(writes),
-            operator_fn=fn,
+            operator_fn=own,
             binding=binding,
             domain=tuple(domain),
         )

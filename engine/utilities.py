@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .complex_guard import ComplexKernelError
 from .creation import tensor
 from .errors import ArgumentTypeError, BadArgumentsError
 from .ops._util import broadcast_shape, normalize_dim
@@ -26,6 +27,8 @@ int16 = short = dtypes.int16
 int32 = int = dtypes.int32  # noqa: A001 - torch.int is a dtype
 int64 = long = dtypes.int64
 bool = dtypes.bool_  # noqa: A001 - torch.bool is a dtype
+complex64 = cfloat = dtypes.complex64
+complex128 = cdouble = dtypes.complex128
 
 
 def is_tensor(obj: Any) -> builtins.bool:
@@ -37,7 +40,7 @@ def is_floating_point(input: Tensor) -> builtins.bool:
 
 
 def is_complex(input: Tensor) -> builtins.bool:
-    return False  # the engine has no complex dtypes
+    return input._data.dtype.kind == "c"
 
 
 def numel(input: Tensor) -> builtins.int:
@@ -226,6 +229,8 @@ def unique(
     element among them and how often each occurs when asked. No gradient (as PyTorch)."""
 
     x = input._data
+    if x.dtype.kind == "c":  # numpy sorts complex values; torch refuses them
+        raise ComplexKernelError(f"\"unique\" not implemented for '{dtypes.type_name(x.dtype)}'")
     if dim is None:
         values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
         inverse = inverse.reshape(x.shape)
@@ -286,6 +291,10 @@ __all__ = [
     "asarray",
     "bool",
     "can_cast",
+    "cdouble",
+    "cfloat",
+    "complex128",
+    "complex64",
     "double",
     "float",
     "float16",

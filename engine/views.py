@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dual
+from . import dtypes, dual
 from .dual import FROM_BACKWARD, LINEAR, LIVE
 from .errors import BadArgumentsError, InplaceViewError, ShapeMismatchError
 from .function import (
@@ -308,6 +308,11 @@ def zero_(self: Tensor) -> Tensor:
 def fill_(self: Tensor, value: Any) -> Tensor:
     """``t.fill_(value)``: a number, or a 0-d tensor that receives the gradient's sum."""
     self._check_inplace()
+    if isinstance(value, complex) and self._data.dtype.kind != "c" and value.imag:
+        raise BadArgumentsError(  # torch's check: a complex value into a real tensor
+            f"value cannot be converted to type {dtypes.cpp_name(self._data.dtype)} without "
+            "overflow"
+        )
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise BadArgumentsError(
@@ -320,7 +325,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         return self._write(value._data)
     if self._records() or dual_write(self):
         return inplace(self, FillBackward2.apply(_snapshot(self), value=value))
-    return self._write(np.asarray(float(value)))
+    return self._write(np.asarray(value if isinstance(value, complex) else float(value)))
 
 
 def copy_(self: Tensor, src: Tensor | Any) -> Tensor:

@@ -18,7 +18,7 @@ def as_tensor(value: Any, dtype: np.dtype | None = None) -> Tensor:
     """A Tensor for an argument: tensors pass through, numbers become 0-d constants."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         target = dtype or dtypes.scalar_dtype(value)
         if target.kind in "iu" and not isinstance(value, (bool, np.bool_)):
             # a number beyond a small integer dtype wraps around, as PyTorch's cast does

@@ -178,6 +178,7 @@ def _banded(low: float, high: float) -> Callable[..., np.ndarray]:
 
 
 @register(
+    complex_inputs="clamp is not supported for complex types",
     samples=lambda rng: [
         *S.unary(rng, _banded(-1.0, 1.0)),
         sample(_banded(-2.0, 0.5)(rng, 2, 3), -2.0, 0.5, note="bounds"),
@@ -192,6 +193,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
 
 
 @register(
+    complex_inputs="clamp is not supported for complex types",
     samples=lambda rng: [
         *S.unary(rng, _banded(0.0, 6.0)),
         sample(Const(np.array([-3, 2, 9])), note="int64"),
@@ -353,6 +355,7 @@ ThresholdBackward0 = _activation(
 
 
 @register(
+    complex_inputs="\"threshold_cpu\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(_banded(0.5, 0.5)(rng, 2, 3), 0.5, -2.0),
         sample(_banded(0.0, 0.0)(rng, 4), 0.0, 0.0, note="relu"),

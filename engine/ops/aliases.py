@@ -100,7 +100,12 @@ def _tensor_pairs(rng: np.random.Generator) -> list[Sample]:
     return [s for s in _binary_plain("atan2")(rng) if not any(type(a) is float for a in s.args)]
 
 
-@register(samples=_tensor_pairs, inplace=True, binding=Binding(tensors=("input", "other")))
+@register(
+    complex_inputs="\"atan2_cpu\" not implemented for '{type}'",
+    samples=_tensor_pairs,
+    inplace=True,
+    binding=Binding(tensors=("input", "other")),
+)
 def arctan2(input: Any, other: Any) -> Tensor:
     """``atan2`` by its numpy name."""
     return OPS["atan2"].fn(input, other)
@@ -148,31 +153,53 @@ def sgn(input: Tensor) -> Tensor:
     return composite("SgnBackward0", OPS["sign"].fn, input)
 
 
-@register(samples=_like("trunc"), inplace=True)
+@register(
+    complex_inputs="trunc is not supported for complex inputs", samples=_like("trunc"), inplace=True
+)
 def fix(input: Tensor) -> Tensor:
     """``trunc`` by its numpy name."""
     return OPS["trunc"].fn(input)
 
 
-@register(samples=_like("gt"), differentiable=False, binding=_COMPARISON)
+@register(
+    complex_inputs="\"gt_cpu\" not implemented for '{type}'",
+    samples=_like("gt"),
+    differentiable=False,
+    binding=_COMPARISON,
+)
 def greater(input: Any, other: Any) -> Tensor:
     """``gt`` by its numpy name."""
     return OPS["gt"].fn(input, other)
 
 
-@register(samples=_like("ge"), differentiable=False, binding=_COMPARISON)
+@register(
+    complex_inputs="\"ge_cpu\" not implemented for '{type}'",
+    samples=_like("ge"),
+    differentiable=False,
+    binding=_COMPARISON,
+)
 def greater_equal(input: Any, other: Any) -> Tensor:
     """``ge`` by its numpy name."""
     return OPS["ge"].fn(input, other)
 
 
-@register(samples=_like("lt"), differentiable=False, binding=_COMPARISON)
+@register(
+    complex_inputs="\"lt_cpu\" not implemented for '{type}'",
+    samples=_like("lt"),
+    differentiable=False,
+    binding=_COMPARISON,
+)
 def less(input: Any, other: Any) -> Tensor:
     """``lt`` by its numpy name."""
     return OPS["lt"].fn(input, other)
 
 
-@register(samples=_like("le"), differentiable=False, binding=_COMPARISON)
+@register(
+    complex_inputs="\"le_cpu\" not implemented for '{type}'",
+    samples=_like("le"),
+    differentiable=False,
+    binding=_COMPARISON,
+)
 def less_equal(input: Any, other: Any) -> Tensor:
     """``le`` by its numpy name."""
     return OPS["le"].fn(input, other)

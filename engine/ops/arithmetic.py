@@ -618,7 +618,7 @@ class DivBackward2(Function):
 
 def _rounding_operands(kernel: str, input: Any, other: Any) -> tuple[np.dtype, list[Any]]:
     rt, (a, b) = operands(as_tensor(input), as_tensor(other) if isinstance(other, bool) else other)
-    if rt == dtypes.bool_:
+    if rt == dtypes.bool_ or rt.kind == "c":
         raise not_implemented_for(kernel, rt)
     b = b if isinstance(b, Tensor) else as_tensor(b, rt)
     broadcast_shape(a.shape, b.shape)  # PyTorch's message, not numpy's
@@ -689,6 +689,7 @@ def _int_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"div_floor_cpu\" not implemented for '{type}'",
     samples=_int_samples,
     differentiable=False,
     inplace=True,
@@ -788,6 +789,7 @@ def _modulo_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"remainder_cpu\" not implemented for '{type}'",
     samples=_modulo_samples,
     inplace=True,
     operators=("__mod__", "__imod__"),
@@ -802,7 +804,10 @@ def remainder(input: Any, other: Any) -> Tensor:
 
 
 @register(
-    samples=_modulo_samples, inplace=True, binding=Binding(tensors=("input",), scalar_forms=True)
+    complex_inputs="\"fmod_cpu\" not implemented for '{type}'",
+    samples=_modulo_samples,
+    inplace=True,
+    binding=Binding(tensors=("input",), scalar_forms=True),
 )
 def fmod(input: Any, other: Any) -> Tensor:
     """Elementwise C-style modulus: the result has the dividend's sign."""
@@ -899,25 +904,30 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     return AbsBackward0.apply(a)
 
 
-@register(samples=S.unary)
+@register(
+    complex_inputs="Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+    samples=S.unary,
+)
 def sign(input: Tensor) -> Tensor:
     """Elementwise sign (-1, 0, 1); zero gradient."""
     return SignBackward0.apply(as_tensor(input))
 
 
-@register(samples=S.unary, inplace=True)
+@register(complex_inputs="floor is not supported for complex inputs", samples=S.unary, inplace=True)
 def floor(input: Tensor) -> Tensor:
     """Elementwise floor; zero gradient."""
     return FloorBackward0.apply(_no_bool(input, "floor_vml_cpu"))
 
 
-@register(samples=S.unary, inplace=True)
+@register(complex_inputs="ceil is not supported for complex inputs", samples=S.unary, inplace=True)
 def ceil(input: Tensor) -> Tensor:
     """Elementwise ceiling; zero gradient."""
     return CeilBackward0.apply(_no_bool(input, "ceil_vml_cpu"))
 
 
-@register(samples=S.unary, inplace=True)
+@register(
+    complex_inputs="\"round_vml_cpu\" not implemented for '{type}'", samples=S.unary, inplace=True
+)
 @public_defaults(decimals=0)
 def round(input: Tensor, *, decimals: int = UNSET) -> Tensor:  # noqa: A001 - PyTorch's name
     """Elementwise rounding half to even (to ``decimals`` places); zero gradient."""

@@ -138,6 +138,7 @@ def _sdpa_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
 
 
 @register(
+    complex_inputs="\"softmax_lastdim_kernel_impl\" not implemented for '{type}'",
     samples=_sdpa_samples,
     method=False,
     torch="nn.functional.scaled_dot_product_attention",

@@ -227,7 +227,12 @@ def _xlog1py_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_xlog1py_samples, method=False, torch="special.xlog1py")
+@register(
+    complex_inputs="\"xlog1py_cpu\" not implemented for '{type}'",
+    samples=_xlog1py_samples,
+    method=False,
+    torch="special.xlog1py",
+)
 def xlog1py(input: Any, other: Any) -> Tensor:
     """Elementwise ``input · log1p(other)``, 0 where input is 0 (NaN other excepted)."""
     if isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -272,6 +277,7 @@ class SpecialZetaBackward0(Function):
 
 
 @register(
+    complex_inputs="\"zeta_cpu\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(Const(S.rand(rng, 3, low=1.5, high=4)), S.positive(rng, 3) + 0.5, note="q"),
     ],

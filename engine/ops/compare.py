@@ -52,6 +52,7 @@ def ne(input: Any, other: Any) -> Tensor:
 
 
 @register(
+    complex_inputs="\"lt_cpu\" not implemented for '{type}'",
     samples=_compare_samples,
     differentiable=False,
     operators=("__lt__",),
@@ -63,6 +64,7 @@ def lt(input: Any, other: Any) -> Tensor:
 
 
 @register(
+    complex_inputs="\"le_cpu\" not implemented for '{type}'",
     samples=_compare_samples,
     differentiable=False,
     operators=("__le__",),
@@ -74,6 +76,7 @@ def le(input: Any, other: Any) -> Tensor:
 
 
 @register(
+    complex_inputs="\"gt_cpu\" not implemented for '{type}'",
     samples=_compare_samples,
     differentiable=False,
     operators=("__gt__",),
@@ -85,6 +88,7 @@ def gt(input: Any, other: Any) -> Tensor:
 
 
 @register(
+    complex_inputs="\"ge_cpu\" not implemented for '{type}'",
     samples=_compare_samples,
     differentiable=False,
     operators=("__ge__",),

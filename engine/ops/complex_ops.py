@@ -41,7 +41,7 @@ class ImagBackward0(Function):
     @staticmethod
     def forward(ctx: Any, a: Tensor) -> np.ndarray:
         ctx.in_dtype = a._data.dtype
-        return np.ascontiguousarray(a._data.imag)
+        return a._data.imag.copy()  # ascontiguousarray would make a 0-d result 1-d
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import BadArgumentsError, DtypeMismatchError
+from ..primitives import conj
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -19,7 +20,8 @@ from ._util import as_tensor
 
 
 @register(
-    samples=lambda rng: [sample(S.rand(rng, 4, 3)), sample(S.rand(rng, 5)), sample(S.rand(rng))]
+    complex_inputs=(RuntimeError, " Sort does not support complex dtypes on CPU"),
+    samples=lambda rng: [sample(S.rand(rng, 4, 3)), sample(S.rand(rng, 5)), sample(S.rand(rng))],
 )
 def msort(input: Tensor) -> Tensor:
     """Sorted along dim 0 (``sort(input, dim=0).values``)."""
@@ -126,7 +128,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
             "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
             f"{dtypes.type_name(a.dtype)} and y of type {dtypes.type_name(b.dtype)} instead"
         )
-    return (a * b).sum(dim)
+    return (conj(a) * b).sum(dim)  # the first conjugated, as torch
 
 
 def _multi_dot_samples(rng: np.random.Generator) -> list[Any]:
@@ -198,7 +200,9 @@ def _addr_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_addr_samples)
+@register(
+    complex_inputs="addr is not implemented for '{type}' in this engine", samples=_addr_samples
+)
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta·input + alpha·outer(vec1, vec2)`` (``input`` ignored when ``beta`` is 0)."""
     a, u, v = as_tensor(input), as_tensor(vec1), as_tensor(vec2)
@@ -224,7 +228,9 @@ def _addbmm_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_addbmm_samples)
+@register(
+    complex_inputs="addbmm is not implemented for '{type}' in this engine", samples=_addbmm_samples
+)
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:

@@ -26,11 +26,12 @@ from ..errors import (
     IndexOutOfRangeError,
     ShapeMismatchError,
 )
+from ..primitives import conj
 from ..registry import OPS, Const, Sample, register, sample
 from ..tensor import Tensor
 from ..views import CopyBackwards
 from . import samples as S
-from ._composite import composite
+from ._composite import composite, named
 from ._util import as_tensor, normalize_dim
 from .creation_ops import check_steps, zero_dim_bound
 
@@ -508,8 +509,15 @@ def _vdot_samples(rng: np.random.Generator) -> list[Sample]:
 
 @register(samples=_vdot_samples)
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """The dot product of two vectors (the first conjugated; real here)."""
-    return composite("VdotBackward0", _op("dot"), input, other)
+    """The dot product of two vectors, the first conjugated."""
+    return composite("VdotBackward0", _vdot_body, input, other)
+
+
+def _vdot_body(a: Tensor, b: Tensor) -> Tensor:
+    return _op("dot")(conj(a), b)
+
+
+named("VdotBackward0").complex_ok = True  # conj and dot are complex-aware
 
 
 def _dist_body(a: Tensor, b: Tensor, *, p: Any) -> Tensor:
@@ -543,9 +551,15 @@ def _float_power_samples(rng: np.random.Generator) -> list[Sample]:
 
 @register(samples=_float_power_samples, binding=Binding(either=("input", "exponent")))
 def float_power(input: Any, exponent: Any) -> Tensor:
-    """``pow`` computed in float64."""
-    to64 = lambda v: _op("to")(v, "float64") if isinstance(v, Tensor) else v  # noqa: E731
-    return _op("pow")(to64(as_tensor(input)), to64(exponent))
+    """``pow`` computed in float64 (complex128 when either side is complex)."""
+    base = as_tensor(input)
+    wide = "complex128" if _is_complex(base) or _is_complex(exponent) else "float64"
+    to64 = lambda v: _op("to")(v, wide) if isinstance(v, Tensor) else v  # noqa: E731
+    return _op("pow")(to64(base), to64(exponent))
+
+
+def _is_complex(v: Any) -> bool:
+    return isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.kind == "c")
 
 
 # -- nn.functional --------------------------------------------------------------------------
@@ -652,14 +666,22 @@ def _inf_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_inf_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "isposinf does not support complex inputs."),
+    samples=_inf_samples,
+    differentiable=False,
+)
 def isposinf(input: Tensor) -> Tensor:
     """Where ``input`` is +inf."""
     x = as_tensor(input)
     return Tensor._make(np.isposinf(x._data) if x.dtype.kind == "f" else np.zeros(x.shape, bool))
 
 
-@register(samples=_inf_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "isneginf does not support complex inputs."),
+    samples=_inf_samples,
+    differentiable=False,
+)
 def isneginf(input: Tensor) -> Tensor:
     """Where ``input`` is -inf."""
     x = as_tensor(input)
@@ -668,8 +690,9 @@ def isneginf(input: Tensor) -> Tensor:
 
 @register(samples=_inf_samples, differentiable=False)
 def isreal(input: Tensor) -> Tensor:
-    """Where ``input`` has no imaginary part: everywhere (no complex dtypes here)."""
-    return Tensor._make(np.ones(as_tensor(input).shape, bool))
+    """Where ``input`` has no imaginary part (everywhere for a real tensor)."""
+    data = as_tensor(input)._data
+    return Tensor._make(data.imag == 0 if data.dtype.kind == "c" else np.ones(data.shape, bool))
 
 
 def _isin_samples(rng: np.random.Generator) -> list[Sample]:
@@ -682,7 +705,12 @@ def _isin_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_isin_samples, differentiable=False, method=False)
+@register(
+    complex_inputs=(RuntimeError, "Unsupported input type encountered for isin(): {type}"),
+    samples=_isin_samples,
+    differentiable=False,
+    method=False,
+)
 def isin(
     elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False
 ) -> Tensor:
@@ -706,7 +734,12 @@ def _search_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_search_samples, differentiable=False, method=False)
+@register(
+    complex_inputs="\"searchsorted_out_cpu\" not implemented for '{type}'",
+    samples=_search_samples,
+    differentiable=False,
+    method=False,
+)
 def searchsorted(
     sorted_sequence: Tensor,
     input: Any,
@@ -763,7 +796,12 @@ def _bucketize_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_bucketize_samples, differentiable=False, method=False)
+@register(
+    complex_inputs="\"searchsorted_out_cpu\" not implemented for '{type}'",
+    samples=_bucketize_samples,
+    differentiable=False,
+    method=False,
+)
 def bucketize(
     input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
 ) -> Tensor:

@@ -11,6 +11,8 @@ import numpy as np
 
 from .. import estimates
 from ..errors import BadArgumentsError
+from ..primitives import conj as conjugated
+from ..primitives import real_part
 from ..registry import OPS, register, sample
 from ..tensor import Tensor
 from . import samples as S
@@ -138,14 +140,14 @@ def _real_samples(rng: np.random.Generator) -> list[Any]:
 
 @register(samples=_real_samples)
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: a real tensor itself."""
-    return as_tensor(input)
+    """The complex conjugate (a copy: no lazy conjugate bit here); a real tensor itself."""
+    return conjugated(as_tensor(input))
 
 
 @register(samples=_real_samples)
 def conj_physical(input: Tensor) -> Tensor:
     """The conjugate in fresh memory for complex tensors; a real tensor itself."""
-    return as_tensor(input)
+    return conjugated(as_tensor(input))
 
 
 @register(samples=_real_samples)
@@ -162,5 +164,5 @@ def resolve_neg(input: Tensor) -> Tensor:
 
 @register(samples=_real_samples, method=False, torch="torch.real")  # Tensor.real: a property
 def real(input: Tensor) -> Tensor:
-    """The real part: a real tensor itself."""
-    return as_tensor(input)
+    """The real part (a copy for a complex tensor); a real tensor itself."""
+    return real_part(as_tensor(input))

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes, estimates
 from ..compat import write_out
+from ..complex_guard import ComplexKernelError
 from ..errors import (
     ArgumentTypeError,
     ArgumentValueError,
@@ -265,6 +266,8 @@ def arange(
     dt = _dtype(dtype, dtypes.int64 if integral else dtypes.DEFAULT_FLOAT)
     if dt == dtypes.bool_:
         raise _not_implemented("arange_cpu", dt)
+    if dt.kind == "c":  # torch refuses a complex arange (numpy would make one)
+        raise ComplexKernelError(f"\"arange_cpu\" not implemented for '{dtypes.type_name(dt)}'")
     if dt == dtypes.int64:  # PyTorch converts the bounds to the dtype first
         xs, xe, xst = (
             math.trunc(float(v)) if isinstance(v, float) else int(v) for v in (xs, xe, xst)

@@ -173,7 +173,13 @@ def _estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     return 4 * math.prod(xs) + 8 * xs[0] * (2 * math.prod(ts) + 1)
 
 
-@register(samples=_samples, method=False, torch="nn.functional.ctc_loss", estimate=_estimate)
+@register(
+    complex_inputs="\"ctc_loss_cpu\" not implemented for '{type}'",
+    samples=_samples,
+    method=False,
+    torch="nn.functional.ctc_loss",
+    estimate=_estimate,
+)
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -205,7 +205,10 @@ def _logcumsumexp_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_logcumsumexp_samples)
+@register(
+    complex_inputs="logcumsumexp is not implemented for '{type}' in this engine",
+    samples=_logcumsumexp_samples,
+)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     a = as_tensor(input)
@@ -256,13 +259,22 @@ def _cumextreme_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(out_overlap="unchecked", samples=_cumextreme_samples, results=2)
+@register(
+    complex_inputs="\"cummax_cpu\" not implemented for '{type}'",
+    out_overlap="unchecked",
+    samples=_cumextreme_samples,
+    results=2,
+)
 def cummax(input: Tensor, dim: int) -> Any:
     """(values, indices) of the running maximum along ``dim``."""
     return _cumextreme(CummaxBackward0, np.greater_equal, CummaxResult, input, dim)
 
 
-@register(samples=_cumextreme_samples, results=2)
+@register(
+    complex_inputs="\"cummin_cpu\" not implemented for '{type}'",
+    samples=_cumextreme_samples,
+    results=2,
+)
 def cummin(input: Tensor, dim: int) -> Any:
     """(values, indices) of the running minimum along ``dim``."""
     return _cumextreme(CumminBackward0, np.less_equal, CumminResult, input, dim)

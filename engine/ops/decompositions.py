@@ -24,6 +24,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import dtypes, estimates
+from ..complex_guard import not_in_engine
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..function import Function
@@ -62,6 +63,8 @@ def _matrix(a: Any, op: str, square: bool = True, complex_ok: bool = False) -> T
         raise BadArgumentsError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if complex_ok and t._data.dtype.kind == "c":
         pass
+    elif t._data.dtype.kind == "c":
+        raise not_in_engine(op, t._data.dtype)
     elif not dtypes.is_floating(t._data.dtype) or t._data.dtype == np.float16:
         name = _TYPE.get(dtypes.torch_name(t._data.dtype), str(t._data.dtype))
         raise DtypeMismatchError(
@@ -1005,6 +1008,8 @@ def vector_norm(
     a = as_tensor(x)
     if dtype is not None:
         a = to_dtype(a, dtype)
+    if a._data.dtype.kind == "c":
+        raise not_in_engine("linalg.vector_norm", a._data.dtype)
     if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "

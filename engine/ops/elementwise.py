@@ -445,7 +445,7 @@ def _nn(name: str) -> Callable[..., Any]:
     return lambda torch, *args, **kwargs: getattr(torch.nn.functional, name)(*args, **kwargs)
 
 
-@register(samples=_kinked, inplace=True)
+@register(complex_inputs="clamp is not supported for complex types", samples=_kinked, inplace=True)
 def relu(input: Tensor) -> Tensor:
     """Elementwise max(x, 0); the gradient at 0 is 0, as in PyTorch."""
     a = as_tensor(input)
@@ -893,7 +893,9 @@ def _clamp_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_clamp_samples, inplace=True)
+@register(
+    complex_inputs="clamp is not supported for complex types", samples=_clamp_samples, inplace=True
+)
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Elementwise clamp into [min, max] (numbers, or tensors that get gradients too).
 
@@ -903,7 +905,9 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     return _clamp(input, min, max, ClampBackward1, ClampBackward0)
 
 
-@register(samples=_clamp_samples, inplace=True)
+@register(
+    complex_inputs="clamp is not supported for complex types", samples=_clamp_samples, inplace=True
+)
 def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Alias of clamp."""
     if min is None and max is None:
@@ -922,7 +926,10 @@ def _clamp_one_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
-    samples=_clamp_one_samples, inplace=True, binding=Binding(tensors=("input",), scalar_forms=True)
+    complex_inputs="clamp is not supported for complex types",
+    samples=_clamp_one_samples,
+    inplace=True,
+    binding=Binding(tensors=("input",), scalar_forms=True),
 )
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     """Elementwise max(x, min) as clamp does it (the gradient passes where x >= min)."""
@@ -930,7 +937,10 @@ def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
 
 
 @register(
-    samples=_clamp_one_samples, inplace=True, binding=Binding(tensors=("input",), scalar_forms=True)
+    complex_inputs="clamp is not supported for complex types",
+    samples=_clamp_one_samples,
+    inplace=True,
+    binding=Binding(tensors=("input",), scalar_forms=True),
 )
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     """Elementwise min(x, max) as clamp does it (the gradient passes where x <= max)."""
@@ -1013,6 +1023,7 @@ def _torch_pair(name: str) -> Callable[..., Any]:
 
 
 @register(
+    complex_inputs=(RuntimeError, "maximum not implemented for complex tensors."),
     samples=_extremum_samples,
     torch=_torch_pair("maximum"),
     binding=Binding(tensors=("input", "other")),
@@ -1023,6 +1034,7 @@ def maximum(input: Any, other: Any) -> Tensor:
 
 
 @register(
+    complex_inputs=(RuntimeError, "minimum not implemented for complex tensors."),
     samples=_extremum_samples,
     torch=_torch_pair("minimum"),
     binding=Binding(tensors=("input", "other")),

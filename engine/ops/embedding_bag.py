@@ -89,7 +89,16 @@ def _estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     return (n + nbags) * (ws[1] + 2) + nbags * n
 
 
-@register(samples=_samples, method=False, torch="nn.functional.embedding_bag", estimate=_estimate)
+@register(
+    complex_inputs=(
+        RuntimeError,
+        "Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, BFloat16, Float, Double; but got CPU{type}Type instead (while checking arguments for embedding_bag)",
+    ),
+    samples=_samples,
+    method=False,
+    torch="nn.functional.embedding_bag",
+    estimate=_estimate,
+)
 def embedding_bag(
     input: Tensor,
     weight: Tensor,

@@ -180,6 +180,7 @@ def _polygamma_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"trigamma\" not implemented for '{type}'",
     samples=_polygamma_samples,
     method=False,
     torch=lambda torch, n, x: torch.polygamma(n, x),

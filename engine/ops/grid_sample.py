@@ -252,6 +252,7 @@ def _estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
 
 
 @register(
+    complex_inputs="\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '{type}'",
     samples=_samples(2, (0, 1, 2)),
     method=False,
     torch="grid_sampler_2d",
@@ -266,6 +267,7 @@ def grid_sampler_2d(
 
 
 @register(
+    complex_inputs="\"grid_sampler3d_cpu\" not implemented for '{type}'",
     samples=_samples(3, (0, 1)),
     method=False,
     torch="grid_sampler_3d",
@@ -279,6 +281,7 @@ def grid_sampler_3d(
 
 
 @register(
+    complex_inputs="\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '{type}'",
     samples=_samples(2, (0,)),
     method=False,
     torch="grid_sampler",
@@ -302,6 +305,7 @@ def _gs_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '{type}'",
     samples=_gs_samples,
     method=False,
     torch="nn.functional.grid_sample",

@@ -252,7 +252,11 @@ def _index_reduce_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_index_reduce_samples, inplace=True)
+@register(
+    complex_inputs="\"index_reduce_func_exclude_input_init\" not implemented for '{type}'",
+    samples=_index_reduce_samples,
+    inplace=True,
+)
 def index_reduce(
     input: Tensor,
     dim: int,

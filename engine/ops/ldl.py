@@ -14,6 +14,7 @@ from scipy.linalg import lapack
 
 from .. import dtypes, estimates
 from ..binding import Binding
+from ..complex_guard import not_in_engine
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
 from ..estimates import copies_of
 from ..registry import Const, register, sample
@@ -31,6 +32,8 @@ def _square(A: Any, op: str) -> Tensor:
             f"{op}: A must be batches of square matrices, but they are {a.shape[-2]} by "
             f"{a.shape[-1]} matrices"
         )
+    if a._data.dtype.kind == "c":
+        raise not_in_engine(op, a._data.dtype)
     if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError(
             f"{op}: Expected a floating point or complex tensor as input. Got "
@@ -134,6 +137,7 @@ def _solve_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None
 
 @register(
     "linalg_ldl_solve",
+    complex_inputs="linalg_ldl_solve is not implemented for '{type}' in this engine",
     samples=_solve_samples,
     method=False,
     differentiable=False,

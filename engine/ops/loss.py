@@ -477,6 +477,7 @@ def _nd_class_samples(rng: np.random.Generator, make: Any) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"nll_loss_out_frame\" not implemented for '{type}'",
     samples=lambda rng: _class_samples(rng, _log_probs) + _nd_class_samples(rng, _log_probs),
     method=False,
     torch="nn.functional.nll_loss",
@@ -704,7 +705,12 @@ def _bce_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_bce_samples, method=False, torch="nn.functional.binary_cross_entropy")
+@register(
+    complex_inputs="\"binary_cross_entropy\" not implemented for '{type}'",
+    samples=_bce_samples,
+    method=False,
+    torch="nn.functional.binary_cross_entropy",
+)
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
@@ -801,7 +807,10 @@ def _bcel_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
-    samples=_bcel_samples, method=False, torch="nn.functional.binary_cross_entropy_with_logits"
+    complex_inputs="\"log_sigmoid_cpu\" not implemented for '{type}'",
+    samples=_bcel_samples,
+    method=False,
+    torch="nn.functional.binary_cross_entropy_with_logits",
 )
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -1020,7 +1029,12 @@ def _hinge_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_hinge_samples, method=False, torch="nn.functional.hinge_embedding_loss")
+@register(
+    complex_inputs="clamp is not supported for complex types",
+    samples=_hinge_samples,
+    method=False,
+    torch="nn.functional.hinge_embedding_loss",
+)
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean"
 ) -> Tensor:
@@ -1057,7 +1071,12 @@ def _ranking_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_ranking_samples, method=False, torch="nn.functional.margin_ranking_loss")
+@register(
+    complex_inputs="clamp is not supported for complex types",
+    samples=_ranking_samples,
+    method=False,
+    torch="nn.functional.margin_ranking_loss",
+)
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:

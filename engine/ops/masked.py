@@ -120,6 +120,15 @@ def _arg_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
+# torch's errors for a complex input where its kernels take real dtypes only
+_COMPLEX_REFUSALS: dict[str, Any] = {
+    "amax": "\"max_values_cpu\" not implemented for '{type}'",
+    "amin": "\"min_values_cpu\" not implemented for '{type}'",
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+}
+
+
 def _define_reduction(name: str, doc: str) -> None:
     def op(
         input: Tensor,
@@ -139,6 +148,7 @@ def _define_reduction(name: str, doc: str) -> None:
         method=False,
         torch=f"masked.{name}",
         differentiable=name not in ("argmax", "argmin"),
+        complex_inputs=_COMPLEX_REFUSALS.get(name),
     )(op)
 
 
@@ -264,7 +274,12 @@ def _var_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_var_samples, method=False, torch="masked.var")
+@register(
+    complex_inputs="masked_var is not implemented for '{type}' in this engine",
+    samples=_var_samples,
+    method=False,
+    torch="masked.var",
+)
 def masked_var(
     input: Tensor,
     dim: Any = None,
@@ -280,7 +295,12 @@ def masked_var(
     return _std_var(a, dim, unbiased, correction, bool(keepdim), dtype, mask, take_sqrt=False)
 
 
-@register(samples=_var_samples, method=False, torch="masked.std")
+@register(
+    complex_inputs="masked_std is not implemented for '{type}' in this engine",
+    samples=_var_samples,
+    method=False,
+    torch="masked.std",
+)
 def masked_std(
     input: Tensor,
     dim: Any = None,
@@ -353,7 +373,12 @@ def masked_median(
     )
 
 
-@register(samples=_reduction_samples, method=False, torch="masked.logsumexp")
+@register(
+    complex_inputs="masked_logsumexp is not implemented for '{type}' in this engine",
+    samples=_reduction_samples,
+    method=False,
+    torch="masked.logsumexp",
+)
 def masked_logsumexp(
     input: Tensor,
     dim: Any = None,

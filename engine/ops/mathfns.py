@@ -20,11 +20,13 @@ from .. import dtypes
 from ..dual import SELF_ADJOINT
 from ..errors import BadArgumentsError
 from ..function import Function
+from ..primitives import real_part
 from ..registry import OPS, Const, Sample, register, sample
 from ..tensor import Tensor
 from . import samples as S
-from ._composite import ArgumentTypeError, KernelDtypeError, composite
+from ._composite import ArgumentTypeError, KernelDtypeError, composite, named
 from ._util import arr, as_tensor
+from .complex_ops import ImagBackward0
 from .elementwise import _quiet
 from .special import _float_result, _tensor_pair
 
@@ -132,14 +134,24 @@ def _igamma_samples(rng: np.random.Generator) -> list[Sample]:
     return [sample(Const(S.positive(rng, 3, 4)), Const(S.positive(rng, 3, 4)))]
 
 
-@register(samples=_igamma_samples, differentiable=False, inplace=True)
+@register(
+    complex_inputs="\"igamma_cpu\" not implemented for '{type}'",
+    samples=_igamma_samples,
+    differentiable=False,
+    inplace=True,
+)
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other)."""
     _tensors_only("igamma", input, other)
     return _incomplete_gamma(sc.gammainc, input, other)
 
 
-@register(samples=_igamma_samples, differentiable=False, inplace=True)
+@register(
+    complex_inputs="\"igammac_cpu\" not implemented for '{type}'",
+    samples=_igamma_samples,
+    differentiable=False,
+    inplace=True,
+)
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other)."""
     _tensors_only("igammac", input, other)
@@ -162,7 +174,11 @@ def _mvlgamma_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_mvlgamma_samples, inplace=True)
+@register(
+    complex_inputs="\"arange_cpu\" not implemented for '{type}'",
+    samples=_mvlgamma_samples,
+    inplace=True,
+)
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p``."""
     a = as_tensor(input)
@@ -175,6 +191,13 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     return composite("MvlgammaBackward0", _mvlgamma_body, a, p=int(p))
 
 
+def _complex_angle_body(z: Tensor) -> Tensor:
+    return _op("atan2")(ImagBackward0.apply(z), real_part(z))
+
+
+named("AngleBackward0").complex_ok = True  # real and imaginary parts, then a real atan2
+
+
 def _angle_body(a: Tensor) -> Tensor:
     pi = Tensor._make(np.asarray(math.pi, a.dtype))
     zero = Tensor._make(np.asarray(0.0, a.dtype))
@@ -183,8 +206,11 @@ def _angle_body(a: Tensor) -> Tensor:
 
 @register(samples=lambda rng: [*S.unary(rng), sample(Const(np.array([-2, 0, 3])))])
 def angle(input: Tensor) -> Tensor:
-    """The argument of a real number: pi below zero, 0 otherwise (NaN kept)."""
+    """The argument: of a complex number ``atan2(imag, real)``; of a real one pi below
+    zero, 0 otherwise (NaN kept)."""
     a = as_tensor(input)
+    if a.dtype.kind == "c":
+        return composite("AngleBackward0", _complex_angle_body, a)
     if a.dtype.kind != "f":
         a = a.to(dtypes.float32)
     return composite("AngleBackward0", _angle_body, a)

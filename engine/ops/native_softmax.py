@@ -70,6 +70,7 @@ def _softmax_bw_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"softmax_backward_lastdim_kernel_impl\" not implemented for '{type}'",
     samples=_softmax_bw_samples,
     method=False,
     estimate=copies_of(1, "grad_output"),

@@ -231,6 +231,7 @@ def _multi_margin_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"multi_margin_loss_cpu_kernel\" not implemented for '{type}'",
     samples=_multi_margin_samples,
     method=False,
     torch="nn.functional.multi_margin_loss",

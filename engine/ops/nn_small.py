@@ -170,6 +170,7 @@ def _mlm_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"multilabel_margin_loss_forward_out_frame\" not implemented for '{type}'",
     samples=_mlm_samples,
     method=False,
     torch="nn.functional.multilabel_margin_loss",

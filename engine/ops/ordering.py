@@ -91,7 +91,11 @@ def _ordering_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_ordering_samples, results=2)
+@register(
+    complex_inputs=(RuntimeError, " Sort does not support complex dtypes on CPU"),
+    samples=_ordering_samples,
+    results=2,
+)
 @public_defaults(stable=False)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = UNSET) -> Any:
     """(values, indices) sorted along ``dim``; stable, NaN as the largest value."""
@@ -102,7 +106,11 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     return _select(fn, SortResult, a, d, stable_order(x, d, bool(descending)))
 
 
-@register(samples=_ordering_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, " Sort does not support complex dtypes on CPU"),
+    samples=_ordering_samples,
+    differentiable=False,
+)
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``input`` along ``dim`` (``sort(...).indices``)."""
     a = as_tensor(input)
@@ -126,7 +134,11 @@ def _topk_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_topk_samples, results=2)
+@register(
+    complex_inputs=(RuntimeError, " topk does not support complex dtypes on CPU"),
+    samples=_topk_samples,
+    results=2,
+)
 def topk(
     input: Tensor,
     k: int,
@@ -157,7 +169,12 @@ def _kth_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_kth_samples, results=2, out_overlap="none")
+@register(
+    complex_inputs="\"kthvalue_cpu\" not implemented for '{type}'",
+    samples=_kth_samples,
+    results=2,
+    out_overlap="none",
+)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """(values, indices) of the ``k``-th smallest element (from 1) along ``dim``."""
     a = as_tensor(input)
@@ -271,7 +288,11 @@ def _median_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_median_samples, results=Results("given", arg="dim"))
+@register(
+    complex_inputs="\"median_cpu\" not implemented for '{type}'",
+    samples=_median_samples,
+    results=Results("given", arg="dim"),
+)
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median; with ``dim``, (values, indices) along it."""
     a = as_tensor(input)

@@ -145,9 +145,14 @@ def _declare(name: str, kernel: Kernel, doc: str) -> None:
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    register(name, samples=_samples, differentiable=False, method=False, torch="special." + name)(
-        fn
-    )
+    register(
+        name,
+        samples=_samples,
+        differentiable=False,
+        method=False,
+        torch="special." + name,
+        complex_inputs=f"\"{name}_cpu\" not implemented for '{{type}}'",
+    )(fn)
 
 
 for _kind in "tuvw":

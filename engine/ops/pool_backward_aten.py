@@ -31,6 +31,7 @@ def _samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"max_pool2d_backward\" not implemented for '{type}'",
     samples=_samples,
     method=False,
     estimate=lambda args, kwargs: 2 * numel(arg(args, kwargs, 1, "input")) + 64,

@@ -55,6 +55,13 @@ def _samples(*args: Any) -> Any:
     return build
 
 
+# torch's errors for a complex tensor where the engine's draws would fill its real part
+_COMPLEX_REFUSALS = {
+    "geometric_": "\"geometric_cpu\" not implemented for '{type}'",
+    "log_normal_": "\"log_normal_cpu\" not implemented for '{type}'",
+}
+
+
 def _register(name: str, *args: Any) -> Any:
     return register(
         name,
@@ -63,6 +70,7 @@ def _register(name: str, *args: Any) -> Any:
         function=False,
         writes=("self",),
         torch=_torch_method(name),
+        complex_inputs=_COMPLEX_REFUSALS.get(name),
     )
 
 

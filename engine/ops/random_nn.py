@@ -190,8 +190,10 @@ def _alpha_dropout(name: str, feature: bool) -> Callable[..., Tensor]:
     return fn
 
 
+_BERNOULLI_COMPLEX = "\"bernoulli_scalar_cpu_\" not implemented for '{type}'"  # torch's mask draw
 for _name, _feature in (("alpha_dropout", False), ("feature_alpha_dropout", True)):
     register(
+        complex_inputs=_BERNOULLI_COMPLEX,
         samples=_alpha_samples(_feature),
         method=False,
         torch=_torch_seeded(_name),

@@ -213,11 +213,19 @@ def randint(
     shape = _size("randint", (size,))
     _randint_bounds("randint", low, high)
     dt = _dtype(dtype, np.dtype(np.int64))
+    if dt.kind == "c":  # torch's check (the engine drew integers into the real part)
+        raise BadArgumentsError(
+            "check_random_bounds handles only integral, floating-point and boolean types"
+        )
     values = _generator(seed, generator).integers(low, high, shape, dt)
     return _leaf(values, requires_grad)
 
 
 @register(
+    complex_inputs=(
+        RuntimeError,
+        "check_random_bounds handles only integral, floating-point and boolean types",
+    ),
     samples=lambda rng: [
         sample(Const(np.zeros((2, 3))), 5, seed=0, note="high"),
         sample(Const(np.zeros((4,), np.int64)), -3, 3, seed=1, note="low, high, int64"),
@@ -283,6 +291,7 @@ def _std_checked(std: float) -> float:
 
 
 @register(
+    complex_inputs="normal is not implemented for '{type}' in this engine",
     samples=lambda rng: [
         sample(2.0, 3.0, (3,), seed=0, note="numbers and a size"),
         sample(0.0, 1.0, (4, 8), seed=1, note="32 elements"),
@@ -341,6 +350,7 @@ def normal(
 
 
 @register(
+    complex_inputs="\"bernoulli_tensor_cpu_self_\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(Const(rng.uniform(0, 1, (3, 4))), seed=0, note="float32 probabilities"),
         sample(Const(np.array([0.0, 1.0, 0.5])), seed=1, note="0 and 1"),
@@ -485,6 +495,7 @@ def uniform_(
 
 @register(
     "bernoulli_",
+    complex_inputs="\"bernoulli_scalar_cpu_\" not implemented for '{type}'",
     samples=_filler_samples,
     differentiable=False,
     function=False,
@@ -542,7 +553,12 @@ def _torch_dropout(name: str) -> Callable[..., Any]:
     return call
 
 
-@register(samples=_dropout_samples, method=False, torch=_torch_dropout("dropout"))
+@register(
+    complex_inputs="\"bernoulli_scalar_cpu_\" not implemented for '{type}'",
+    samples=_dropout_samples,
+    method=False,
+    torch=_torch_dropout("dropout"),
+)
 def dropout(
     input: Tensor,
     p: float = 0.5,
@@ -640,6 +656,7 @@ def _feature_samples(dims: int) -> Callable[[np.random.Generator], list[Any]]:
 
 for _name, _dims in (("dropout1d", 1), ("dropout2d", 2), ("dropout3d", 3)):
     register(
+        complex_inputs="\"bernoulli_scalar_cpu_\" not implemented for '{type}'",
         samples=_feature_samples(_dims),
         method=False,
         torch=_torch_dropout(_name),

@@ -236,6 +236,7 @@ def _mean_array(x: np.ndarray, dims: tuple[int, ...] | None, keepdim: bool) -> n
 
 class MeanBackward0(Function):
     name = "MeanBackward0"
+    complex_ok = True  # g / n, spread back: the same for complex gradients
     jvp = LINEAR
 
     @staticmethod
@@ -252,6 +253,7 @@ class MeanBackward0(Function):
 
 class MeanBackward1(Function):
     name = "MeanBackward1"
+    complex_ok = True  # g / n, spread back: the same for complex gradients
     jvp = LINEAR
 
     @staticmethod
@@ -271,9 +273,9 @@ def _cast_input(a: Tensor, dt: np.dtype) -> Tensor:
     a gradient to its input's dtype)."""
     if a._data.dtype == dt:
         return a
-    if a._data.dtype.kind != "f":
+    if a._data.dtype.kind not in "fc":
         return Tensor._make(a._data.astype(dt))
-    return _Cast.apply(a, dtype=dt)
+    return _Cast.apply(a, dtype=dt)  # a complex input: its real part, not complex_ok
 
 
 class _Cast(Function):
@@ -285,6 +287,8 @@ class _Cast(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Tensor, *, dtype: np.dtype) -> np.ndarray:
+        if a._data.dtype.kind == "c" and dtype.kind != "c":
+            return a._data.real.astype(dtype)  # torch's cast keeps the real part
         return a._data.astype(dtype)
 
     @staticmethod
@@ -292,9 +296,13 @@ class _Cast(Function):
         return g
 
 
-def _require_floating(a: Tensor, message: str) -> None:
-    if not dtypes.is_floating(a._data.dtype):
-        raise DtypeMismatchError(message.format(name=_type_name(a._data.dtype)))
+def _require_floating(a: Tensor, message: str, complex_ok: bool = False) -> None:
+    dt = a._data.dtype
+    if dt.kind == "c" and not complex_ok:  # torch computes it; the engine refuses clearly
+        op = message.split(":")[0].removesuffix("()")
+        raise KernelDtypeError(f"{op} is not implemented for '{_type_name(dt)}' in this engine")
+    if not dtypes.is_differentiable(dt):
+        raise DtypeMismatchError(message.format(name=_type_name(dt)))
 
 
 def _mean_samples(rng: np.random.Generator) -> list[Any]:
@@ -323,6 +331,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         a,
         "mean(): could not infer output dtype. Input dtype must be either a floating point "
         "or complex dtype. Got: {name}",
+        complex_ok=True,
     )
     if dim is None and not keepdim:
         return MeanBackward0.apply(a)
@@ -594,6 +603,7 @@ def _max_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
+    complex_inputs="\"max_all\" not implemented for '{type}'",
     samples=_max_samples,
     results=Results("given", arg="dim"),
     binding=Binding(tensors=("input",), scalar_forms=True),
@@ -607,6 +617,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 
 @register(
+    complex_inputs="\"min_all\" not implemented for '{type}'",
     samples=_max_samples,
     results=Results("given", arg="dim"),
     binding=Binding(tensors=("input",), scalar_forms=True),
@@ -687,14 +698,24 @@ _AMAX_OUT = (
 )
 
 
-@register(out_overlap="unchecked", samples=_amax_samples, out_dtype=_AMAX_OUT)
+@register(
+    complex_inputs="\"max_values_cpu\" not implemented for '{type}'",
+    out_overlap="unchecked",
+    samples=_amax_samples,
+    out_dtype=_AMAX_OUT,
+)
 @numpy_names
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _extreme("amax", AmaxBackward0, input, dim, keepdim)
 
 
-@register(out_overlap="unchecked", samples=_amax_samples, out_dtype=_AMAX_OUT)
+@register(
+    complex_inputs="\"min_values_cpu\" not implemented for '{type}'",
+    out_overlap="unchecked",
+    samples=_amax_samples,
+    out_dtype=_AMAX_OUT,
+)
 @numpy_names
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
@@ -736,14 +757,22 @@ def _argmax_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_argmax_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "argmax(): does not support complex input"),
+    samples=_argmax_samples,
+    differentiable=False,
+)
 @numpy_names
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened input without ``dim``); int64."""
     return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
 
 
-@register(samples=_argmax_samples, differentiable=False)
+@register(
+    complex_inputs=(RuntimeError, "argmin(): does not support complex input"),
+    samples=_argmax_samples,
+    differentiable=False,
+)
 @numpy_names
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened input without ``dim``); int64."""
@@ -1015,6 +1044,8 @@ def _var_args(
         correction = 1 if unbiased is None or unbiased else 0
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise BadArgumentsError(f"{op}(): correction must be a number, got {correction!r}")
+    if a._data.dtype.kind == "c":  # torch computes a real variance; the engine refuses clearly
+        raise KernelDtypeError(f"{op} is not implemented for complex tensors in this engine")
     if not dtypes.is_floating(a._data.dtype):
         raise DtypeMismatchError("std and var only support floating point and complex dtypes")
     dims = None if dim is None else _dims(dim, a.ndim)
@@ -1124,6 +1155,7 @@ class LogsumexpBackward0(Function):
 
 
 @register(
+    complex_inputs="logsumexp is not implemented for '{type}' in this engine",
     out_overlap="unchecked",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), 1),
@@ -1425,7 +1457,11 @@ def _nansum_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(out_overlap="unchecked", samples=_nansum_samples)
+@register(
+    complex_inputs=(RuntimeError, "nansum on CPU does not support complex inputs"),
+    out_overlap="unchecked",
+    samples=_nansum_samples,
+)
 @numpy_names
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero (integers sum to int64)."""
@@ -1496,6 +1532,7 @@ class AminmaxBackward0(Function):
 
 
 @register(
+    complex_inputs="\"aminmax_cpu\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(S.rand(rng, 2, 3), note="all"),
         sample(S.rand(rng, 2, 3), dim=1, note="dim"),

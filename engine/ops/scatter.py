@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..complex_guard import ComplexKernelError
 from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
@@ -390,7 +391,7 @@ def _reduce_np(
         np.add.at(count, key, 1)
         count = np.maximum(count, 1)
         with np.errstate(all="ignore"):
-            out = out / count if out.dtype.kind == "f" else out // count
+            out = out / count if out.dtype.kind in "fc" else out // count
     return out.astype(x.dtype, copy=False).reshape(x.shape)
 
 
@@ -532,6 +533,11 @@ def scatter_reduce(
     if reduce not in _REDUCE:
         raise BadArgumentsError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    if reduce in ("amax", "amin") and a._data.dtype.kind == "c":  # numpy would order them
+        raise ComplexKernelError(
+            f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
+            f"'{dtypes.type_name(a._data.dtype)}'"
         )
     d, idx, s = _scatter_check(a, dim, index, src, "scatter_reduce")
     return ScatterReduceBackward0.apply(

@@ -85,6 +85,7 @@ def segment_size(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
 
 @register(
     "_segment_reduce",
+    complex_inputs="\"_segment_reduce_cpu\" not implemented for '{type}'",
     samples=_samples,
     method=False,
     estimate=segment_size,

@@ -314,7 +314,11 @@ def _away_from_integers(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return rng.integers(-3, 3, size=shape) + rng.uniform(0.2, 0.8, size=shape)
 
 
-@register(samples=_unary_samples(_away_from_integers), inplace=True)
+@register(
+    complex_inputs="trunc is not supported for complex inputs",
+    samples=_unary_samples(_away_from_integers),
+    inplace=True,
+)
 def trunc(input: Tensor) -> Tensor:
     """Elementwise rounding toward zero; zero gradient."""
     a = as_tensor(input)
@@ -416,7 +420,11 @@ def isfinite(input: Tensor) -> Tensor:
     return Tensor._make(np.isfinite(as_tensor(input)._data))
 
 
-@register(samples=_predicate_samples, differentiable=False)
+@register(
+    complex_inputs="signbit is not implemented for complex tensors.",
+    samples=_predicate_samples,
+    differentiable=False,
+)
 def signbit(input: Tensor) -> Tensor:
     """Elementwise: the sign bit is set (true for -0.0), as bool."""
     return Tensor._make(np.signbit(as_tensor(input)._data))
@@ -484,6 +492,7 @@ class NanToNumBackward0(Function):
 
 
 @register(
+    complex_inputs="nan_to_num is not implemented for '{type}' in this engine",
     samples=lambda rng: [
         sample(np.array([0.5, -np.inf, np.nan, np.inf, -1.5]), note="specials"),
         sample(
@@ -602,7 +611,7 @@ def _define_binary(
 
     def op(input: Any, other: Any) -> Tensor:
         rt, a, b = _tensor_pair(input, other)
-        if floating_only and rt.kind != "f":
+        if (floating_only and rt.kind != "f") or rt.kind == "c":
             raise not_implemented_for(f"{name}_cpu", rt)
         return fn.apply(a, b, dtype=_float_result(rt))
 
@@ -696,7 +705,10 @@ def _fmax_samples(rng: np.random.Generator) -> list[Any]:
 
 
 @register(
-    samples=_fmax_samples, torch=_wrap_numbers("fmax"), binding=Binding(tensors=("input", "other"))
+    complex_inputs=(RuntimeError, "fmax not implemented for complex tensors."),
+    samples=_fmax_samples,
+    torch=_wrap_numbers("fmax"),
+    binding=Binding(tensors=("input", "other")),
 )
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum ignoring NaN (NaN only where both are NaN)."""
@@ -705,7 +717,10 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
 
 
 @register(
-    samples=_fmax_samples, torch=_wrap_numbers("fmin"), binding=Binding(tensors=("input", "other"))
+    complex_inputs=(RuntimeError, "fmin not implemented for complex tensors."),
+    samples=_fmax_samples,
+    torch=_wrap_numbers("fmin"),
+    binding=Binding(tensors=("input", "other")),
 )
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum ignoring NaN (NaN only where both are NaN)."""
@@ -755,6 +770,7 @@ class CopysignBackward1(CopysignBackward0):
 
 
 @register(
+    complex_inputs="\"copysign_cpu\" not implemented for '{type}'",
     samples=lambda rng: [
         *(s for s in S.binary(rng, S.away_from_zero, S.away_from_zero) if s.note != "scalar a"),
         sample(S.away_from_zero(rng, 3), Const(np.array([-0.0, 0.0, -1.0])), note="signed zeros"),
@@ -835,7 +851,12 @@ def _xlogy_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
-@register(samples=_xlogy_samples, inplace=True, binding=Binding(either=("input", "other")))
+@register(
+    complex_inputs="\"xlogy_cpu\" not implemented for '{type}'",
+    samples=_xlogy_samples,
+    inplace=True,
+    binding=Binding(either=("input", "other")),
+)
 def xlogy(input: Any, other: Any) -> Tensor:
     """Elementwise ``input · log(other)``, 0 where input is 0 (NaN other excepted)."""
     if isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -948,6 +969,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
 
 
 @register(
+    complex_inputs=(RuntimeError, "heaviside is not yet implemented for complex tensors."),
     samples=lambda rng: [
         sample(Const(np.array([-1.5, 0.0, 2.0, np.nan])), Const(np.array([0.5]))),
         sample(Const(np.array([-1, 0, 2])), Const(np.array([7, 8, 9])), note="int64"),

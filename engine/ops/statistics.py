@@ -251,7 +251,11 @@ def _nanmedian_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_nanmedian_samples, results=Results("given", arg="dim"))
+@register(
+    complex_inputs="\"median_cpu\" not implemented for '{type}'",
+    samples=_nanmedian_samples,
+    results=Results("given", arg="dim"),
+)
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median ignoring NaN; with ``dim``, (values, indices) along it."""
     a = as_tensor(input)
@@ -304,7 +308,9 @@ def _mode_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-@register(samples=_mode_samples, results=2)
+@register(
+    complex_inputs="\"mode_cpu\" not implemented for '{type}'", samples=_mode_samples, results=2
+)
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     """(values, indices) of the most frequent value along ``dim`` (smallest on ties)."""
     a = as_tensor(input)
@@ -388,7 +394,12 @@ def _bins_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     return None
 
 
-@register(samples=_histc_samples, differentiable=False, estimate=_bins_estimate)
+@register(
+    complex_inputs="\"aminmax_cpu\" not implemented for '{type}'",
+    samples=_histc_samples,
+    differentiable=False,
+    estimate=_bins_estimate,
+)
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """Counts in ``bins`` equal bins over [min, max] (the data's range when equal)."""
     a = as_tensor(input)
@@ -449,6 +460,7 @@ def _edges_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None
 
 
 @register(
+    complex_inputs="\"histogramdd\" not implemented for '{type}'",
     samples=_histogram_samples,
     differentiable=False,
     results=2,
@@ -508,6 +520,7 @@ def _histogramdd_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int 
 
 
 @register(
+    complex_inputs="\"histogramdd\" not implemented for '{type}'",
     samples=_histogramdd_samples,
     differentiable=False,
     method=False,
@@ -618,7 +631,7 @@ def _check_weights(w: Any, name: str, n: int, integral: bool) -> Tensor:
     return t
 
 
-@register(samples=_cov_samples)
+@register(complex_inputs="cov is not implemented for '{type}' in this engine", samples=_cov_samples)
 def cov(
     input: Tensor,
     *,
@@ -740,6 +753,7 @@ def _unique_consecutive_samples(rng: np.random.Generator) -> list[Sample]:
 
 
 @register(
+    complex_inputs="\"unique\" not implemented for '{type}'",
     samples=_unique_consecutive_samples,
     differentiable=False,
     results=Results("flags", arg="return_inverse,return_counts"),

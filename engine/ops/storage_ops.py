@@ -299,6 +299,7 @@ def _bits(x: np.ndarray) -> np.ndarray:
 
 
 @register(
+    complex_inputs="\"xor_sum_cpu\" not implemented for '{type}'",
     samples=lambda rng: [
         sample(Const(S.rand(rng, 2, 3))),
         sample(Const(S.rand(rng, 2, 3)), dim=1, note="dim"),

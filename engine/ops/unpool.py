@@ -165,6 +165,7 @@ def _geometry(
 
 
 @register(
+    complex_inputs="\"max_unpool2d\" not implemented for '{type}'",
     samples=_samples(1),
     method=False,
     torch="nn.functional.max_unpool1d",
@@ -188,6 +189,7 @@ def max_unpool1d(
 
 
 @register(
+    complex_inputs="\"max_unpool2d\" not implemented for '{type}'",
     samples=_samples(2),
     method=False,
     torch="nn.functional.max_unpool2d",
@@ -208,6 +210,7 @@ def max_unpool2d(
 
 
 @register(
+    complex_inputs="\"max_unpool3d\" not implemented for '{type}'",
     samples=_samples(3),
     method=False,
     torch="nn.functional.max_unpool3d",

@@ -8,8 +8,8 @@ order where asked, and errors (class and message).
 
 A missing torch skips, except with ``REQUIRE_TORCH=1`` (set by CI), where it
 fails the run. A ``Sample`` becomes arguments the same way on both sides:
-a float ``np.ndarray`` is a leaf that requires grad, a ``Const`` a tensor that
-does not (float constants take the run's dtype, bool/int keep theirs), a list
+a float (or complex) ``np.ndarray`` is a leaf that requires grad, a ``Const`` a tensor
+that does not (float constants take the run's dtype, bool/int keep theirs), a list
 or tuple holding arrays a list/tuple of tensors; anything else passes as is
 (on the torch side a dtype name such as ``"float32"`` becomes ``torch.float32``).
 
@@ -141,11 +141,11 @@ def _convert(
 ) -> Any:
     if isinstance(value, Const):
         arr = np.asarray(value.value)
-        return const(arr.astype(dtype) if arr.dtype.kind == "f" else arr)
+        return const(arr.astype(dtype) if arr.dtype.kind in "fc" else arr)
     if isinstance(value, np.floating):  # a 0-d sample that numpy arithmetic unwrapped
         value = np.asarray(value)
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
+        if value.dtype.kind in "fc":  # a complex array: a sample made complex (the sweep)
             return leaf(value.astype(dtype))
         return const(value)
     if isinstance(value, (list, tuple)) and _holds_arrays(value):
