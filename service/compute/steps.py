@@ -418,7 +418,7 @@ def _swap(txn: Transaction, target: Tensor, result: Tensor) -> bool:
         or type(old) is not np.ndarray
         or type(new) is not np.ndarray
         or new.base is not None
-        or old.base is not None
+        or (old.base is not None and not _sole_view(old))
         or new.dtype != old.dtype
         or new.shape != old.shape
         or new.strides != old.strides
@@ -433,6 +433,21 @@ def _swap(txn: Transaction, target: Tensor, result: Tensor) -> bool:
     target._check_inplace()
     txn.swap_in(target, new)
     return True
+
+
+def _sole_view(arr: np.ndarray) -> bool:
+    """Whether ``arr`` is the one view of an array nothing else holds, covering all of it:
+    a decoded upload's (``frombuffer(...).astype(...).reshape(...)``), so the leaf's
+    array is as good as owned. Any other view of that memory has the same ``base`` (numpy
+    points every view at the owner), so it would show in the base's count."""
+    base = arr.base
+    return (
+        type(base) is np.ndarray
+        and base.base is None
+        and base.nbytes == arr.nbytes
+        # held by ``arr`` and by this frame's ``base`` (and getrefcount's argument)
+        and sys.getrefcount(base) == 3
+    )
 
 
 @lru_cache(maxsize=4096)
