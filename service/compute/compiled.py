@@ -14,7 +14,7 @@ of the bindings, so the derivative routes change nothing in the session.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -41,6 +41,15 @@ from .steps import Executor, arity_error, draws, parse_expr
 UNLIMITED_EXPR = 1 << 30  # replay: the record passed the length limit when it was stored
 
 
+@dataclass(slots=True)
+class Pace:
+    """How long one iteration of a program last took (a measurement, not a result): a
+    run whose iterations all fit in one short chunk then stays on the event loop instead
+    of paying a worker thread's hop (``changes.RUN``'s weight)."""
+
+    seconds: float | None = None
+
+
 @dataclass(frozen=True, eq=False)
 class Program:
     """A program as compiled: its items, their parsed trees, and its facts."""
@@ -55,6 +64,7 @@ class Program:
     stored: dict[str, Any]  # the body as journaled and shown (JSON-native)
     nbytes: int  # what it counts toward the session's memory
     instrs: tuple[plan.Instr, ...] = ()  # the items as a run calls them
+    pace: Pace = field(default_factory=Pace)
 
     def summary(self) -> dict[str, Any]:
         """A ``ProgramOut``."""

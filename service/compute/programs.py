@@ -126,11 +126,12 @@ def _run_verb(
 ) -> tuple[list[str], bool]:
     """One verb against the transaction's bindings: the names it bound, and whether it
     freed a graph (``held``: an upper bound of the bindings' bytes, or None)."""
-    txn.before_grads()
     if isinstance(item, ZeroGradStepIn):
+        txn.before_grads(new=0)
         verbs.zero_grad(session, item.zero_grad, txn.bindings)
         return [], False
     if isinstance(item, GradStepIn):
+        txn.before_grads()
         body = item.grad
         outputs = verbs.names_of(body.outputs)
         txn.before_backward(session.lookup(n, txn.bindings) for n in outputs)
@@ -138,8 +139,9 @@ def _run_verb(
         bound = [n for n, g in zip(body.out or (), result) if g is not None]
         return bound, not _retains(body.retain_graph, body.create_graph)
     back = item.backward
+    txn.before_grads(new=2 if back.inputs else 1)
     txn.before_backward(session.lookup(n, txn.bindings) for n in verbs.names_of(back.tensors))
-    verbs.run_backward(session, back, settings, txn.bindings, held)
+    verbs.run_backward(session, back, settings, txn.bindings, held, report=False)
     return [], not _retains(back.retain_graph, back.create_graph)
 
 

@@ -197,18 +197,45 @@ class Executor:
     def check_estimate(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> None:
         if not self.checked:
             return
+        if not kwargs and _generic(op):
+            # the commonest call: an op with no estimate or work of its own, on tensors and
+            # numbers. Its estimate is the broadcast of its tensors (``estimate_elements``),
+            # which for tensors of one shape is their size: read here without the walk
+            shape: tuple[int, ...] | None = None
+            size = tensors = estimate = 0
+            for a in args:
+                kind = type(a)
+                if kind is Tensor:
+                    data = a._data
+                    if shape is None:
+                        shape, estimate = data.shape, data.size
+                    elif data.shape != shape:
+                        break  # shapes that differ: the general reading
+                    tensors += 1
+                    if data.itemsize > size:
+                        size = data.itemsize
+                elif kind is not float and kind is not int and kind is not bool:
+                    break
+            else:
+                if tensors >= 2:
+                    if estimate > self.settings.max_tensor_elements:
+                        codec.check_elements(
+                            estimate, self.settings.max_tensor_elements, f"the result of {op}"
+                        )
+                    self.estimate = size * estimate
+                return  # one tensor and numbers: no larger than its input (no estimate)
         check_work(op, args, kwargs, self.settings)
-        estimate = estimate_elements(op, args, kwargs)
-        if estimate is not None:
-            if estimate > self.settings.max_tensor_elements:
+        found = estimate_elements(op, args, kwargs)
+        if found is not None:
+            if found > self.settings.max_tensor_elements:
                 codec.check_elements(
-                    estimate, self.settings.max_tensor_elements, f"the result of {op}"
+                    found, self.settings.max_tensor_elements, f"the result of {op}"
                 )
             size = 0  # in bytes: at the widest of its tensors' item sizes
             for a in args:
                 if type(a) is Tensor and a._data.itemsize > size:
                     size = a._data.itemsize
-            self.estimate = (size or 8) * estimate
+            self.estimate = (size or 8) * found
 
     def reserve(self, args: list[Any]) -> None:
         """Refuse (507) before an op allocates when what it makes (its estimate in bytes)
@@ -255,8 +282,13 @@ class Executor:
         terms; counts and size-checks what it made."""
         if self.check is not None:
             self.check()
-        if self.checked:
-            self.reserve(args)
+        checked = self.checked
+        if checked:
+            if self.room is not None and self.estimate is None:
+                if self.spent > self.room:  # (``reserve``'s test, for an op without estimate)
+                    self.reserve(args)
+            else:
+                self.reserve(args)
         try:
             result = fn(*args, **kwargs)
         except (ShapeMismatchError, DtypeMismatchError) as exc:
@@ -284,6 +316,15 @@ class Executor:
             spec = OPS.get(op) or OPS.get(op.removesuffix("_"))
             hint = None if spec is None else f"signature: {spec.name}{spec.signature}"
             raise BadArgumentsError(f"{op}(): {exc}", hint=hint) from None
+        if type(result) is Tensor:  # the commonest result: the loop below, for one tensor
+            data = result._data
+            if data.dtype.kind != "c":
+                if checked:
+                    if data.size > self.settings.max_tensor_elements:
+                        codec.check_elements(data.size, self.settings.max_tensor_elements)
+                    self.spent += data.nbytes if result._grad_fn is None else 2 * data.nbytes
+                self.produced += data.size
+                return result
         # a named tuple (eig's, svd's) is a tuple too: each of its tensors is checked
         for t in (
             (result,) if type(result) is Tensor else result if isinstance(result, tuple) else ()
@@ -418,7 +459,7 @@ def _swap(txn: Transaction, target: Tensor, result: Tensor) -> bool:
         or type(old) is not np.ndarray
         or type(new) is not np.ndarray
         or new.base is not None
-        or old.base is not None
+        or (old.base is not None and not _sole_view(old))
         or new.dtype != old.dtype
         or new.shape != old.shape
         or new.strides != old.strides
@@ -433,6 +474,21 @@ def _swap(txn: Transaction, target: Tensor, result: Tensor) -> bool:
     target._check_inplace()
     txn.swap_in(target, new)
     return True
+
+
+def _sole_view(arr: np.ndarray) -> bool:
+    """Whether ``arr`` is the one view of an array nothing else holds, covering all of it:
+    a decoded upload's (``frombuffer(...).astype(...).reshape(...)``), so the leaf's
+    array is as good as owned. Any other view of that memory has the same ``base`` (numpy
+    points every view at the owner), so it would show in the base's count."""
+    base = arr.base
+    return (
+        type(base) is np.ndarray
+        and base.base is None
+        and base.nbytes == arr.nbytes
+        # held by ``arr`` and by this frame's ``base`` (and getrefcount's argument)
+        and sys.getrefcount(base) == 3
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -460,6 +516,14 @@ def _plain_op(op: str, positional: int, tensors: int) -> tuple[Callable[..., Any
     if spec.binding is not None and tensors < positional:  # numbers where it wants Tensors
         return None
     return spec.fn, spec.estimate is not None or spec.work is not None or tensors >= 2
+
+
+@lru_cache(maxsize=4096)
+def _generic(op: str) -> bool:
+    """Whether ``op`` is registered with neither an ``estimate`` nor a ``work`` of its own
+    (its estimate is then the broadcast of its tensor arguments)."""
+    spec = OPS.get(op)
+    return spec is not None and spec.estimate is None and spec.work is None
 
 
 @lru_cache(maxsize=1024)

@@ -107,8 +107,10 @@ def run_backward(
     settings: Settings,
     bindings: Bindings | None = None,
     held: int | None = None,
+    report: bool = True,
 ) -> dict[str, Tensor]:
-    """``torch.autograd.backward``; returns name -> new grad for every changed tensor.
+    """``torch.autograd.backward``; returns name -> new grad for every changed tensor
+    (``report`` False: nothing, for a caller that does not say which).
 
     ``held``: an upper bound of the bindings' bytes the caller kept (a program's steps):
     far from every budget it stands for the exact count, which walks every tensor and
@@ -137,6 +139,8 @@ def run_backward(
     session.bytes_bound = None  # new grads
     if not (body.retain_graph if body.retain_graph is not None else body.create_graph):
         session.work = 0
+    if not report:
+        return {}
     wanted = {id(t) for t in changed}
     by_id: dict[int, list[str]] = {}
     for name, t in bindings.items():

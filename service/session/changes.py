@@ -259,9 +259,24 @@ def _run(s: Session, settings: Settings, p: Iterations, replay: bool) -> Ran:
                 raise  # rolled back: offload runs the chunk again in a worker thread
             return Ran(k, None, False)  # rolled back: the next chunks run off the loop
         now = clock()
-        if now + (now - start) / (k + 1) > until:  # the next one would end past it
+        program.pace.seconds = each = (now - start) / (k + 1)
+        if now + each > until:  # the next one would end past it
             return Ran(k + 1, None, on_loop)
     return Ran(p.n, None, on_loop)
+
+
+def _run_weight(s: Session, p: Iterations) -> int:
+    """One iteration's weight, as ``steps_weight`` estimates it; but none when the
+    program's last iterations were measured and the ``n`` to run fit well in one chunk
+    on the event loop: a thread's hop would cost more than they (and should they take
+    longer now, ``offload.Heavy`` moves them to a thread all the same)."""
+    if p.heavy:
+        return HEAVY
+    program = compiled.lookup(s, p.name)
+    each = program.pace.seconds
+    if each is not None and each * p.n <= CHUNK_SECONDS / 2:
+        return 0
+    return steps_weight(s, program.items)
 
 
 PROGRAM: Verb[StoreProgram, tuple[compiled.Program, bool]] = Verb(
@@ -281,8 +296,7 @@ RUN: Verb[Iterations, Ran] = Verb(
     _run,
     lambda p, ran: {"name": p.name, "n": ran.done},
     lambda head, _: Iterations(head["name"], int(head["n"])),
-    # one iteration's: each runs inline or in a thread as its own weight says
-    lambda s, p: HEAVY if p.heavy else steps_weight(s, compiled.lookup(s, p.name).items),
+    _run_weight,
     lambda ran: ran.done > 0,
 )
 

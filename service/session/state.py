@@ -35,6 +35,11 @@ def grad_of(t: Tensor) -> Tensor | None:
     """``t.grad`` without PyTorch's non-leaf warning (a non-leaf without retain_grad: None;
     a view whose history an in-place write made unusable, which PyTorch refuses to read:
     None, so reading the session does not fail for it)."""
+    g = t._grad
+    if g is None:
+        return None
+    if t._view is None:  # (``grad_fn`` is the node as set: no view to regenerate)
+        return g if t._grad_fn is None or t._retains_grad else None
     try:
         leaf = t.grad_fn is None
     except InplaceViewError:
@@ -46,6 +51,8 @@ def accumulates(t: Tensor) -> bool:
     """Whether a backward accumulates into ``t.grad`` (a leaf, or retain_grad, that
     requires grad); False for a view whose history an in-place write made unusable,
     which PyTorch refuses to read, so one such name does not fail a whole session."""
+    if t._view is None:  # the flags as set (a view may take them from its base)
+        return t.requires_grad_flag and (t._grad_fn is None or t._retains_grad)
     try:
         return t.requires_grad and (t.is_leaf or t.retains_grad)
     except InplaceViewError:
@@ -69,8 +76,7 @@ def bindings_bytes(tensors: Iterable[Tensor], since: int = 0) -> int:
     nodes: list[Any] = []
     for t in tensors:
         _hold(held, t._data)
-        g = grad_of(t)
-        if g is not None:
+        if t._grad is not None and (g := grad_of(t)) is not None:
             _hold(held, g._data)
         fn = t._grad_fn
         if fn is not None and fn.seq >= since:
@@ -82,7 +88,7 @@ def bindings_bytes(tensors: Iterable[Tensor], since: int = 0) -> int:
 
 def _hold(held: dict[int, int], arr: Any) -> None:
     if type(arr) is np.ndarray:
-        buf = _buffer(arr)
+        buf = arr if arr.base is None else _buffer(arr)
         held[id(buf)] = buf.nbytes
 
 
@@ -212,17 +218,24 @@ class Transaction:
         if self._generator is None:
             self._generator = copy.deepcopy(self.session.generator)
 
-    def before_grads(self) -> None:
+    def before_grads(self, new: int = 2) -> None:
         """Record every bound tensor's grad (object, data, version) before a verb writes
-        grads (backward accumulates in place, zero_grad zeroes in place or drops)."""
+        grads (backward accumulates in place, zero_grad zeroes in place or drops).
+
+        ``new``: which tensors without a grad the verb may give one: 2 any (a backward
+        with ``inputs`` writes a non-leaf's), 1 those that accumulate (leaves that
+        require grad, retain_grad), 0 none (zero_grad); the rest need no record."""
+        grads = self._grads
         for t in self.bindings.values():
-            if id(t) in self._grads:
-                continue
             g = t._grad
+            if g is None and new < 2 and (new == 0 or not accumulates(t)):
+                continue
+            if id(t) in grads:
+                continue
             if g is None:
-                self._grads[id(t)] = (t, None, None, 0, False)
+                grads[id(t)] = (t, None, None, 0, False)
             else:
-                self._grads[id(t)] = (t, g, g._data.copy(), g._vc[0], g.requires_grad)
+                grads[id(t)] = (t, g, g._data.copy(), g._vc[0], g.requires_grad)
 
     def before_backward(self, roots: Iterable[Tensor]) -> None:
         """Record what a backward from ``roots`` may free: every node it can reach."""

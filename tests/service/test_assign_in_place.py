@@ -5,9 +5,16 @@ failing batch restores the target, whether the step wrote into the target's memo
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
+import numpy as np
+import pytest
 from svc_helpers import SyncClient, assert_problem, put
+
+from engine import Tensor
+from service.compute.steps import _swap
+from service.session.state import Session, Transaction
 
 
 def _batch(client: SyncClient, s: str, *steps: dict[str, Any]) -> Any:
@@ -20,14 +27,23 @@ def _values(client: SyncClient, s: str, name: str) -> Any:
     return r.json()["data"]["data"]
 
 
-def _session(client: SyncClient, s: str) -> None:
+def _session(client: SyncClient, s: str, b64: bool = False) -> None:
     assert client.post("/v1/sessions", json={"name": s}).status_code == 201
-    put(client, s, "w", [1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    if b64:  # decoded as a view of the decoded buffer, which only that view holds
+        raw = base64.b64encode(np.array([1, 2, 3, 4], "<f4").tobytes()).decode()
+        r = client.put(
+            f"/v1/sessions/{s}/tensors/w",
+            json={"b64": raw, "dtype": "float32", "shape": [4], "requires_grad": True},
+        )
+        assert r.status_code == 201, r.text
+    else:
+        put(client, s, "w", [1.0, 2.0, 3.0, 4.0], requires_grad=True)
     put(client, s, "g", [2.0, 2.0, 2.0, 2.0])
 
 
-def test_an_assign_of_a_fresh_result_then_a_rollback(client: SyncClient) -> None:
-    _session(client, "cow1")
+@pytest.mark.parametrize("b64", [False, True], ids=["json", "b64"])
+def test_an_assign_of_a_fresh_result_then_a_rollback(client: SyncClient, b64: bool) -> None:
+    _session(client, "cow1", b64)
     r = _batch(client, "cow1", {"out": "w", "expr": "w - 0.5 * g", "assign": True})
     assert r.status_code == 200, r.text
     assert _values(client, "cow1", "w") == [0.0, 1.0, 2.0, 3.0]
@@ -70,8 +86,11 @@ def test_a_name_bound_to_the_result_keeps_its_values(client: SyncClient) -> None
     assert _values(client, "cow2", "w") == [3.0, 3.0, 3.0, 3.0]
 
 
-def test_a_view_of_the_target_sees_the_write_and_the_rollback(client: SyncClient) -> None:
-    _session(client, "cow3")
+@pytest.mark.parametrize("b64", [False, True], ids=["json", "b64"])
+def test_a_view_of_the_target_sees_the_write_and_the_rollback(
+    client: SyncClient, b64: bool
+) -> None:
+    _session(client, "cow3", b64)
     r = _batch(client, "cow3", {"out": "v", "expr": "w.data[1:3]"})
     assert r.status_code == 200, r.text
     r = _batch(client, "cow3", {"out": "w", "expr": "w * 10", "assign": True})
@@ -86,3 +105,40 @@ def test_a_view_of_the_target_sees_the_write_and_the_rollback(client: SyncClient
     assert_problem(r, 404, "tensor_not_found")
     assert _values(client, "cow3", "v") == [20.0, 30.0]
     assert _values(client, "cow3", "w") == [10.0, 20.0, 30.0, 40.0]
+
+
+def _txn() -> Transaction:
+    return Transaction(Session("t", None, 60.0, 0.0, 0.0))
+
+
+def test_an_upload_viewing_its_whole_buffer_takes_the_result_without_a_copy() -> None:
+    """A decoded upload's array is a view of a buffer only it holds: as good as owned, so
+    the assign swaps arrays (a training loop's updates copy nothing), and a rollback gives
+    the old array back untouched."""
+    raw = np.arange(4, dtype="<f4").tobytes()
+    target = Tensor(np.frombuffer(raw, "<f4").astype(np.float32).reshape(2, 2))
+    old = id(target._data)  # (a reference would count as a holder)
+    txn = _txn()
+    result = Tensor(np.full((2, 2), 7.0, np.float32))  # held as run_step holds it
+    assert _swap(txn, target, result)
+    assert target._data.tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    assert target._version == 1
+    txn.rollback()
+    assert id(target._data) == old and target._data.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert target._version == 0
+
+
+def test_an_array_whose_buffer_another_view_shares_is_written_in_place() -> None:
+    """A second view of the buffer (a slice of the target, or of its base) must see the
+    write: no swap."""
+    base = np.arange(4, dtype=np.float32)
+    target = Tensor(base.reshape(2, 2))
+    del base
+    other = target._data[0]  # a view: numpy points its base at the same owner
+    result = Tensor(np.zeros((2, 2), np.float32))
+    assert not _swap(_txn(), target, result)
+    del other
+    assert _swap(_txn(), target, result)  # the same, once that view is gone
+    part = Tensor(np.arange(4, dtype=np.float32)[:2])  # a view of half of its buffer
+    result = Tensor(np.zeros(2, np.float32))
+    assert not _swap(_txn(), part, result)

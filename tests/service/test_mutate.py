@@ -63,3 +63,24 @@ def test_every_journal_kind_is_a_verb() -> None:
                                   "del_tensor", "del_grad", "import",
                                   "program", "program_del", "run"}  # fmt: skip
     assert all(v.kind == k for k, v in changes.VERBS.items())
+
+
+def test_a_run_measured_short_stays_on_the_loop_and_a_long_one_is_weighed() -> None:
+    """A program's first run is weighed by what its steps read; once its iterations were
+    measured, a run that fits well in one chunk on the event loop weighs nothing (no
+    thread hop), and a longer one is weighed as before."""
+    with _client(offload_elements=0) as c:  # any weight at all goes to a thread
+        program = {"steps": [{"out": "y", "expr": "(x * x).sum()"}]}
+        assert c.put(f"{NB}/programs/p", json=program).status_code == 201
+        session = c.app.state.sessions.held("nb", None)
+        found = session.programs["p"]
+        assert found.pace.seconds is None
+        assert changes.RUN.weight(session, changes.Iterations("p", 1)) > 0
+        r = c.post(f"{NB}/programs/p/run", json={"repeat": 3})
+        assert r.status_code == 200, r.text
+        each = found.pace.seconds
+        assert each is not None and 0 < each < changes.CHUNK_SECONDS
+        fits = int(changes.CHUNK_SECONDS / 2 / each)
+        assert changes.RUN.weight(session, changes.Iterations("p", fits)) == 0
+        assert changes.RUN.weight(session, changes.Iterations("p", fits + 1)) > 0
+        assert changes.RUN.weight(session, changes.Iterations("p", 1, heavy=True)) > 0
