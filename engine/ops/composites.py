@@ -836,7 +836,14 @@ def logspace(
     if steps < 0:
         raise BadArgumentsError("number of steps must be non-negative")
     dt = dtypes.to_dtype(dtype)
-    exps = np.linspace(float(start), float(end), steps, dtype=np.float64)
+    if dt.kind in "iu":  # PyTorch's integer kernel: integer bounds, a float32 base
+        lo, hi = int(float(start)), int(float(end))
+        step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        exps = np.where(i < max(steps // 2, 1), lo + step * i, hi - step * (steps - i - 1))
+        base = float(np.float32(base))
+    else:
+        exps = np.linspace(float(start), float(end), steps, dtype=np.float64)
     out = Tensor(np.power(float(base), exps).astype(dt))
     return out.requires_grad_(True) if requires_grad else out
 

@@ -557,6 +557,8 @@ def _scaled(x: Tensor, s: float) -> Tensor:
 def _addmm_body(
     bias: Tensor, a: Tensor, b: Tensor, *, beta: float, alpha: float, mul: str
 ) -> Tensor:
+    if a.dtype.kind in "iu":  # integer tensors take the scalars as integers (truncated)
+        beta, alpha = int(beta), int(alpha)
     prod = _scaled(OPS[mul].fn(a, b), alpha)
     if beta == 0:  # the input is ignored, NaN included (PyTorch's rule)
         return prod
