@@ -742,8 +742,11 @@ def searchsorted(
                 f"we got boundaries tensor {list(s.shape)} and input value tensor "
                 f"{list(v.shape)}"
             )
-        flat_s, flat_v = s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1])
-        out = np.stack([np.searchsorted(a, b, side=how) for a, b in zip(flat_s, flat_v)])
+        rows = int(np.prod(v.shape[:-1]))  # explicit: -1 cannot be inferred with empty shapes
+        flat_s, flat_v = s.reshape(rows, s.shape[-1]), v.reshape(rows, v.shape[-1])
+        out = np.zeros(flat_v.shape, dtype=np.int64)
+        for k, (a, b) in enumerate(zip(flat_s, flat_v)):
+            out[k] = np.searchsorted(a, b, side=how)
         out = out.reshape(v.shape)
     out = np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
     return Tensor._make(out.reshape(()) if scalar else out)
