@@ -179,15 +179,18 @@ class RsubBackward1(Function):
 
     name = "RsubBackward1"
     jvp = LINEAR
+    ctx_fields = ("alpha",)
     jvp_params = {"other": 0}  # other - alpha * a: affine in a
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype) -> np.ndarray:
-        return np.subtract(np.asarray(other, dtype), cast(a._data, dtype))
+    def forward(ctx: Any, a: Tensor, *, other: Any, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
+        ctx.alpha = alpha
+        x = cast(a._data, dtype)
+        return np.subtract(np.asarray(other, dtype), x if alpha == 1 else x * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        return -g
+        return -g if ctx.alpha == 1 else g * -ctx.alpha
 
 
 class MulBackward0(Function):
@@ -512,30 +515,42 @@ class RsubBackward0(Function):
     name = "RsubBackward0"
     jvp = LINEAR
     broadcasts = True
+    ctx_fields = ("alpha",)
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype) -> np.ndarray:
-        return np.subtract(arr(b, dtype), arr(a, dtype), dtype=dtype)
+    def forward(ctx: Any, a: Any, b: Any, *, dtype: np.dtype, alpha: Any = 1) -> np.ndarray:
+        ctx.alpha = alpha
+        x = arr(a, dtype)
+        return np.subtract(arr(b, dtype), x if alpha == 1 else x * alpha, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-        return -g, g
+        return (-g if ctx.alpha == 1 else g * -ctx.alpha), g
 
 
 @register(
-    samples=lambda rng: [sample(S.rand(rng, 3), 2.0), sample(S.rand(rng, 2, 3), S.rand(rng, 3))],
+    samples=lambda rng: [
+        sample(S.rand(rng, 3), 2.0),
+        sample(S.rand(rng, 2, 3), S.rand(rng, 3)),
+        sample(S.rand(rng, 2, 3), S.rand(rng, 3), alpha=-3.125, note="alpha"),
+        sample(S.rand(rng, 3), 2.0, alpha=2, note="alpha, number"),
+    ],
     method=False,
     operators=("__rsub__",),
     binding=Binding(tensors=("input",), scalar_forms=True),
 )
-def rsub(input: Any, other: Any) -> Tensor:
-    """``other - input`` (PyTorch's ``torch.rsub``; ``number - tensor`` records RsubBackward1)."""
+def rsub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
+    """``other - alpha * input`` (PyTorch's ``torch.rsub``; ``number - tensor`` records
+    RsubBackward1)."""
     _check_sub(input, other)
     if isinstance(other, Tensor):
         rt, (a, b) = operands(as_tensor(input), other)
-        return RsubBackward0.apply(a, b, dtype=rt)
+        _check_alpha(rt, alpha)
+        return RsubBackward0.apply(a, b, dtype=rt, alpha=alpha)
     a = as_tensor(input)
-    return RsubBackward1.apply(a, other=other, dtype=dtypes.result_type(a, other))
+    rt = dtypes.result_type(a, other)
+    _check_alpha(rt, alpha)
+    return RsubBackward1.apply(a, other=other, dtype=rt, alpha=alpha)
 
 
 @register(samples=S.binary, inplace=True, operators=("__mul__", "__rmul__", "__imul__"))

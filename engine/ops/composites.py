@@ -778,8 +778,11 @@ def searchsorted(
                 f"we got boundaries tensor {list(s.shape)} and input value tensor "
                 f"{list(v.shape)}"
             )
-        flat_s, flat_v = s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1])
-        out = np.stack([np.searchsorted(a, b, side=how) for a, b in zip(flat_s, flat_v)])
+        rows = int(np.prod(v.shape[:-1]))  # explicit: -1 cannot be inferred with empty shapes
+        flat_s, flat_v = s.reshape(rows, s.shape[-1]), v.reshape(rows, v.shape[-1])
+        out = np.zeros(flat_v.shape, dtype=np.int64)
+        for k, (a, b) in enumerate(zip(flat_s, flat_v)):
+            out[k] = np.searchsorted(a, b, side=how)
         out = out.reshape(v.shape)
     out = np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
     return Tensor._make(out.reshape(()) if scalar else out)
@@ -877,7 +880,14 @@ def logspace(
     if steps < 0:
         raise BadArgumentsError("number of steps must be non-negative")
     dt = dtypes.to_dtype(dtype)
-    exps = np.linspace(float(start), float(end), steps, dtype=np.float64)
+    if dt.kind in "iu":  # PyTorch's integer kernel: integer bounds, a float32 base
+        lo, hi = int(float(start)), int(float(end))
+        step = (hi - lo) / (steps - 1) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        exps = np.where(i < max(steps // 2, 1), lo + step * i, hi - step * (steps - i - 1))
+        base = float(np.float32(base))
+    else:
+        exps = np.linspace(float(start), float(end), steps, dtype=np.float64)
     out = Tensor(np.power(float(base), exps).astype(dt))
     return out.requires_grad_(True) if requires_grad else out
 

@@ -518,8 +518,11 @@ def _gather_samples(rng: np.random.Generator) -> list[Any]:
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
     a, idx_t = as_tensor(input), as_tensor(index)
-    idx = _check_index_dtype(idx_t, "gather(): Expected dtype int32/int64 for index")
     d = normalize_dim(dim, a.ndim)
+    if idx_t._data.size == 0:  # ATen checks the dtype and shape of a non-empty index only
+        empty = tuple(np.zeros(0, np.int64) for _ in a._data.shape or (1,))
+        return GatherBackward0.apply(a, key=empty, shape=idx_t.shape)
+    idx = _check_index_dtype(idx_t, "gather(): Expected dtype int32/int64 for index")
     shape, ishape = a._data.shape or (1,), idx.shape or (1,)
     if len(ishape) != len(shape) and (a.ndim > 1 or idx.ndim > 1):
         raise ShapeMismatchError(

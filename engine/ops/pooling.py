@@ -437,7 +437,8 @@ class AvgPool2DBackward0(Function):
         if xd.dtype.kind == "f":
             out = total / divisor
         else:  # integer division truncating toward zero, as the C++ kernel divides
-            out = (np.sign(total) * (np.abs(total) // divisor)).astype(xd.dtype)
+            q = np.abs(total) // np.abs(divisor)  # a negative divisor_override flips the sign
+            out = (np.sign(total) * np.sign(divisor) * q).astype(xd.dtype)
         return out if xd.ndim == 4 else out[0]
 
     @staticmethod

@@ -387,7 +387,8 @@ def avg_pool3d(
     if x.dtype.kind != "f":  # integer sums divided truncating toward zero, as the kernel
         vals, inside, _ = _windows(x._data, dims)
         total = np.where(inside, vals, 0).sum(axis=-1)
-        q = np.sign(total) * (np.abs(total) // div.astype(total.dtype))
+        d = div.astype(total.dtype)
+        q = np.sign(total) * np.sign(d) * (np.abs(total) // np.abs(d))
         return Tensor._make(q.astype(x.dtype))
     return AvgPool3DBackward0.apply(x, dims=dims, w=w)
 

@@ -385,6 +385,7 @@ def _tensordot_samples(rng: np.random.Generator) -> list[Any]:
         sample(r(rng, 2, 3), r(rng, 4), dims=0, note="dims 0 (outer)"),
         sample(r(rng, 2, 3, 4), r(rng, 4, 3), dims=([1, 2], [1, 0]), note="pairs"),
         sample(r(rng, 3, 2), r(rng, 3, 5), dims=([0], [0]), note="pair of single dims"),
+        sample(r(rng, 1, 1, 1), r(rng, 2, 1, 2), dims=([0, 1], [2, 0]), note="size-1 dims summed"),
     ]
 
 
@@ -396,7 +397,11 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         raise DtypeMismatchError("both inputs should have same dtype")
     da, db = _tensordot_dims(dims, x.ndim, y.ndim)
     for i, j in zip(da, db):
-        if x.shape[i] != y.shape[j]:
+        if y.shape[j] == 1 and x.shape[i] != 1:  # a broadcast dim is summed right away (ATen)
+            x = OPS["sum"].fn(x, i, keepdim=True)
+        elif x.shape[i] == 1 and y.shape[j] != 1:
+            y = OPS["sum"].fn(y, j, keepdim=True)
+        elif x.shape[i] != y.shape[j]:
             raise ShapeMismatchError(
                 f"contracted dimensions need to match, but first has size {x.shape[i]} in dim "
                 f"{i - x.ndim if isinstance(dims, int) else i} and second has size "
@@ -560,6 +565,8 @@ def _scaled(x: Tensor, s: float) -> Tensor:
 def _addmm_body(
     bias: Tensor, a: Tensor, b: Tensor, *, beta: float, alpha: float, mul: str
 ) -> Tensor:
+    if a.dtype.kind in "iu":  # integer tensors take the scalars as integers (truncated)
+        beta, alpha = int(beta), int(alpha)
     prod = _scaled(OPS[mul].fn(a, b), alpha)
     if beta == 0:  # the input is ignored, NaN included (PyTorch's rule)
         return prod

@@ -444,6 +444,9 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     """Product of all elements, or along one ``dim`` (in ``dtype`` when given; integers
     multiply to int64); zero-safe gradient as PyTorch's."""
     a = as_tensor(input)
+    if dtype is not None and dtypes.to_dtype(dtype) == np.bool_:  # a logical all, in bool
+        out = prod(Tensor._make(a._data.astype(np.bool_)), dim, keepdim)
+        return Tensor._make(out._data.astype(np.bool_))
     if dtype is not None:
         a = _cast_input(a, dtypes.to_dtype(dtype))
     elif a._data.dtype.kind in "biu" and a._data.dtype != dtypes.int64:

@@ -287,8 +287,130 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     return NanmedianResult(values, indices)
 
 
+def _std_sort(v: list[Any], ix: list[int]) -> None:
+    """libstdc++'s std::sort (introsort, median-of-three, insertion sort below 16) of
+    ``ix`` by ``v[ix]``, in place: the order it leaves among equal values."""
+    n = len(ix)
+    if n < 2:
+        return
+
+    def insertion(lo: int, hi: int) -> None:
+        for i in range(lo + 1, hi):
+            cur = ix[i]
+            val = v[cur]
+            if val < v[ix[lo]]:
+                ix[lo + 1 : i + 1] = ix[lo:i]
+                ix[lo] = cur
+            else:
+                j = i
+                while val < v[ix[j - 1]]:
+                    ix[j] = ix[j - 1]
+                    j -= 1
+                ix[j] = cur
+
+    def heapsort(lo: int, hi: int) -> None:
+        # std::partial_sort(lo, hi, hi): make_heap then sort_heap
+        length = hi - lo
+
+        def adjust(hole: int, ln: int, value: int) -> None:
+            top = hole
+            child = hole
+            while child < (ln - 1) // 2:
+                child = 2 * (child + 1)
+                if v[ix[lo + child]] < v[ix[lo + child - 1]]:
+                    child -= 1
+                ix[lo + hole] = ix[lo + child]
+                hole = child
+            if (ln & 1) == 0 and child == (ln - 2) // 2:
+                child = 2 * (child + 1)
+                ix[lo + hole] = ix[lo + child - 1]
+                hole = child - 1
+            parent = (hole - 1) // 2
+            while hole > top and v[ix[lo + parent]] < v[value]:
+                ix[lo + hole] = ix[lo + parent]
+                hole = parent
+                parent = (hole - 1) // 2
+            ix[lo + hole] = value
+
+        if length >= 2:
+            parent = (length - 2) // 2
+            while True:
+                adjust(parent, length, ix[lo + parent])
+                if parent == 0:
+                    break
+                parent -= 1
+        last = hi
+        while last - lo > 1:
+            last -= 1
+            value = ix[last]
+            ix[last] = ix[lo]
+            adjust(0, last - lo, value)
+
+    def loop(lo: int, hi: int, depth: int) -> None:
+        while hi - lo > 16:
+            if depth == 0:
+                heapsort(lo, hi)
+                return
+            depth -= 1
+            mid = lo + (hi - lo) // 2
+            a, b, c = lo + 1, mid, hi - 1
+            va, vb, vc = v[ix[a]], v[ix[b]], v[ix[c]]
+            if va < vb:
+                m = b if vb < vc else (c if va < vc else a)
+            else:
+                m = a if va < vc else (c if vb < vc else b)
+            ix[lo], ix[m] = ix[m], ix[lo]
+            pivot = v[ix[lo]]
+            first, last = lo + 1, hi
+            while True:
+                while v[ix[first]] < pivot:
+                    first += 1
+                last -= 1
+                while pivot < v[ix[last]]:
+                    last -= 1
+                if not first < last:
+                    break
+                ix[first], ix[last] = ix[last], ix[first]
+                first += 1
+            loop(first, hi, depth)
+            hi = first
+
+    loop(0, n, 2 * (n.bit_length() - 1))
+    if n > 16:
+        insertion(0, 16)
+        for i in range(16, n):
+            cur = ix[i]
+            val = v[cur]
+            j = i
+            while val < v[ix[j - 1]]:
+                ix[j] = ix[j - 1]
+                j -= 1
+            ix[j] = cur
+    else:
+        insertion(0, n)
+
+
+# rows up to this length follow PyTorch's kernel exactly (a Python std::sort); longer
+# rows take the last position of the value, which std::sort gives only below 17
+_MODE_EXACT = 50_000
+
+
 def _mode_index(row: np.ndarray) -> int:
-    """The last position of the most frequent value (the smallest among equals)."""
+    """Where PyTorch's kernel finds the most frequent value (the smallest among equals):
+    it std::sorts (value, position) pairs by value and answers the position last in the
+    run, which among equal values is the order std::sort leaves them in."""
+    if 16 < row.size <= _MODE_EXACT and not (row.dtype.kind == "f" and np.isnan(row).any()):
+        v, ix = row.tolist(), list(range(row.size))
+        _std_sort(v, ix)
+        vals = [v[i] for i in ix]
+        best_i, best_n, run = 0, 0, 0
+        for i in range(len(vals)):
+            run += 1
+            if i == len(vals) - 1 or vals[i] != vals[i + 1]:
+                if run > best_n:
+                    best_i, best_n = ix[i], run
+                run = 0
+        return best_i
     values, counts = np.unique(row, return_counts=True, equal_nan=False)
     best = values[np.argmax(counts)]  # np.unique sorts: the first max is the smallest
     if np.isnan(best):
