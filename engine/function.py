@@ -98,6 +98,8 @@ class Node(NodeHooks):
         "out_dtype",
         "_saved",
         "_versions",
+        "freed",  # slots, not class defaults: release() would give each node a __dict__
+        "freed_by",
         "__dict__",
         "__weakref__",
     )
@@ -114,8 +116,8 @@ class Node(NodeHooks):
     materialize_grads = True  # zeros for outputs no gradient reached (custom ctx may clear)
     _saved_result = False
     _result: list[tuple[np.ndarray, Any, int]] | None = None
-    freed = False
-    freed_by: Any = None
+    freed: bool
+    freed_by: Any
     tensor_refs: list[tuple[int, Callable[[], Tensor | None]]] | None = None
     inner: Node | None = None  # the in-place op's node a CopySlices wraps
     # output nr -> the history (node, output nr) of the view an in-place op wrote its saved
@@ -129,6 +131,8 @@ class Node(NodeHooks):
         # running nodes by decreasing ``seq`` is a topological order
         self.seq = next(clock)
         self._saved: tuple[Any, ...] | None = None
+        self.freed = False
+        self.freed_by = None
 
     @property
     def name(self) -> str:
@@ -454,6 +458,8 @@ class Function:
             node.fn = cls
             node.seq = next(clock)
             node._saved = None
+            node.freed = False
+            node.freed_by = None
             node.next_edges = edges
         quiet = quiet_on()
         try:
