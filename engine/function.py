@@ -118,6 +118,8 @@ class Node(NodeHooks):
         "out_dtype",
         "_saved",
         "_versions",
+        "freed",  # slots, not class defaults: release() would give each node a __dict__
+        "freed_by",
         "__dict__",
         "__weakref__",
     )
@@ -137,8 +139,8 @@ class Node(NodeHooks):
     # what saved_tensors_hooks packed (engine/graph.py): saved tensors, saved results
     _packed: tuple[Any, ...] | None = None
     _packed_result: tuple[saved_hooks.Packed, ...] | None = None
-    freed = False
-    freed_by: Any = None
+    freed: bool
+    freed_by: Any
     tensor_refs: list[tuple[int, Callable[[], Tensor | None]]] | None = None
     inner: Node | None = None  # the in-place op's node a CopySlices wraps
     # output nr -> the history (node, output nr) of the view an in-place op wrote its saved
@@ -152,6 +154,8 @@ class Node(NodeHooks):
         # running nodes by decreasing ``seq`` is a topological order
         self.seq = next(clock)
         self._saved: tuple[Any, ...] | None = None
+        self.freed = False
+        self.freed_by = None
 
     @property
     def name(self) -> str:
@@ -512,6 +516,8 @@ class Function:
             node.fn = cls
             node.seq = next(clock)
             node._saved = None
+            node.freed = False
+            node.freed_by = None
             node.next_edges = edges
             if ANOMALY_OPEN[0]:
                 anomaly.record(node)
