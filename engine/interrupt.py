@@ -6,11 +6,13 @@ see each other's check; the engine knows nothing of why a caller stops."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
+from typing import TypeVar
 
 Check = Callable[[], None]
+T = TypeVar("T")
 
 _check: ContextVar[Check | None] = ContextVar("op_check", default=None)
 # checks set in any context: every op reads this list, and only while some caller has a
@@ -43,3 +45,20 @@ def install(check: Check | None) -> Token[Check | None]:
 def remove(token: Token[Check | None]) -> None:
     _check.reset(token)
     OPEN[0] -= 1
+
+
+def checked(items: Iterable[T], every: int = 1) -> Iterable[T]:
+    """``items``, calling the caller's check before every ``every``-th one: a Python loop
+    inside one op (over a batch, a sequence's time steps) is no op boundary, yet may run
+    for minutes; it stops at the deadline this way. ``items`` itself when nothing checks."""
+    check = _check.get() if OPEN[0] else None
+    if check is None:
+        return items
+    return _checking(items, check, every)
+
+
+def _checking(items: Iterable[T], check: Check, every: int) -> Iterator[T]:
+    for k, item in enumerate(items):
+        if k % every == 0:
+            check()
+        yield item

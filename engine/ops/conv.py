@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .. import dtypes
+from .. import dtypes, interrupt
 from ..dual import LINEAR, MULTILINEAR
 from ..errors import BadArgumentsError, DtypeMismatchError, IndexOutOfRangeError, ShapeMismatchError
 from ..function import Function
@@ -190,7 +190,7 @@ def col2im(cols: np.ndarray, geo: Blocks) -> np.ndarray:
     c = cols.shape[1] // geo.nk if geo.nk else 0
     blocks = cols.reshape((n, c) + geo.kernel + geo.blocks)
     out = np.zeros((n, c) + geo.padded, dtype=cols.dtype)
-    for offset in np.ndindex(*geo.kernel):
+    for offset in interrupt.checked(np.ndindex(*geo.kernel)):
         where = tuple(
             slice(o * d, o * d + s * (b - 1) + 1, s) if b > 0 else slice(0, 0)
             for o, d, s, b in zip(offset, geo.dilation, geo.stride, geo.blocks)
@@ -245,7 +245,7 @@ def col2im_last(cols: np.ndarray, geo: Blocks) -> np.ndarray:
     """The adjoint of ``im2col_last`` (cropped to the image): ``(C, *image, N)``."""
     c, n = cols.shape[0], cols.shape[-1]
     out = np.zeros((c,) + geo.padded + (n,), dtype=cols.dtype)
-    for offset in np.ndindex(*geo.kernel):
+    for offset in interrupt.checked(np.ndindex(*geo.kernel)):
         where = tuple(
             slice(o * d, o * d + s * (b - 1) + 1, s) if b > 0 else slice(0, 0)
             for o, d, s, b in zip(offset, geo.dilation, geo.stride, geo.blocks)

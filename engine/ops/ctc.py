@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import interrupt
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
 from ..registry import OPS, Const, register, sample
@@ -42,7 +43,7 @@ def _one(lp: np.ndarray, ext: np.ndarray, t_len: int) -> tuple[float, np.ndarray
     alpha[0, 0] = emit[0, 0]
     if s_len > 1:
         alpha[0, 1] = emit[0, 1]
-    for t in range(1, t_len):
+    for t in interrupt.checked(range(1, t_len)):
         prev = alpha[t - 1]
         a1 = np.concatenate(([ninf], prev[:-1]))
         a2 = np.where(skip, np.concatenate(([ninf, ninf], prev[:-2]))[:s_len], ninf)
@@ -53,7 +54,7 @@ def _one(lp: np.ndarray, ext: np.ndarray, t_len: int) -> tuple[float, np.ndarray
         beta[-1, -2] = emit[t_len - 1, -2]
     skip_next = np.zeros(s_len, dtype=bool)
     skip_next[:-2] = skip[2:]
-    for t in range(t_len - 2, -1, -1):
+    for t in interrupt.checked(range(t_len - 2, -1, -1)):
         nxt = beta[t + 1]
         b1 = np.concatenate((nxt[1:], [ninf]))
         b2 = np.where(skip_next, np.concatenate((nxt[2:], [ninf, ninf]))[:s_len], ninf)
@@ -64,7 +65,7 @@ def _one(lp: np.ndarray, ext: np.ndarray, t_len: int) -> tuple[float, np.ndarray
     ab = alpha + beta
     c = lp.shape[1]
     lcab = np.full((t_len, c), ninf)
-    for s in range(s_len):
+    for s in interrupt.checked(range(s_len)):
         lcab[:, ext[s]] = _lse(lcab[:, ext[s]], ab[:, s])
     with np.errstate(over="ignore", invalid="ignore"):
         grad -= np.exp(lcab + nll - lp[:t_len])

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, interrupt
 from ..dual import FROM_BACKWARD, LINEAR
 from ..errors import BadArgumentsError
 from ..function import Function
@@ -229,7 +229,7 @@ def _running(x: np.ndarray, dim: int, better: Any) -> np.ndarray:
         return np.moveaxis(idx, 0, dim)
     best = xs[0].copy()
     cur = np.zeros(xs.shape[1:], np.int64)
-    for k in range(xs.shape[0]):
+    for k in interrupt.checked(range(xs.shape[0])):
         v = xs[k]
         take = better(v, best) | np.isnan(v)
         best = np.where(take, v, best)

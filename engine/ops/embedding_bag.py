@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import interrupt
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..registry import OPS, Const, register, sample
 from ..tensor import Tensor
@@ -45,7 +46,7 @@ def _body(
         return _op("matmul")(Tensor._make(member), rows)
     values = rows._data
     pick = np.zeros((nbags, weight.shape[1]), dtype=np.int64)
-    for b in range(nbags):
+    for b in interrupt.checked(range(nbags)):
         where = np.nonzero(member[b])[0]
         if where.size:
             pick[b] = where[np.argmax(values[where], axis=0)]

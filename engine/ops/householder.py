@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
-from .. import dtypes, estimates
+from .. import dtypes, estimates, interrupt
 from ..binding import Binding
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..estimates import copies_of
@@ -232,6 +232,6 @@ def geqrf(input: Tensor) -> Any:
     flat = x._data.reshape(math.prod(x.shape[:-2]), m, n)
     a = np.empty(flat.shape, x._data.dtype)
     tau = np.empty((flat.shape[0], min(m, n)), x._data.dtype)
-    for b in range(flat.shape[0]):
+    for b in interrupt.checked(range(flat.shape[0])):
         a[b], tau[b] = _geqrf_one(flat[b])
     return Tensor._make(a.reshape(x.shape)), Tensor._make(tau.reshape(*x.shape[:-2], min(m, n)))

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
-from .. import dtypes, estimates
+from .. import dtypes, estimates, interrupt
 from ..binding import Binding
 from ..complex_guard import not_in_engine
 from ..errors import BadArgumentsError, DtypeMismatchError, ShapeMismatchError
@@ -75,7 +75,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     piv = np.empty((flat.shape[0], n), np.int32)
     info = np.zeros(flat.shape[0], np.int32)
     fn = lapack.dsytrf if a._data.dtype == np.float64 else lapack.ssytrf
-    for b in range(flat.shape[0] if n else 0):
+    for b in interrupt.checked(range(flat.shape[0] if n else 0)):
         out, ipiv, code = fn(flat[b], lower=1)
         ld[b], piv[b], info[b] = np.tril(out), ipiv, code
     if check_errors and info.any():
@@ -187,6 +187,6 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     bs = np.broadcast_to(b._data, (*batch, n, k)).reshape(count, n, k)
     out = np.empty(bs.shape, b._data.dtype)
     fn = lapack.dsytrs if b._data.dtype == np.float64 else lapack.ssytrs
-    for i in range(bs.shape[0] if n and k else 0):
+    for i in interrupt.checked(range(bs.shape[0] if n and k else 0)):
         out[i] = fn(lds[i], pivs[i], bs[i], lower=1)[0]
     return Tensor._make(out.reshape(*batch, n, k))

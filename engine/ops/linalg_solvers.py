@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import get_blas_funcs
 
-from .. import dtypes, estimates
+from .. import dtypes, estimates, interrupt
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, ShapeMismatchError
 from ..function import Function
@@ -36,6 +36,7 @@ from .decompositions import (
     _well_conditioned,
     cholesky,
     inv,
+    leading_not_pd,
     pinv,
     pinv_grad,
     solve,
@@ -566,16 +567,6 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     return SolveExResult(x, _info(batch))
 
 
-def _leading_not_pd(a: np.ndarray) -> int:
-    """LAPACK potrf's info: the order of the first leading minor not positive-definite."""
-    for order in range(1, a.shape[-1] + 1):
-        try:
-            np.linalg.cholesky(a[:order, :order])
-        except np.linalg.LinAlgError:
-            return order
-    return 0
-
-
 @register(
     samples=lambda rng: [
         sample(Const(_spd(rng, 3, 3)), note="3x3"),
@@ -594,7 +585,9 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     x = a._data
     low = np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
     flat = low.reshape((math.prod(x.shape[:-2]),) + x.shape[-2:])
-    info = np.array([_leading_not_pd(m) for m in flat], np.int32).reshape(x.shape[:-2])
+    info = np.array([leading_not_pd(m) for m in interrupt.checked(flat)], np.int32).reshape(
+        x.shape[:-2]
+    )
     if check_errors or not info.any():
         return CholeskyExResult(cholesky(a, upper=upper), Tensor._make(info))
     # PyTorch leaves LAPACK's partial factor; the engine gives NaN where it stopped

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import expm
 
-from .. import dtypes, estimates
+from .. import dtypes, estimates, interrupt
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError, DtypeMismatchError
 from ..function import Function
@@ -153,9 +153,9 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     if x.size == 0:
         return Tensor._make(np.zeros(x.shape[:-2], x.dtype))
     flat = x.reshape((-1,) + x.shape[-2:])
-    singular = np.array([np.linalg.matrix_rank(m) < m.shape[-1] for m in flat]).reshape(
-        x.shape[:-2] + (1, 1)
-    )
+    singular = np.array(
+        [np.linalg.matrix_rank(m) < m.shape[-1] for m in interrupt.checked(flat)]
+    ).reshape(x.shape[:-2] + (1, 1))
     if singular.any():  # PyTorch fills the inverse of a singular matrix with inf
         eye = np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape)
         safe = _op("where")(Tensor._make(singular), Tensor._make(eye), a)

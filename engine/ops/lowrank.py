@@ -100,11 +100,24 @@ def _lowrank_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | No
     return 8 * (math.prod(a.shape) + batch * q * (sum(a.shape[-2:]) + q)) + 64
 
 
+def _lowrank_work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """One call of its loop (the loop stops at a deadline between calls): A times an
+    (rows or columns) x q basis, and a QR or SVD of that basis."""
+    a: Any = args[0] if args else kwargs.get("A")
+    if not hasattr(a, "shape") or len(a.shape) < 2:
+        return None
+    q = args[1] if len(args) > 1 else kwargs.get("q")
+    q = min(a.shape[-2:]) if not isinstance(q, int) or isinstance(q, bool) else abs(q)
+    m, n = a.shape[-2:]
+    return math.prod(a.shape[:-2]) * q * (m * n + 30 * (m + n) * q)
+
+
 @register(
     samples=_lowrank_samples,
     method=False,
     results=3,
     estimate=_lowrank_estimate,
+    work=_lowrank_work,
     torch="svd_lowrank",
 )
 def svd_lowrank(
@@ -126,6 +139,7 @@ def svd_lowrank(
     method=False,
     results=3,
     estimate=_lowrank_estimate,
+    work=_lowrank_work,
     torch="pca_lowrank",
 )
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lu_factor as _getrf
 
-from .. import estimates
+from .. import estimates, interrupt
 from ..dual import FROM_BACKWARD
 from ..errors import BadArgumentsError
 from ..function import Function
@@ -63,7 +63,7 @@ def _getrf_np(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         info.reshape(count),
     )
     with np.errstate(all="ignore"):
-        for b in range(count):
+        for b in interrupt.checked(range(count)):
             f, p = _getrf(flat_x[b], check_finite=False, overwrite_a=False)
             flat_lu[b], flat_piv[b] = f, p + 1
             zero = np.flatnonzero(np.diagonal(f)[:k] == 0)

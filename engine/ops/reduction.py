@@ -917,8 +917,17 @@ def _norm_samples(rng: np.random.Generator) -> list[Any]:
     ]
 
 
+def _norm_work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """'nuc' is an SVD (``matrix_norm``'s work) of whichever two dims: bounded by any."""
+    p = kwargs.get("p", args[1] if len(args) > 1 else "fro")
+    x = args[0] if args else kwargs.get("input")
+    if p != "nuc" or not isinstance(x, Tensor) or x.ndim < 2:
+        return None
+    return 30 * x._data.size * max(x.shape)
+
+
 @register(
-    out_overlap="unchecked", samples=_norm_samples, numpy_names=False
+    out_overlap="unchecked", samples=_norm_samples, numpy_names=False, work=_norm_work
 )  # torch.functional.norm: Python
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     """Vector p-norm over all elements or ``dim`` (p: a number, inf, -inf, 0, 'fro'; 'nuc' is

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes, estimates
+from .. import dtypes, estimates, interrupt
 from ..dual import LINEAR
 from ..errors import BadArgumentsError, IndexOutOfRangeError
 from ..function import Function
@@ -586,7 +586,7 @@ class FramesSumBackward(Function):
         ctx.step, ctx.size = step, g._data.shape[-1]
         frames = g._data
         out = np.zeros(frames.shape[:-2] + (length,), frames.dtype)
-        for k in range(frames.shape[-2]):
+        for k in interrupt.checked(range(frames.shape[-2])):
             out[..., k * step : k * step + ctx.size] += frames[..., k, :]
         return out
 

@@ -269,10 +269,11 @@ def evaluate(
     settings: Settings,
     inputs: Mapping[str, Tensor],
     outputs: Sequence[str],
+    produced: list[int] | None = None,
 ) -> tuple[Tensor, ...]:
     """A pure program as a function: its items run against the session's bindings with
     ``inputs`` put in place of the tensors of those names; returns ``outputs``. Nothing
-    is written to the session."""
+    is written to the session. ``produced``: gets the elements its ops made."""
     bindings = dict(session.tensors)
     bindings.update(inputs)
     ex = Executor(session, settings, bindings, trees=program.trees)
@@ -289,4 +290,6 @@ def evaluate(
         except EngineError as exc:
             exc.context.setdefault("step", i)
             raise
+    if produced is not None:
+        produced.append(ex.produced)
     return tuple(session.lookup(name, bindings) for name in outputs)

@@ -16,7 +16,7 @@ from engine import Tensor, func
 from engine.errors import NotScalarError
 
 from .. import codec
-from ..errors import BadArgumentsError, ProgramNotPureError
+from ..errors import BadArgumentsError, LimitExceededError, ProgramNotPureError
 from ..schemas import TensorIn
 from ..session.state import Session
 from ..settings import Settings
@@ -72,6 +72,35 @@ class Function:
     def at(self, inputs: Mapping[str, Tensor]) -> tuple[Tensor, ...]:
         return compiled.evaluate(self.session, self.program, self.settings, inputs, self.of)
 
+    def measure(self) -> tuple[tuple[Tensor, ...], int]:
+        """One checked evaluation: the outputs, and the elements its ops made."""
+        produced: list[int] = []
+        outs = compiled.evaluate(
+            self.session, self.program, self.settings, dict(zip(self.wrt, self.inputs)),
+            self.of, produced,
+        )  # fmt: skip
+        return outs, produced[0]
+
+    def bound(self, batch: int, blocks: Sequence[tuple[str, int]], produced: int) -> None:
+        """Refuse (413) before a transform allocates: each result block (``of`` x ``wrt``
+        elements: a Jacobian is n^2 for n inputs) within the tensor limit, and the batch
+        the transform vmaps over (``batch`` rows of a basis) times what one evaluation
+        makes (``produced``) within the session's bytes: the batched intermediates, which
+        no op estimate sees."""
+        limit = self.settings.max_tensor_elements
+        for what, count in blocks:
+            codec.check_elements(count, limit, what)
+        itemsize = max((t._data.itemsize for t in self.inputs), default=8)
+        need = (batch * produced + sum(count for _, count in blocks)) * itemsize
+        if need > self.settings.max_session_bytes:
+            raise LimitExceededError(
+                f"this derivative would hold about {need} bytes ({batch} rows of a basis "
+                f"times the {produced} elements one evaluation makes); a session may hold "
+                f"{self.settings.max_session_bytes} (GRADSERVE_MAX_SESSION_BYTES)",
+                status=413,
+                hint="ask for fewer outputs or inputs at once, or a vjp/jvp/hvp instead",
+            )
+
     def values(self, given: Mapping[str, TensorIn], like: Sequence[Tensor], names: Sequence[str],
                what: str) -> tuple[Tensor, ...]:  # fmt: skip
         """Wire values for ``names`` (one each; cast to the dtype of ``like``'s tensor unless
@@ -101,6 +130,11 @@ class Function:
 
 def jacobian(f: Function, mode: str) -> Grid:
     """``jacrev`` / ``jacfwd``: ``{of: {wrt: of.shape + wrt.shape}}``."""
+    outs, produced = f.measure()
+    rows = sum(o.numel() for o in outs) if mode == "rev" else sum(x.numel() for x in f.inputs)
+    blocks = [(f"the Jacobian of {o!r} by {w!r}", t.numel() * x.numel())
+              for o, t in zip(f.of, outs) for w, x in zip(f.wrt, f.inputs)]  # fmt: skip
+    f.bound(rows, blocks, produced)
     transform = func.jacrev if mode == "rev" else func.jacfwd
     table = transform(f, argnums=f.argnums)(*f.inputs)
     return {o: {w: table[i][j] for j, w in enumerate(f.wrt)} for i, o in enumerate(f.of)}
@@ -108,6 +142,9 @@ def jacobian(f: Function, mode: str) -> Grid:
 
 def hessian(f: Function) -> Grid:
     """``{wrt_i: {wrt_j: wrt_i.shape + wrt_j.shape}}`` of the one scalar ``of``."""
+    sizes = [(w, x.numel()) for w, x in zip(f.wrt, f.inputs)]
+    blocks = [(f"the Hessian block of {a!r} by {b!r}", m * n) for a, m in sizes for b, n in sizes]
+    f.bound(sum(n for _, n in sizes), blocks, f.measure()[1])
     table = func.hessian(f.scalar, argnums=f.argnums)(*f.inputs)
     return {a: {b: table[i][j] for j, b in enumerate(f.wrt)} for i, a in enumerate(f.wrt)}
 
@@ -144,6 +181,11 @@ def per_sample_grad(f: Function, batch: Mapping[str, int]) -> dict[str, Tensor]:
     names = [*f.wrt, *others]
     args = (*f.inputs, *(f.session.lookup(n) for n in others))
     in_dims = tuple(batch.get(n) for n in names)
+    samples = max((_dim_size(t, d) for t, d in zip(args, in_dims) if d is not None), default=1)
+    # a batched input's gradient is per sample already; an unbatched one's, once per sample
+    blocks = [(f"the per-sample gradients of {w!r}", x.numel() * (1 if w in batch else samples))
+              for w, x in zip(f.wrt, f.inputs)]  # fmt: skip
+    f.bound(1, blocks, 0)
 
     def scalar(*xs: Tensor) -> Tensor:
         return f.at(dict(zip(names, xs)))[0]
@@ -158,3 +200,8 @@ def _scalar(out: Tensor, name: str) -> None:
             f"{name!r} has shape {list(out.shape)}: a Hessian or a per-sample gradient is of "
             "one scalar output (reduce it in the program with sum() or mean())"
         )
+
+
+def _dim_size(t: Tensor, dim: int) -> int:
+    """The size of ``dim`` (0 when out of range: vmap reports that in PyTorch's words)."""
+    return t.shape[dim] if -t.dim() <= dim < t.dim() else 0

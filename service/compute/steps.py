@@ -175,6 +175,8 @@ class Executor:
             raise BadArgumentsError(f"{method}(): {why}", hint=f"signature: {op}{spec.signature}")
         if spec.binding is not None:
             args, kwargs = numbers_as_tensors(spec.signature, spec.binding, args, kwargs)
+        # checked as its out-of-place op: the engine computes that result, then writes it
+        self.check_estimate(op, args, kwargs)
         if draws(op) and "seed" not in kwargs:
             if self.txn is not None:
                 self.txn.before_random()

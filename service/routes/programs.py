@@ -167,6 +167,8 @@ async def run_program(call: CallDep, program: ProgramPath) -> Response:
         run = _start(session, compiled.lookup(session, program), settings, body)
         while run.done < run.repeat:
             await run.chunk()
+            if run.done < run.repeat and await call.request.is_disconnected():
+                break  # no one to answer: stop, as the stream does (what ran is kept)
         return JSONBody(run.result(out))
 
 
