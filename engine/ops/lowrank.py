@@ -8,6 +8,7 @@ come from the same lines.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,16 +101,24 @@ def _lowrank_estimate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | No
     return 8 * (math.prod(a.shape) + batch * q * (sum(a.shape[-2:]) + q)) + 64
 
 
-def _lowrank_work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
-    """One call of its loop (the loop stops at a deadline between calls): A times an
-    (rows or columns) x q basis, and a QR or SVD of that basis."""
-    a: Any = args[0] if args else kwargs.get("A")
-    if not hasattr(a, "shape") or len(a.shape) < 2:
-        return None
-    q = args[1] if len(args) > 1 else kwargs.get("q")
-    q = min(a.shape[-2:]) if not isinstance(q, int) or isinstance(q, bool) else abs(q)
-    m, n = a.shape[-2:]
-    return math.prod(a.shape[:-2]) * q * (m * n + 30 * (m + n) * q)
+def _lowrank_work_at(niter_index: int) -> Callable[[tuple[Any, ...], dict[str, Any]], int | None]:
+    """Its whole loop, so a huge ``niter`` is refused before it starts (each call also
+    stops at a deadline): 2 * niter + 2 calls of A times an (rows or columns) x q basis
+    and a QR or SVD of that basis. ``niter`` is argument ``niter_index``."""
+
+    def work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+        a: Any = args[0] if args else kwargs.get("A")
+        if not hasattr(a, "shape") or len(a.shape) < 2:
+            return None
+        q = args[1] if len(args) > 1 else kwargs.get("q")
+        q = min(a.shape[-2:]) if not isinstance(q, int) or isinstance(q, bool) else abs(q)
+        niter = args[niter_index] if len(args) > niter_index else kwargs.get("niter", 2)
+        real = isinstance(niter, (int, float)) and not isinstance(niter, bool)
+        calls = 2 * abs(int(niter)) + 2 if real and math.isfinite(niter) else 6
+        m, n = a.shape[-2:]
+        return calls * math.prod(a.shape[:-2]) * q * (m * n + 30 * (m + n) * q)
+
+    return work
 
 
 @register(
@@ -117,7 +126,7 @@ def _lowrank_work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     method=False,
     results=3,
     estimate=_lowrank_estimate,
-    work=_lowrank_work,
+    work=_lowrank_work_at(2),
     torch="svd_lowrank",
 )
 def svd_lowrank(
@@ -139,7 +148,7 @@ def svd_lowrank(
     method=False,
     results=3,
     estimate=_lowrank_estimate,
-    work=_lowrank_work,
+    work=_lowrank_work_at(3),
     torch="pca_lowrank",
 )
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> Any:

@@ -132,6 +132,26 @@ def _evaluate(name: str, kernel: Kernel, input: Any, n: Any) -> Tensor:
         return Tensor._make(np.asarray(kernel(np.asarray(xs), np.asarray(ns)), dtype=dtype))
 
 
+def _work(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The recurrence's steps (the largest degree) times the elements it runs over, so
+    a degree such as 2**62 is refused before it starts rather than run to a deadline."""
+    x = args[0] if args else kwargs.get("input")
+    n = args[1] if len(args) > 1 else kwargs.get("n")
+    if isinstance(n, Tensor):
+        values = n._data
+        if values.size == 0 or values.dtype.kind not in "iuf":
+            return None
+        top = float(np.nanmax(np.where(np.isinf(values), 0, values)))
+    elif isinstance(n, (int, float)) and not isinstance(n, bool) and np.isfinite(n):
+        top = float(n)
+    else:
+        return None
+    size = max(x._data.size if isinstance(x, Tensor) else 1, 1)
+    if isinstance(n, Tensor):
+        size = max(size, n._data.size)
+    return int(4 * max(top, 0.0) * size)
+
+
 def _samples(rng: np.random.Generator) -> list[Any]:
     return [
         sample(rng.uniform(-1.5, 1.5, 8), np.array(3), gradcheck=False),
@@ -148,6 +168,7 @@ def _declare(name: str, kernel: Kernel, doc: str) -> None:
     register(
         name,
         samples=_samples,
+        work=_work,
         differentiable=False,
         method=False,
         torch="special." + name,
