@@ -13,7 +13,15 @@ from service.app import create_app
 
 
 def test_a_composite_loop_stops_at_the_deadline() -> None:
+    """The loop's own check stops it: the registered work (which refuses niter=10**9 up
+    front, below) is made no bound here by an unbounded GRADSERVE_WORK_PER_SECOND."""
     with SyncClient(create_app(make_settings(request_seconds=0.5))) as c:
+        assert c.post("/v1/sessions", json={"name": "a"}).status_code == 201
+        put(c, "a", "x", [[1.0, 2.0], [3.0, 4.0]])
+        body = {"out": "o", "op": "svd_lowrank", "args": ["x"], "kwargs": {"niter": 10**9}}
+        assert_problem(c.post("/v1/sessions/a/ops", json=body), 413, "limit_exceeded")
+    settings = make_settings(request_seconds=0.5, work_per_second=1e30)
+    with SyncClient(create_app(settings)) as c:
         assert c.post("/v1/sessions", json={"name": "a"}).status_code == 201
         put(c, "a", "x", [[1.0, 2.0], [3.0, 4.0]])
         t0 = time.monotonic()
