@@ -57,10 +57,13 @@ def leaf() -> Any:
 
 
 def test_numpy_allocations_are_traced(traced: None) -> None:
-    """The premise: tracemalloc sees numpy's buffers."""
+    """The premise: tracemalloc sees numpy's buffers (within SLACK: objects of earlier
+    tests freed meanwhile, by the collector or another thread, lower the count a little;
+    a CI run once saw 12.9 kB of them)."""
+    gc.collect()
     before = current()
     a = np.ones(N)
-    assert current() - before >= ARRAY
+    assert current() - before >= ARRAY - SLACK
     del a
     assert current() - before < SLACK
 
